@@ -1,0 +1,15 @@
+/* Small POSIX file helpers shared by the CLI, _sys and the judge cache. */
+#ifndef EVALUA_FILES_H
+#define EVALUA_FILES_H
+
+#include <stddef.h>
+
+/* mkdir -p; 0 on success, -1 with errno set. */
+int evalua_make_dir(const char *path);
+/* Writes all n bytes, retrying on EINTR; 0 or -1. */
+int evalua_write_all(int fd, const char *s, size_t n);
+/* Writes data to path through a temporary file and rename(2), so readers see
+ * the old or the whole new content; 0 or -1 with errno set. */
+int evalua_write_atomic(const char *path, const char *data, size_t n);
+
+#endif

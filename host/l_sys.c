@@ -1,0 +1,233 @@
+/* evalua._sys: clocks, terminals, hashing and crash-safe file operations
+ * for the Lua library. Every path goes through the sandbox policy. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <lauxlib.h>
+#include <openssl/evp.h>
+#include <utf8proc.h>
+
+#include "files.h"
+#include "modules.h"
+#include "runtime.h"
+
+static int fail(lua_State *L, const char *what, const char *path) {
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s '%s': %s", what, path, strerror(errno));
+  return 2;
+}
+
+static double clock_seconds(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int l_now(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_REALTIME)); return 1; }
+static int l_monotonic(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_MONOTONIC)); return 1; }
+static int l_cputime(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_PROCESS_CPUTIME_ID)); return 1; }
+
+static int l_sleep(lua_State *L) {
+  double s = luaL_checknumber(L, 1);
+  if (s > 0) {
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
+  }
+  return 0;
+}
+
+/* isatty("stdout" | "stderr" | fd) */
+static int l_isatty(lua_State *L) {
+  int fd;
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    const char *n = lua_tostring(L, 1);
+    fd = !strcmp(n, "stdin") ? 0 : !strcmp(n, "stdout") ? 1 : !strcmp(n, "stderr") ? 2 : -1;
+    luaL_argcheck(L, fd >= 0, 1, "expected 'stdin', 'stdout' or 'stderr'");
+  } else {
+    fd = (int)luaL_checkinteger(L, 1);
+  }
+  lua_pushboolean(L, isatty(fd));
+  return 1;
+}
+
+static int l_getpid(lua_State *L) { lua_pushinteger(L, getpid()); return 1; }
+
+static int l_sandboxed(lua_State *L) {
+  lua_pushboolean(L, evalua_runtime(L)->sandbox);
+  return 1;
+}
+
+/* path_allowed(path, mode) -> true | false, message (mode as in io.open) */
+static int l_path_allowed(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  const char *mode = luaL_optstring(L, 2, "r");
+  if (evalua_path_allowed(L, path, mode[0] != 'r' || strchr(mode, '+') != NULL)) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_insert(L, -2);
+  return 2;
+}
+
+static int l_sha256(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!EVP_Digest(s, n, md, &len, EVP_sha256(), NULL)) return luaL_error(L, "sha256 failed");
+  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  for (unsigned i = 0; i < len; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  lua_pushlstring(L, hex, 2 * len);
+  return 1;
+}
+
+static int l_mkdir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  evalua_check_path(L, path, 1);
+  if (evalua_make_dir(path)) return fail(L, "cannot create folder", path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* write_atomic(path, data): a reader sees the old file or the whole new one,
+ * never a torn one, even if the process is killed midway. */
+static int l_write_atomic(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  size_t n;
+  const char *data = luaL_checklstring(L, 2, &n);
+  evalua_check_path(L, path, 1);
+  if (evalua_write_atomic(path, data, n)) return fail(L, "cannot write", path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* append(path, data): one write under an exclusive lock, so records from two
+ * processes finishing at once never interleave. */
+static int l_append(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  size_t n;
+  const char *data = luaL_checklstring(L, 2, &n);
+  evalua_check_path(L, path, 1);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) return fail(L, "cannot append to", path);
+  int bad = flock(fd, LOCK_EX) || evalua_write_all(fd, data, n) || fsync(fd);
+  if (close(fd)) bad = 1; /* closing releases the lock */
+  if (bad) return fail(L, "cannot append to", path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* ---- lock files: lock(path) -> handle | nil, "held by pid N" ---------- */
+
+#define LOCK_MT "evalua.Lock"
+
+static int lock_release(lua_State *L) {
+  int *fd = luaL_checkudata(L, 1, LOCK_MT);
+  if (*fd >= 0) close(*fd), *fd = -1; /* closing drops the flock */
+  return 0;
+}
+
+static int l_lock(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  evalua_check_path(L, path, 1);
+  int *ud = lua_newuserdatauv(L, sizeof(int), 0);
+  *ud = -1;
+  luaL_setmetatable(L, LOCK_MT);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return fail(L, "cannot open lock file", path);
+  if (flock(fd, LOCK_EX | LOCK_NB)) {
+    char holder[32] = "";
+    ssize_t r = pread(fd, holder, sizeof holder - 1, 0);
+    holder[r > 0 ? r : 0] = '\0';
+    close(fd);
+    luaL_pushfail(L);
+    lua_pushfstring(L, "'%s' is held by process %s", path, *holder ? holder : "?");
+    return 2;
+  }
+  *ud = fd;
+  char pid[32];
+  int len = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+  if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)len, 0) < 0) { /* informative only */ }
+  return 1;
+}
+
+static int l_listdir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  evalua_check_path(L, path, 0);
+  DIR *d = opendir(path);
+  if (!d) return fail(L, "cannot list", path);
+  lua_newtable(L);
+  lua_Integer i = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    lua_pushstring(L, e->d_name);
+    lua_rawseti(L, -2, ++i);
+  }
+  closedir(d);
+  return 1;
+}
+
+/* stat(path) -> {size=, mtime=, dir=} | nil, message */
+static int l_stat(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  evalua_check_path(L, path, 0);
+  struct stat st;
+  if (stat(path, &st)) return fail(L, "cannot stat", path);
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, (lua_Integer)st.st_size);
+  lua_setfield(L, -2, "size");
+  lua_pushinteger(L, (lua_Integer)st.st_mtime);
+  lua_setfield(L, -2, "mtime");
+  lua_pushboolean(L, S_ISDIR(st.st_mode));
+  lua_setfield(L, -2, "dir");
+  return 1;
+}
+
+static int l_versions(lua_State *L) {
+  const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
+  lua_createtable(L, 0, 5);
+  lua_pushliteral(L, EVALUA_VERSION);
+  lua_setfield(L, -2, "evalua");
+  lua_pushliteral(L, LUA_RELEASE);
+  lua_setfield(L, -2, "lua");
+  lua_pushfstring(L, "libcurl %s%s%s", c->version, c->ssl_version ? " " : "",
+                  c->ssl_version ? c->ssl_version : "");
+  lua_setfield(L, -2, "curl");
+  lua_pushfstring(L, "utf8proc %s", utf8proc_version());
+  lua_setfield(L, -2, "utf8proc");
+  return 1;
+}
+
+static const luaL_Reg sys_funcs[] = {
+  {"now", l_now},           {"monotonic", l_monotonic}, {"cputime", l_cputime},
+  {"sleep", l_sleep},       {"isatty", l_isatty},       {"getpid", l_getpid},
+  {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
+  {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
+  {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
+  {"versions", l_versions}, {NULL, NULL},
+};
+
+static const luaL_Reg lock_methods[] = {
+  {"unlock", lock_release}, {"__gc", lock_release}, {"__close", lock_release}, {NULL, NULL},
+};
+
+int luaopen_evalua_sys(lua_State *L) {
+  if (luaL_newmetatable(L, LOCK_MT)) {
+    luaL_setfuncs(L, lock_methods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  luaL_newlib(L, sys_funcs);
+  return 1;
+}

@@ -1,0 +1,206 @@
+/* evalua: the command line. As in lua.c, everything that touches Lua runs
+ * inside pmain under lua_pcall with a traceback handler. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "commands.h"
+#include "files.h"
+#include "runtime.h"
+
+enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
+
+static const char usage_text[] =
+  "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
+  "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "       evalua version                         versions of evalua and its libraries\n"
+  "       evalua --help                          this text\n"
+  "\n"
+  "run options (before SCRIPT; everything after SCRIPT goes to the script):\n"
+  "  --sandbox          run an untrusted script: no processes, C modules, debug\n"
+  "                     library or bytecode; files readable only under --read and\n"
+  "                     --out, writable only under --out; CPU and memory capped\n"
+  "  --read DIR         a folder the sandboxed script may read (repeatable)\n"
+  "  --out DIR          the folder a sandboxed script may write (created if missing)\n"
+  "  --cpu-limit SEC    CPU-time limit (default 60 with --sandbox, else none)\n"
+  "  --mem-limit MB     memory limit of the Lua state (default 1024 with --sandbox)\n"
+  "  --lua-dir DIR      load the evalua library from DIR/evalua/*.lua instead of\n"
+  "                     the copy built into the binary (also $EVALUA_LUA_DIR)\n"
+  "\n"
+  "exit status: 0 ok, 1 a gate failed, 2 usage error, 3 script or input error,\n"
+  "             4 too much was unmeasured to decide a gate\n";
+
+static int usage_error(const char *fmt, const char *what) {
+  fputs("evalua: ", stderr);
+  fprintf(stderr, fmt, what);
+  fputs(" (try 'evalua --help')\n", stderr);
+  return EXIT_USAGE;
+}
+
+struct job {
+  struct evalua_runtime rt;
+  int argc, script; /* argv[script] is the script path */
+  char **argv;
+};
+
+/* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
+static int msghandler(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "evalua_exit") == LUA_TNUMBER) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
+    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* arg as the lua interpreter sets it: arg[0] the script, arg[1..] its
+ * arguments, negative indices the words before it. */
+static void push_arg_table(lua_State *L, const struct job *j) {
+  lua_createtable(L, j->argc - j->script - 1, j->script + 1);
+  for (int i = 0; i < j->argc; i++) {
+    lua_pushstring(L, j->argv[i]);
+    lua_rawseti(L, -2, i - j->script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+static int exit_code_of(lua_State *L, int status) {
+  if (status == LUA_OK) return lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+  if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "evalua_exit") == LUA_TNUMBER)
+    return (int)lua_tointeger(L, -1);
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (status == LUA_ERRMEM && rt->mem_exceeded)
+    fprintf(stderr, "evalua: memory limit of %zu MB exceeded (--mem-limit)\n", rt->mem_limit >> 20);
+  else
+    fprintf(stderr, "%s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)");
+  return EXIT_SCRIPT;
+}
+
+static int pmain(lua_State *L) {
+  struct job *j = lua_touserdata(L, 1);
+  evalua_state_open(L);
+  push_arg_table(L, j);
+  lua_pushcfunction(L, msghandler);
+  const char *script = j->argv[j->script];
+  int status = luaL_loadfilex(L, script, j->rt.sandbox ? "t" : "bt");
+  if (status == LUA_ERRFILE) {
+    fprintf(stderr, "evalua: cannot open script '%s' (%s)\n", script,
+                    strstr(lua_tostring(L, -1), "No such file") ? "no such file" : "unreadable");
+    lua_pushinteger(L, EXIT_USAGE);
+    return 1;
+  }
+  if (status == LUA_OK) {
+    int nargs = j->argc - j->script - 1;
+    luaL_checkstack(L, nargs, "too many arguments");
+    for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
+    status = lua_pcall(L, nargs, 1, -(nargs + 2));
+  }
+  lua_pushinteger(L, exit_code_of(L, status));
+  return 1;
+}
+
+static int parse_number(const char *s, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  return *s && !*end && *out >= 0;
+}
+
+/* Options between "run" and the script; returns 0 or an exit status. */
+static int parse_run_options(struct job *j) {
+  struct evalua_runtime *rt = &j->rt;
+  int i = 2, cpu_set = 0, mem_set = 0;
+  const char *err;
+  for (; i < j->argc && j->argv[i][0] == '-'; i++) {
+    const char *o = j->argv[i];
+    if (!strcmp(o, "--")) { i++; break; }
+    if (!strcmp(o, "--sandbox")) { rt->sandbox = 1; continue; }
+    if (i + 1 >= j->argc) return usage_error("option '%s' needs a value", o);
+    const char *v = j->argv[++i];
+    double num;
+    if (!strcmp(o, "--read")) {
+      if (evalua_runtime_add_read_dir(rt, v, &err)) return usage_error("--read: %s", err);
+    } else if (!strcmp(o, "--out")) {
+      if (evalua_make_dir(v) || evalua_runtime_set_out_dir(rt, v, &err))
+        return usage_error("--out: cannot create folder '%s'", v);
+    } else if (!strcmp(o, "--cpu-limit")) {
+      if (!parse_number(v, &num)) return usage_error("--cpu-limit: '%s' is not a number of seconds", v);
+      rt->cpu_limit = num, cpu_set = 1;
+    } else if (!strcmp(o, "--mem-limit")) {
+      if (!parse_number(v, &num)) return usage_error("--mem-limit: '%s' is not a number of MB", v);
+      rt->mem_limit = (size_t)(num * 1048576.0), mem_set = 1;
+    } else if (!strcmp(o, "--lua-dir")) {
+      rt->lua_dir = v;
+    } else {
+      return usage_error("unknown option '%s' for run", o);
+    }
+  }
+  if (i >= j->argc) return usage_error("%s", "run needs a SCRIPT");
+  j->script = i;
+  if (rt->sandbox && !cpu_set) rt->cpu_limit = 60;
+  if (rt->sandbox && !mem_set) rt->mem_limit = (size_t)1024 << 20;
+  return 0;
+}
+
+static int cmd_run(int argc, char **argv) {
+  struct job j = {.argc = argc, .argv = argv};
+  j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
+  if (j.rt.lua_dir && !*j.rt.lua_dir) j.rt.lua_dir = NULL;
+  int code = parse_run_options(&j);
+  if (code) {
+    evalua_runtime_free(&j.rt);
+    return code;
+  }
+  lua_State *L = evalua_state_new(&j.rt);
+  if (!L) {
+    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
+    return EXIT_SCRIPT;
+  }
+  lua_pushcfunction(L, pmain);
+  lua_pushlightuserdata(L, &j);
+  int status = lua_pcall(L, 1, 1, 0);
+  code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
+  lua_close(L);
+  evalua_runtime_free(&j.rt);
+  return code;
+}
+
+static int cmd_version(void) {
+  struct evalua_runtime rt = {0};
+  lua_State *L = evalua_state_new(&rt);
+  if (!L) return EXIT_SCRIPT;
+  luaL_openlibs(L);
+  evalua_preload_modules(L);
+  const char *cjson = "?";
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "cjson");
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_getfield(L, -1, "_VERSION") == LUA_TSTRING)
+    cjson = lua_tostring(L, -1);
+  const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
+  printf("evalua %s\n%s\nlua-cjson %s\nlibcurl %s (%s)\n", EVALUA_VERSION, LUA_RELEASE, cjson,
+         c->version, c->ssl_version ? c->ssl_version : "no TLS");
+  lua_close(L);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage_error("%s", "no command given");
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) return cmd_version();
+  if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+  for (const struct evalua_command *c = evalua_commands; c->name; c++)
+    if (!strcmp(cmd, c->name)) return c->main(argc - 1, argv + 1);
+  return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,24 @@
+/* The C modules every state can require without any file installed. */
+#include <lauxlib.h>
+#include <lua-cjson.h>
+
+#include "modules.h"
+#include "runtime.h"
+
+int luaopen_cjson_safe(lua_State *L); /* in Debian's liblua5.4-cjson, not in its header */
+
+static const luaL_Reg preloads[] = {
+  {"cjson", luaopen_cjson},
+  {"cjson.safe", luaopen_cjson_safe},
+  {"evalua._sys", luaopen_evalua_sys},
+  {NULL, NULL},
+};
+
+void evalua_preload_modules(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (const luaL_Reg *m = preloads; m->name; m++) {
+    lua_pushcfunction(L, m->func);
+    lua_setfield(L, -2, m->name);
+  }
+  lua_pop(L, 1);
+}

@@ -1,0 +1,9 @@
+/* Entry points of the C modules compiled into evalua (see modules.c). */
+#ifndef EVALUA_MODULES_H
+#define EVALUA_MODULES_H
+
+#include <lua.h>
+
+int luaopen_evalua_sys(lua_State *L);
+
+#endif

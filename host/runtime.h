@@ -1,0 +1,53 @@
+/* Per-state runtime: limits and the file-access policy of one Lua state.
+ * It is the allocator's user data, so any C function reaches it from its
+ * lua_State (evalua_runtime(L)) without globals. */
+#ifndef EVALUA_RUNTIME_H
+#define EVALUA_RUNTIME_H
+
+#include <stddef.h>
+#include <lua.h>
+
+#define EVALUA_MAX_READ_DIRS 16
+
+struct evalua_runtime {
+  /* configuration */
+  int sandbox;                 /* 1: --sandbox profile */
+  const char *lua_dir;         /* load lua/evalua from here instead of the binary */
+  size_t mem_limit;            /* bytes; 0 = none */
+  double cpu_limit;            /* seconds of CPU time; 0 = none */
+  char *read_dirs[EVALUA_MAX_READ_DIRS]; /* canonical paths, sandbox only */
+  int n_read_dirs;
+  char *out_dir;               /* canonical path, the only writable folder */
+  /* state */
+  size_t mem_used;
+  int mem_exceeded;
+  int cpu_exceeded;
+};
+
+/* A new state whose allocator enforces rt->mem_limit; NULL when out of memory. */
+lua_State *evalua_state_new(struct evalua_runtime *rt);
+struct evalua_runtime *evalua_runtime(lua_State *L);
+
+/* Opens the standard libraries, preloads the C modules, installs the
+ * embedded-library searcher and, for --sandbox, applies the profile.
+ * Runs inside a protected call. */
+void evalua_state_open(lua_State *L);
+
+/* Whether the runtime allows reading (write = 0) or writing (write = 1)
+ * path: 1, or 0 with a message pushed. Trusted states allow everything. */
+int evalua_path_allowed(lua_State *L, const char *path, int write);
+/* The same, raising the message as a Lua error. */
+void evalua_check_path(lua_State *L, const char *path, int write);
+
+/* Canonicalises rt's folders given on the command line; returns 0 or sets
+ * *err to a static message naming the folder. */
+int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, const char **err);
+int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err);
+void evalua_runtime_free(struct evalua_runtime *rt);
+
+/* Installed by evalua_state_open: package.preload entries for C modules. */
+void evalua_preload_modules(lua_State *L);
+/* package.searchers entry for the embedded library (or rt->lua_dir). */
+void evalua_install_searcher(lua_State *L);
+
+#endif

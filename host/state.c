@@ -1,0 +1,196 @@
+/* Lua state creation: a capped allocator, a CPU-time hook that pcall cannot
+ * swallow, library opening, and the sandbox's file-access policy. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "runtime.h"
+
+#define CPU_CHECK_EVERY 10000 /* VM instructions between CPU-time checks */
+
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct evalua_runtime *rt = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    rt->mem_used -= old;
+    return NULL;
+  }
+  if (rt->mem_limit && nsize > old && rt->mem_used - old + nsize > rt->mem_limit) {
+    rt->mem_exceeded = 1;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) rt->mem_used = rt->mem_used - old + nsize;
+  return p;
+}
+
+static int panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  lua_writestringerror("evalua: unprotected Lua error: %s\n", msg ? msg : "?");
+  return 0;
+}
+
+static void warn_off(void *ud, const char *msg, int tocont);
+static void warn_on(void *ud, const char *msg, int tocont) {
+  lua_State *L = ud;
+  if (!tocont && *msg == '@') { /* control message, as in lauxlib */
+    if (strcmp(msg, "@off") == 0) lua_setwarnf(L, warn_off, L);
+    return;
+  }
+  lua_writestringerror("%s", msg);
+  if (!tocont) lua_writestringerror("%s", "\n");
+}
+static void warn_off(void *ud, const char *msg, int tocont) {
+  lua_State *L = ud;
+  if (!tocont && strcmp(msg, "@on") == 0) lua_setwarnf(L, warn_on, L);
+}
+
+lua_State *evalua_state_new(struct evalua_runtime *rt) {
+  lua_State *L = lua_newstate(capped_alloc, rt);
+  if (L) {
+    lua_atpanic(L, panic);
+    lua_setwarnf(L, warn_off, L);
+  }
+  return L;
+}
+
+struct evalua_runtime *evalua_runtime(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Once the limit is passed, the hook fires on every instruction and line of
+ * every coroutine that runs, so a pcall that catches the error gets nowhere. */
+static void cpu_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (!rt->cpu_exceeded && cpu_seconds() < rt->cpu_limit) return;
+  rt->cpu_exceeded = 1;
+  lua_sethook(L, cpu_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  luaL_error(L, "CPU time limit of %f s exceeded (--cpu-limit)", rt->cpu_limit);
+}
+
+static void apply_sandbox(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "evalua.sandbox");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "apply");
+  lua_call(L, 0, 0);
+  lua_pop(L, 1);
+}
+
+void evalua_state_open(lua_State *L) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  luaL_openlibs(L);
+  evalua_preload_modules(L);
+  evalua_install_searcher(L);
+  if (rt->sandbox) apply_sandbox(L);
+  if (rt->cpu_limit > 0) lua_sethook(L, cpu_hook, LUA_MASKCOUNT, CPU_CHECK_EVERY);
+}
+
+/* ---- file-access policy ---------------------------------------------- */
+
+static int under(const char *path, const char *root) {
+  size_t n = strlen(root);
+  if (strncmp(path, root, n) != 0) return 0;
+  return path[n] == '\0' || path[n] == '/' || (n == 1 && root[0] == '/');
+}
+
+/* Canonical form of path; for a file that does not exist yet, its folder's
+ * canonical form plus its name. NULL when neither exists. */
+static char *canonical(const char *path) {
+  char *real = realpath(path, NULL);
+  if (real || errno != ENOENT) return real;
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) return NULL;
+  char dir[PATH_MAX];
+  size_t dlen = slash ? (size_t)(slash - path) : 1;
+  if (dlen >= sizeof dir) return NULL;
+  if (!slash) strcpy(dir, ".");
+  else if (dlen == 0) strcpy(dir, "/");
+  else {
+    memcpy(dir, path, dlen);
+    dir[dlen] = '\0';
+  }
+  char *parent = realpath(dir, NULL);
+  if (!parent) return NULL;
+  size_t len = strlen(parent) + strlen(name) + 2;
+  char *out = malloc(len);
+  if (out) snprintf(out, len, "%s/%s", strcmp(parent, "/") ? parent : "", name);
+  free(parent);
+  return out;
+}
+
+static int allowed(const struct evalua_runtime *rt, const char *real, int write) {
+  if (rt->out_dir && under(real, rt->out_dir)) return 1;
+  if (write) return 0;
+  for (int i = 0; i < rt->n_read_dirs; i++)
+    if (under(real, rt->read_dirs[i])) return 1;
+  return 0;
+}
+
+int evalua_path_allowed(lua_State *L, const char *path, int write) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (!rt->sandbox) return 1;
+  char *real = canonical(path);
+  int ok = real && allowed(rt, real, write);
+  free(real);
+  if (!ok)
+    lua_pushfstring(L, "sandbox: %s access to '%s' is not allowed (%s)", write ? "write" : "read",
+                    path, write ? "writable only under --out" : "readable only under --read or --out");
+  return ok;
+}
+
+void evalua_check_path(lua_State *L, const char *path, int write) {
+  if (!evalua_path_allowed(L, path, write)) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    lua_error(L);
+  }
+}
+
+static int keep_dir(const char *dir, char **slot, const char **err) {
+  char *real = realpath(dir, NULL);
+  if (!real) {
+    *err = "no such folder";
+    return -1;
+  }
+  *slot = real;
+  return 0;
+}
+
+int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, const char **err) {
+  if (rt->n_read_dirs == EVALUA_MAX_READ_DIRS) {
+    *err = "too many --read folders";
+    return -1;
+  }
+  if (keep_dir(dir, &rt->read_dirs[rt->n_read_dirs], err)) return -1;
+  rt->n_read_dirs++;
+  return 0;
+}
+
+int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err) {
+  free(rt->out_dir);
+  rt->out_dir = NULL;
+  return keep_dir(dir, &rt->out_dir, err);
+}
+
+void evalua_runtime_free(struct evalua_runtime *rt) {
+  for (int i = 0; i < rt->n_read_dirs; i++) free(rt->read_dirs[i]);
+  free(rt->out_dir);
+}

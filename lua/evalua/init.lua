@@ -1,0 +1,25 @@
+-- evalua: the scripting library. Submodules load on first use, so a script
+-- pays only for what it touches: ev.text, ev.metrics, ev.judge ...
+local sys = require "evalua._sys"
+
+local ev = {
+  version = sys.versions().evalua,
+  sys = sys,
+}
+
+-- Exit with a status from anywhere in a script (0 ok, 1 gate failed, 4 undecided).
+function ev.exit(code)
+  error({ evalua_exit = math.tointeger(code) or 3 }, 0)
+end
+
+return setmetatable(ev, {
+  __index = function(t, name)
+    local ok, mod = pcall(require, "evalua." .. name)
+    if not ok then
+      if tostring(mod):find("no module 'evalua." .. name .. "'", 1, true) then return nil end
+      error(mod, 2)
+    end
+    rawset(t, name, mod)
+    return mod
+  end,
+})

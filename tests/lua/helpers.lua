@@ -2,7 +2,7 @@
 -- running a child evalua (the binary under test, $EVALUA) on a script.
 local H = {}
 
-local bin = os.getenv("EVALUA") or "build/evalua"
+local bin = os.getenv("EVALUA") or (os.getenv("PWD") .. "/build/evalua")
 H.bin = bin
 
 function H.sh(cmd)

@@ -1,0 +1,122 @@
+-- ev.dataset and ev.schema: JSONL and CSV loading, errors naming file, line
+-- and field, lenient mode, content hashes, stratified sampling.
+local lu = require "luaunit"
+local ev = require "evalua"
+local h = require "tests.lua.helpers"
+
+local BAD = "tests/data/bad_rows.jsonl"
+
+function test_strict_mode_stops_at_the_first_bad_row_with_file_line_and_field()
+  local ok, err = pcall(ev.dataset.load, BAD)
+  lu.assertFalse(ok)
+  lu.assertEquals(err, "tests/data/bad_rows.jsonl:3: field 'retrieved[2].score': expected number, got string")
+end
+
+function test_lenient_mode_skips_and_lists_bad_rows()
+  local ds = ev.dataset.load(BAD, { mode = "lenient" })
+  local ids = {}
+  for i, r in ipairs(ds.rows) do ids[i] = r.qid end
+  lu.assertEquals(ids, { "q1", "q3" })
+  lu.assertEquals(ds.skipped, {
+    { line = 3, error = "field 'retrieved[2].score': expected number, got string" },
+    { line = 5, error = "invalid JSON: Expected value but found invalid token at character 1" },
+    { line = 6, error = "field 'qid': missing (expected id)" },
+    { line = 7, error = "field 'contexts[2]': expected string, got null" },
+  })
+  lu.assertEquals(ds.rows[2]._line, 4)
+  lu.assertEquals(ds.rows[2].gold_answers, "a single string")
+end
+
+function test_hash_is_the_sha256_of_the_file_bytes()
+  local ds = ev.dataset.load(BAD, { mode = "lenient" })
+  local p = io.popen("sha256sum " .. BAD)
+  local want = p:read("a"):match("^(%x+)")
+  p:close()
+  lu.assertEquals(ds.hash, want)
+end
+
+function test_csv_quoted_fields_lists_and_numbers()
+  local ds = ev.dataset.load("tests/data/rows.csv", { schema = { score = "number" } })
+  lu.assertEquals(#ds.rows, 2)
+  local a, b = ds.rows[1], ds.rows[2]
+  lu.assertEquals(a.query, "What is the limit, in GB?")
+  lu.assertEquals(a.retrieved, { "d1", "d2", "d3" })
+  lu.assertEquals(a.gold_answers, { "5 GB", "5 GiB" })
+  lu.assertEquals(a.answer, 'The limit is "5 GB".')
+  lu.assertEquals(a.score, 0.5)
+  lu.assertEquals(b.query, "多行\n问题")
+  lu.assertEquals(b.retrieved, { "d2", "d1" })
+  lu.assertEquals(b.gold_answers, "三个")
+  lu.assertEquals(b._line, 3)
+end
+
+function test_csv_errors_name_line_and_field()
+  local dir = h.tmpdir()
+  h.write(dir .. "/x.csv", "qid,score\nq1,1\nq2,high\n")
+  local ok, err = pcall(ev.dataset.load, dir .. "/x.csv", { schema = { score = "number" } })
+  lu.assertEquals(err, dir .. "/x.csv:3: field 'score': expected number, got 'high'")
+  h.write(dir .. "/y.csv", 'qid,query\nq1,"unterminated\n')
+  ok, err = pcall(ev.dataset.load, dir .. "/y.csv")
+  lu.assertEquals(err, dir .. "/y.csv:2: unterminated quoted field")
+  h.sh("rm -rf " .. dir)
+end
+
+function test_missing_file_is_a_clear_error()
+  local ok, err = pcall(ev.dataset.load, "no/such.jsonl")
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "cannot read data set: no/such.jsonl: No such file or directory")
+end
+
+local function rows_with_classes(counts)
+  local rows = {}
+  for class, n in pairs(counts) do
+    for i = 1, n do
+      for _, v in ipairs { "a", "b" } do
+        rows[#rows + 1] = { qid = class .. i, query_class = class, variant = v }
+      end
+    end
+  end
+  return ev.dataset.from_rows(rows)
+end
+
+function test_stratified_sample_is_proportional_deterministic_and_keeps_variants_together()
+  local ds = rows_with_classes { factoid = 50, comparison = 30, howto = 20 }
+  local s = ds:sample { n = 20, by = "query_class", seed = 7 }
+  local per, ids = {}, {}
+  for _, r in ipairs(s.rows) do
+    per[r.query_class] = (per[r.query_class] or 0) + 1
+    ids[r.qid] = (ids[r.qid] or 0) + 1
+  end
+  -- 20 of 100 queries: 10 / 6 / 4, two variant rows each
+  lu.assertEquals(per, { factoid = 20, comparison = 12, howto = 8 })
+  for _, c in pairs(ids) do lu.assertEquals(c, 2) end
+  local again = ds:sample { n = 20, by = "query_class", seed = 7 }
+  lu.assertEquals(#again.rows, #s.rows)
+  for i, r in ipairs(again.rows) do lu.assertEquals(r.qid, s.rows[i].qid) end
+  local other = ds:sample { n = 20, by = "query_class", seed = 8 }
+  lu.assertNotEquals(other.hash, s.hash)
+end
+
+function test_small_strata_get_one_item_and_tiers_cap_at_the_data_size()
+  local ds = rows_with_classes { big = 97, rare = 3 }
+  local s = ds:sample { n = 10, by = "query_class" }
+  local per = {}
+  for _, r in ipairs(s.rows) do per[r.query_class] = (per[r.query_class] or 0) + 1 end
+  lu.assertEquals(per, { big = 18, rare = 2 })
+  lu.assertEquals(#ds:sample({ tier = "regression" }).rows, 200)
+end
+
+function test_corpus_and_attach_contexts()
+  local dir = h.tmpdir()
+  h.write(dir .. "/c.jsonl", '{"id":"d1","title":"A","text":"alpha"}\n{"id":"d2","title":"B","text":"beta"}\n')
+  local docs = ev.dataset.corpus(dir .. "/c.jsonl")
+  local ds = ev.dataset.from_rows { { qid = "q", retrieved = { { id = "d2", score = 2 }, "d1", "d9" } } }
+  ds:attach_contexts(docs, 2)
+  lu.assertEquals(ds.rows[1].contexts, { "beta", "alpha" })
+  h.write(dir .. "/dup.jsonl", '{"id":"d1","text":"a"}\n{"id":"d1","text":"b"}\n')
+  local ok, err = pcall(ev.dataset.corpus, dir .. "/dup.jsonl")
+  lu.assertEquals(err, dir .. "/dup.jsonl:2: document 'd1' appears twice")
+  h.sh("rm -rf " .. dir)
+end
+
+os.exit(lu.LuaUnit.run(), true)

@@ -1,0 +1,542 @@
+/* Answer-text metrics over UTF-8: normalisation into tokens and the scores
+ * computed on them. The rules and their order are documented in
+ * evalua/text.h and docs/text.md. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <utf8proc.h>
+
+#include "evalua/text.h"
+
+struct tok {
+  size_t off, len;
+  uint64_t hash;
+};
+
+struct toklist {
+  char *text; /* the tokens' bytes, back to back */
+  size_t text_cap, text_len;
+  struct tok *tok;
+  size_t tok_cap, n;
+};
+
+/* A token seen from outside its list, for sorting two lists together. */
+struct span {
+  const char *p;
+  size_t len;
+  uint64_t hash;
+};
+
+struct evtext_ws {
+  int32_t *cp; /* folded code points of the string being tokenised */
+  size_t cp_cap;
+  struct toklist pred, gold;
+  char *norm; /* evtext_normalize's result */
+  size_t norm_cap;
+  int32_t *ua, *ub; /* code points compared by the edit distance */
+  size_t ua_cap, ub_cap;
+  size_t *row; /* one row of a dynamic-programming table */
+  size_t row_cap;
+  struct span *spans; /* F1 on long token lists */
+  size_t spans_cap;
+  unsigned char *used; /* F1 on short token lists */
+  size_t used_cap;
+};
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* p grown to hold need elements of size bytes, or NULL (p untouched). */
+static void *grow(void *p, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap && p) return p;
+  size_t c = *cap > 16 ? *cap : 16;
+  while (c < need) {
+    if (c > SIZE_MAX / 4) return NULL;
+    c *= 2;
+  }
+  if (c > SIZE_MAX / size) return NULL;
+  void *q = realloc(p, c * size);
+  if (q) *cap = c;
+  return q;
+}
+
+#define DEFINE_RESERVE(name, T)                                                    \
+  static int name(T **p, size_t *cap, size_t need) {                               \
+    void *q = grow(*p, cap, need, sizeof(T));                                      \
+    if (!q) return EVTEXT_ENOMEM;                                                  \
+    *p = q;                                                                        \
+    return EVTEXT_OK;                                                              \
+  }
+DEFINE_RESERVE(reserve_i32, int32_t)
+DEFINE_RESERVE(reserve_char, char)
+DEFINE_RESERVE(reserve_tok, struct tok)
+DEFINE_RESERVE(reserve_size, size_t)
+DEFINE_RESERVE(reserve_span, struct span)
+DEFINE_RESERVE(reserve_uchar, unsigned char)
+
+evtext_ws *evtext_ws_new(void) { return calloc(1, sizeof(evtext_ws)); }
+
+void evtext_ws_free(evtext_ws *ws) {
+  if (!ws) return;
+  free(ws->cp);
+  free(ws->pred.text);
+  free(ws->pred.tok);
+  free(ws->gold.text);
+  free(ws->gold.tok);
+  free(ws->norm);
+  free(ws->ua);
+  free(ws->ub);
+  free(ws->row);
+  free(ws->spans);
+  free(ws->used);
+  free(ws);
+}
+
+/* ---- step 1: NFKC_Casefold --------------------------------------------- */
+
+static size_t first_bad_byte(const unsigned char *u, size_t n) {
+  size_t i = 0;
+  utf8proc_int32_t c;
+  while (i < n) {
+    utf8proc_ssize_t k = utf8proc_iterate(u + i, (utf8proc_ssize_t)(n - i), &c);
+    if (k < 0) return i;
+    i += (size_t)k;
+  }
+  return n;
+}
+
+/* The NFKC_Casefold code points of s into ws->cp, their count in *n. */
+static int fold(evtext_ws *ws, evtext_str s, size_t *n, size_t *bad) {
+  const unsigned char *u = (const unsigned char *)s.s;
+  size_t i = 0;
+  while (i < s.len && u[i] < 0x80) i++;
+  if (i == s.len) { /* ASCII: NFKC changes nothing and folding is tolower */
+    if (reserve_i32(&ws->cp, &ws->cp_cap, s.len + 1)) return EVTEXT_ENOMEM;
+    for (i = 0; i < s.len; i++) ws->cp[i] = (u[i] >= 'A' && u[i] <= 'Z') ? u[i] + 32 : u[i];
+    *n = s.len;
+    return EVTEXT_OK;
+  }
+  if (s.len > (size_t)PTRDIFF_MAX / 8) return EVTEXT_ENOMEM;
+  const utf8proc_option_t opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT |
+                                 UTF8PROC_CASEFOLD | UTF8PROC_IGNORE;
+  size_t want = s.len + 1;
+  for (;;) {
+    if (reserve_i32(&ws->cp, &ws->cp_cap, want)) return EVTEXT_ENOMEM;
+    utf8proc_ssize_t r = utf8proc_decompose(u, (utf8proc_ssize_t)s.len, ws->cp,
+                                            (utf8proc_ssize_t)ws->cp_cap, opts);
+    if (r == UTF8PROC_ERROR_INVALIDUTF8) {
+      *bad = first_bad_byte(u, s.len);
+      return EVTEXT_EUTF8;
+    }
+    if (r < 0) return EVTEXT_ENOMEM;
+    if ((size_t)r > ws->cp_cap) { /* decompositions can be longer than the input */
+      want = (size_t)r;
+      continue;
+    }
+    r = utf8proc_normalize_utf32(ws->cp, r, opts);
+    if (r < 0) return EVTEXT_ENOMEM;
+    *n = (size_t)r;
+    return EVTEXT_OK;
+  }
+}
+
+/* ---- steps 2-4: punctuation, white space, CJK, articles ------------------ */
+
+enum cls { C_PUNCT, C_SPACE, C_CJK, C_WORD, C_OTHER };
+
+/* Ideographs, kana and Hangul syllables: each one a token. */
+static int is_cjk(int32_t c) {
+  return (c >= 0x3005 && c <= 0x3007)     /* 々 〆 〇 */
+         || (c >= 0x3021 && c <= 0x3029)  /* Suzhou numerals */
+         || (c >= 0x3038 && c <= 0x303B)  /* more Suzhou numerals, 〻 */
+         || (c >= 0x3040 && c <= 0x30FF)  /* Hiragana, Katakana */
+         || (c >= 0x31F0 && c <= 0x31FF)  /* Katakana phonetic extensions */
+         || (c >= 0x3400 && c <= 0x4DBF)  /* CJK extension A */
+         || (c >= 0x4E00 && c <= 0x9FFF)  /* CJK unified ideographs */
+         || (c >= 0xAC00 && c <= 0xD7A3)  /* Hangul syllables */
+         || (c >= 0xF900 && c <= 0xFAFF)  /* CJK compatibility ideographs */
+         || (c >= 0x1AFF0 && c <= 0x1B16F) /* kana supplements and extensions */
+         || (c >= 0x20000 && c <= 0x3FFFF); /* CJK extensions B onwards */
+}
+
+static enum cls classify(int32_t c) {
+  if (c < 0x80) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return C_WORD;
+    /* Python's str.split() white space */
+    if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F)) return C_SPACE;
+    /* the rest of printable ASCII is exactly Python's string.punctuation */
+    return c > ' ' && c < 0x7F ? C_PUNCT : C_OTHER;
+  }
+  switch (utf8proc_category(c)) {
+  case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
+  case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
+  case UTF8PROC_CATEGORY_PO:
+    return C_PUNCT;
+  case UTF8PROC_CATEGORY_ZS: case UTF8PROC_CATEGORY_ZL: case UTF8PROC_CATEGORY_ZP:
+    return C_SPACE;
+  case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+  case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
+  case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_ND:
+  case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+    return is_cjk(c) ? C_CJK : C_WORD;
+  default:
+    return c == 0x85 ? C_SPACE : C_OTHER; /* NEL splits in Python too */
+  }
+}
+
+static uint64_t fnv1a(const char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3u;
+  return h;
+}
+
+static int is_article(const char *p, size_t n) {
+  return (n == 1 && p[0] == 'a') || (n == 2 && p[0] == 'a' && p[1] == 'n') ||
+         (n == 3 && memcmp(p, "the", 3) == 0);
+}
+
+/* Building state: the current token starts at text[start]; the current word
+ * (letters, marks, digits) at text[run], or run == NO_RUN. */
+#define NO_RUN SIZE_MAX
+struct builder {
+  struct toklist *tl;
+  size_t start, run;
+};
+
+static void end_token(struct builder *b) {
+  struct toklist *tl = b->tl;
+  if (tl->text_len > b->start) {
+    size_t len = tl->text_len - b->start;
+    tl->tok[tl->n++] = (struct tok){b->start, len, fnv1a(tl->text + b->start, len)};
+  }
+  b->start = tl->text_len;
+}
+
+/* A finished word that is an article goes, and splits its token there
+ * (SQuAD replaces it by a space). */
+static void end_word(struct builder *b) {
+  if (b->run == NO_RUN) return;
+  if (is_article(b->tl->text + b->run, b->tl->text_len - b->run)) {
+    b->tl->text_len = b->run;
+    end_token(b);
+  }
+  b->run = NO_RUN;
+}
+
+static void append(struct toklist *tl, int32_t c) {
+  if (c < 0x80) tl->text[tl->text_len++] = (char)c;
+  else tl->text_len += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)tl->text + tl->text_len);
+}
+
+static int split(struct toklist *tl, const int32_t *cp, size_t n) {
+  if (n > SIZE_MAX / 4 - 1 || reserve_char(&tl->text, &tl->text_cap, 4 * n + 1) ||
+      reserve_tok(&tl->tok, &tl->tok_cap, n + 1))
+    return EVTEXT_ENOMEM;
+  tl->n = tl->text_len = 0;
+  struct builder b = {tl, 0, NO_RUN};
+  for (size_t i = 0; i < n; i++) {
+    switch (classify(cp[i])) {
+    case C_PUNCT: /* deleted without a trace: "don't" -> "dont" */
+      break;
+    case C_SPACE:
+      end_word(&b);
+      end_token(&b);
+      break;
+    case C_CJK:
+      end_word(&b);
+      end_token(&b);
+      append(tl, cp[i]);
+      end_token(&b);
+      break;
+    case C_WORD:
+      if (b.run == NO_RUN) b.run = tl->text_len;
+      append(tl, cp[i]);
+      break;
+    case C_OTHER: /* a symbol inside a token ends a word, not the token */
+      end_word(&b);
+      append(tl, cp[i]);
+      break;
+    }
+  }
+  end_word(&b);
+  end_token(&b);
+  return EVTEXT_OK;
+}
+
+static int tokenize_into(evtext_ws *ws, struct toklist *tl, evtext_str s, size_t *bad) {
+  size_t n = 0;
+  int rc = fold(ws, s, &n, bad);
+  return rc ? rc : split(tl, ws->cp, n);
+}
+
+/* ---- comparisons ------------------------------------------------------- */
+
+static int tok_eq(const struct toklist *a, size_t i, const struct toklist *b, size_t j) {
+  const struct tok *x = &a->tok[i], *y = &b->tok[j];
+  return x->hash == y->hash && x->len == y->len &&
+         memcmp(a->text + x->off, b->text + y->off, x->len) == 0;
+}
+
+static int lists_equal(const struct toklist *a, const struct toklist *b) {
+  if (a->n != b->n) return 0;
+  for (size_t i = 0; i < a->n; i++)
+    if (!tok_eq(a, i, b, i)) return 0;
+  return 1;
+}
+
+static int span_cmp(const void *pa, const void *pb) {
+  const struct span *a = pa, *b = pb;
+  if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
+  if (a->len != b->len) return a->len < b->len ? -1 : 1;
+  return memcmp(a->p, b->p, a->len);
+}
+
+static void to_spans(const struct toklist *tl, struct span *out) {
+  for (size_t i = 0; i < tl->n; i++)
+    out[i] = (struct span){tl->text + tl->tok[i].off, tl->tok[i].len, tl->tok[i].hash};
+}
+
+/* Size of the multiset intersection of the two token lists. */
+static int common_tokens(evtext_ws *ws, const struct toklist *p, const struct toklist *g,
+                         size_t *common) {
+  size_t c = 0;
+  if (p->n <= 32 && g->n <= 32) { /* short answers: pair tokens off directly */
+    if (reserve_uchar(&ws->used, &ws->used_cap, g->n + 1)) return EVTEXT_ENOMEM;
+    memset(ws->used, 0, g->n);
+    for (size_t i = 0; i < p->n; i++)
+      for (size_t j = 0; j < g->n; j++)
+        if (!ws->used[j] && tok_eq(p, i, g, j)) {
+          ws->used[j] = 1;
+          c++;
+          break;
+        }
+  } else { /* long texts: sort both and merge */
+    if (reserve_span(&ws->spans, &ws->spans_cap, p->n + g->n)) return EVTEXT_ENOMEM;
+    struct span *a = ws->spans, *b = ws->spans + p->n;
+    to_spans(p, a);
+    to_spans(g, b);
+    qsort(a, p->n, sizeof *a, span_cmp);
+    qsort(b, g->n, sizeof *b, span_cmp);
+    for (size_t i = 0, j = 0; i < p->n && j < g->n;) {
+      int d = span_cmp(&a[i], &b[j]);
+      if (d == 0) c++, i++, j++;
+      else if (d < 0) i++;
+      else j++;
+    }
+  }
+  *common = c;
+  return EVTEXT_OK;
+}
+
+/* F1 from an overlap count, in the order of operations of the SQuAD script. */
+static double overlap_f1(size_t common, size_t npred, size_t ngold) {
+  if (npred == 0 || ngold == 0) return npred == ngold;
+  if (common == 0) return 0.0;
+  double precision = 1.0 * (double)common / (double)npred;
+  double recall = 1.0 * (double)common / (double)ngold;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+static int lcs_length(evtext_ws *ws, const struct toklist *p, const struct toklist *g, size_t *out) {
+  if (reserve_size(&ws->row, &ws->row_cap, g->n + 1)) return EVTEXT_ENOMEM;
+  size_t *row = ws->row;
+  memset(row, 0, (g->n + 1) * sizeof *row);
+  for (size_t i = 0; i < p->n; i++) {
+    size_t diag = 0; /* row[j - 1] of the previous line */
+    for (size_t j = 1; j <= g->n; j++) {
+      size_t up = row[j];
+      row[j] = tok_eq(p, i, g, j - 1) ? diag + 1 : (up > row[j - 1] ? up : row[j - 1]);
+      diag = up;
+    }
+  }
+  *out = row[g->n];
+  return EVTEXT_OK;
+}
+
+static int levenshtein(evtext_ws *ws, const int32_t *a, size_t la, const int32_t *b, size_t lb,
+                       size_t *out) {
+  while (la && lb && a[0] == b[0]) a++, b++, la--, lb--; /* common ends cost nothing */
+  while (la && lb && a[la - 1] == b[lb - 1]) la--, lb--;
+  if (reserve_size(&ws->row, &ws->row_cap, lb + 1)) return EVTEXT_ENOMEM;
+  size_t *row = ws->row;
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  *out = row[lb];
+  return EVTEXT_OK;
+}
+
+static double edit_similarity(size_t distance, size_t la, size_t lb) {
+  size_t longer = la > lb ? la : lb;
+  return longer == 0 ? 1.0 : 1.0 - (double)distance / (double)longer;
+}
+
+/* Code points of s into *buf, validating it. */
+static int decode(evtext_str s, int32_t **buf, size_t *cap, size_t *n, size_t *bad) {
+  if (reserve_i32(buf, cap, s.len + 1)) return EVTEXT_ENOMEM;
+  const unsigned char *u = (const unsigned char *)s.s;
+  size_t i = 0, k = 0;
+  while (i < s.len) {
+    utf8proc_int32_t c;
+    utf8proc_ssize_t step = utf8proc_iterate(u + i, (utf8proc_ssize_t)(s.len - i), &c);
+    if (step < 0) {
+      *bad = i;
+      return EVTEXT_EUTF8;
+    }
+    (*buf)[k++] = c;
+    i += (size_t)step;
+  }
+  *n = k;
+  return EVTEXT_OK;
+}
+
+/* Code points of the normalised string (tokens joined by spaces). */
+static int joined_codepoints(const struct toklist *tl, int32_t **buf, size_t *cap, size_t *n) {
+  if (reserve_i32(buf, cap, tl->text_len + tl->n + 1)) return EVTEXT_ENOMEM;
+  size_t k = 0;
+  for (size_t t = 0; t < tl->n; t++) {
+    if (t) (*buf)[k++] = ' ';
+    const unsigned char *u = (const unsigned char *)tl->text + tl->tok[t].off;
+    for (size_t i = 0; i < tl->tok[t].len;) {
+      utf8proc_int32_t c;
+      i += (size_t)utf8proc_iterate(u + i, (utf8proc_ssize_t)(tl->tok[t].len - i), &c);
+      (*buf)[k++] = c;
+    }
+  }
+  *n = k;
+  return EVTEXT_OK;
+}
+
+/* ---- scores ------------------------------------------------------------ */
+
+/* One normalised comparison of ws->pred (code points in ws->ua for the edit
+ * metric) against ws->gold. */
+static int compare(evtext_ws *ws, enum evtext_metric metric, size_t npred_cp, double *score) {
+  const struct toklist *p = &ws->pred, *g = &ws->gold;
+  size_t k = 0;
+  int rc = EVTEXT_OK;
+  switch (metric) {
+  case EVTEXT_EXACT_NORM:
+    *score = lists_equal(p, g);
+    break;
+  case EVTEXT_F1:
+    rc = common_tokens(ws, p, g, &k);
+    *score = overlap_f1(k, p->n, g->n);
+    break;
+  case EVTEXT_ROUGE_L:
+    rc = lcs_length(ws, p, g, &k);
+    *score = overlap_f1(k, p->n, g->n);
+    break;
+  default: { /* EVTEXT_EDIT_NORM */
+    size_t ngold_cp = 0, d = 0;
+    rc = joined_codepoints(g, &ws->ub, &ws->ub_cap, &ngold_cp);
+    if (!rc) rc = levenshtein(ws, ws->ua, npred_cp, ws->ub, ngold_cp, &d);
+    *score = edit_similarity(d, npred_cp, ngold_cp);
+  }
+  }
+  return rc;
+}
+
+static int score_normalised(evtext_ws *ws, enum evtext_metric metric, evtext_str pred,
+                            const evtext_str *golds, size_t ngolds, double *score,
+                            evtext_error *err) {
+  int rc = tokenize_into(ws, &ws->pred, pred, &err->byte);
+  size_t npred_cp = 0;
+  if (!rc && metric == EVTEXT_EDIT_NORM)
+    rc = joined_codepoints(&ws->pred, &ws->ua, &ws->ua_cap, &npred_cp);
+  if (rc) return rc;
+  double best = 0;
+  int any = 0;
+  for (size_t k = 0; k < ngolds; k++) {
+    err->which = (long)k;
+    rc = tokenize_into(ws, &ws->gold, golds[k], &err->byte);
+    if (rc) return rc;
+    if (ws->gold.n == 0 || best == 1.0) continue; /* still validate every gold */
+    any = 1;
+    double s = 0;
+    if ((rc = compare(ws, metric, npred_cp, &s))) return rc;
+    if (s > best) best = s;
+  }
+  err->which = -1;
+  *score = any ? best : ws->pred.n == 0;
+  return EVTEXT_OK;
+}
+
+static int score_edit(evtext_ws *ws, evtext_str pred, const evtext_str *golds, size_t ngolds,
+                      double *score, evtext_error *err) {
+  size_t la = 0, lb = 0, d = 0;
+  int rc = decode(pred, &ws->ua, &ws->ua_cap, &la, &err->byte);
+  if (rc) return rc;
+  double best = 0;
+  for (size_t k = 0; k < ngolds; k++) {
+    err->which = (long)k;
+    if ((rc = decode(golds[k], &ws->ub, &ws->ub_cap, &lb, &err->byte))) return rc;
+    if (best == 1.0) continue;
+    if ((rc = levenshtein(ws, ws->ua, la, ws->ub, lb, &d))) return rc;
+    double s = edit_similarity(d, la, lb);
+    if (s > best) best = s;
+  }
+  err->which = -1;
+  *score = best;
+  return EVTEXT_OK;
+}
+
+int evtext_score(evtext_ws *ws, enum evtext_metric metric, evtext_str pred,
+                 const evtext_str *golds, size_t ngolds, double *score, evtext_error *err) {
+  static const evtext_str no_answer = {"", 0};
+  if (ngolds == 0) golds = &no_answer, ngolds = 1;
+  err->which = -1;
+  err->byte = 0;
+  switch (metric) {
+  case EVTEXT_EXACT:
+    *score = 0;
+    for (size_t k = 0; k < ngolds; k++)
+      if (golds[k].len == pred.len && memcmp(golds[k].s, pred.s, pred.len) == 0) *score = 1;
+    return EVTEXT_OK;
+  case EVTEXT_EDIT:
+    return score_edit(ws, pred, golds, ngolds, score, err);
+  default:
+    return score_normalised(ws, metric, pred, golds, ngolds, score, err);
+  }
+}
+
+int evtext_tokenize(evtext_ws *ws, evtext_str s, size_t *ntokens, evtext_error *err) {
+  err->which = -1;
+  err->byte = 0;
+  int rc = tokenize_into(ws, &ws->pred, s, &err->byte);
+  *ntokens = rc ? 0 : ws->pred.n;
+  return rc;
+}
+
+evtext_str evtext_token(const evtext_ws *ws, size_t i) {
+  const struct tok *t = &ws->pred.tok[i];
+  return (evtext_str){ws->pred.text + t->off, t->len};
+}
+
+int evtext_normalize(evtext_ws *ws, evtext_str s, evtext_str *out, evtext_error *err) {
+  size_t n = 0;
+  int rc = evtext_tokenize(ws, s, &n, err);
+  if (rc) return rc;
+  const struct toklist *tl = &ws->pred;
+  if (reserve_char(&ws->norm, &ws->norm_cap, tl->text_len + n + 1)) return EVTEXT_ENOMEM;
+  size_t k = 0;
+  for (size_t t = 0; t < n; t++) {
+    if (t) ws->norm[k++] = ' ';
+    memcpy(ws->norm + k, tl->text + tl->tok[t].off, tl->tok[t].len);
+    k += tl->tok[t].len;
+  }
+  ws->norm[k] = '\0';
+  *out = (evtext_str){ws->norm, k};
+  return EVTEXT_OK;
+}

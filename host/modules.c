@@ -11,6 +11,7 @@ static const luaL_Reg preloads[] = {
   {"cjson", luaopen_cjson},
   {"cjson.safe", luaopen_cjson_safe},
   {"evalua._sys", luaopen_evalua_sys},
+  {"evalua._text", luaopen_evalua_text},
   {NULL, NULL},
 };
 

@@ -5,5 +5,6 @@
 #include <lua.h>
 
 int luaopen_evalua_sys(lua_State *L);
+int luaopen_evalua_text(lua_State *L);
 
 #endif

@@ -4,5 +4,6 @@
 #include "commands.h"
 
 const struct evalua_command evalua_commands[] = {
+  {"trec", evalua_trec_main},
   {NULL, NULL},
 };

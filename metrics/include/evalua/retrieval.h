@@ -1,0 +1,83 @@
+/* Retrieval measures of one query, with trec_eval's definitions, and the
+ * named variants of other tools. The input is a judged ranking: the grade of
+ * the document at each rank plus the grades of every judged document (see
+ * ranking.h for building one from ids, scores and judgments). */
+#ifndef EVALUA_RETRIEVAL_H
+#define EVALUA_RETRIEVAL_H
+
+#include <stddef.h>
+
+/* A message naming file/line or row and field; empty when nothing failed. */
+struct evr_error {
+  char msg[512];
+};
+void evr_error_set(struct evr_error *e, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+
+/* The grade of a retrieved document that has no judgment (or a negative
+ * one, which trec_eval reads as "in the pool but unjudged"), and of every
+ * later copy of a document already retrieved at a better rank. */
+#define EVR_UNJUDGED (-1.0)
+
+struct evr_ranking {
+  size_t n_ret;          /* documents retrieved (after any depth cut) */
+  const double *rel;     /* rel[i]: grade of the document at rank i+1 */
+  const double *rel_all; /* as rel, but repeats keep their document's grade */
+  size_t n_repeats;      /* ranks holding a repeat of a better-ranked id */
+  size_t n_judged;
+  const double *judged;  /* grades (>= 0) of all judged documents, descending */
+};
+
+enum evr_kind {
+  EVR_NUM_RET, EVR_NUM_REL, EVR_NUM_REL_RET,
+  EVR_MAP, EVR_GM_MAP, EVR_RPREC, EVR_BPREF, EVR_RECIP_RANK,
+  EVR_IPREC_AT_RECALL, EVR_P, EVR_RECALL, EVR_NDCG, EVR_NDCG_CUT, EVR_MAP_CUT,
+  EVR_SUCCESS,
+  EVR_RR_CUT,         /* reciprocal rank counting only the first k ranks */
+  EVR_NDCG_EXP,       /* nDCG with gain 2^grade - 1; k = 0: whole ranking */
+  EVR_LI_HIT_RATE_GRANULAR, EVR_LI_MRR_GRANULAR, /* LlamaIndex granular forms */
+  EVR_LI_HIT_RATE, EVR_LI_MRR,                   /* LlamaIndex: undefined on empty input */
+  EVR_RAGAS_ID_PRECISION, EVR_RAGAS_ID_RECALL,
+};
+
+/* How a column's values combine over queries. */
+enum evr_agg { EVR_AGG_MEAN, EVR_AGG_SUM, EVR_AGG_GEO };
+
+/* trec_eval's explicit nDCG gains (-m ndcg.1=3,2=9): grade -> gain. */
+struct evr_gains {
+  size_t n;
+  double *grade, *gain;
+};
+
+struct evr_column {
+  enum evr_kind kind;
+  size_t k;      /* cutoff; 0 = the whole ranking */
+  double x;      /* recall level of iprec_at_recall */
+  const struct evr_gains *gains; /* EVR_NDCG only; NULL = gain is the grade */
+  enum evr_agg agg;
+  int integer;   /* a count: trec_eval prints it as an integer */
+  char name[64];
+};
+
+/* Values of cols[0..n) for one query into out[0..n). level: the least grade
+ * that counts as relevant (trec_eval's -l). A value that the column's
+ * definition leaves undefined (LlamaIndex and RAGAS on empty input) is NaN:
+ * never average it, count it as unmeasured. */
+void evr_eval(const struct evr_column *cols, size_t n, const struct evr_ranking *r, double level,
+              double *out);
+
+/* Running summary of one column over queries, as trec_eval's "all" line:
+ * mean, sum for counts, geometric mean (floor 1e-5) for gm_map. NaN values
+ * are skipped and not counted. */
+struct evr_acc {
+  double sum;
+  size_t n;
+};
+void evr_acc_add(struct evr_acc *a, const struct evr_column *c, double v);
+/* The summary value; NaN when no query was measured. */
+double evr_acc_value(const struct evr_acc *a, const struct evr_column *c);
+
+#endif

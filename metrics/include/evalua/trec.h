@@ -1,0 +1,63 @@
+/* TREC qrels ("QID ITER DOCNO REL") and run ("QID Q0 DOCNO RANK SCORE RUNID")
+ * files, read whole (mapped when possible) with ids interned in hash tables:
+ * no allocation per line and no search per lookup. Lines may come in any
+ * order; '#' lines and blank lines are skipped; fields are separated by
+ * spaces or tabs; a run's rank column and any field after RUNID are ignored.
+ * Errors name the file, the line and the problem. */
+#ifndef EVALUA_TREC_H
+#define EVALUA_TREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evalua/ranking.h"
+#include "evalua/retrieval.h"
+
+struct evr_trec;
+
+struct evr_trec_judgment {
+  const char *doc;
+  uint32_t len;
+  int32_t grade;
+  uint32_t q;    /* query index (insertion order) */
+  uint32_t pad;
+};
+
+struct evr_trec_result {
+  const char *doc;
+  double score;
+  uint32_t len;
+  uint32_t q;
+};
+
+struct evr_trec_query {
+  const char *qid;
+  size_t qid_len;
+  const struct evr_trec_judgment *judged; /* in no particular order */
+  size_t n_judged;
+  const struct evr_trec_result *results;  /* in no particular order */
+  size_t n_results;
+  int in_qrels, in_run;
+};
+
+struct evr_trec *evr_trec_new(void);
+void evr_trec_free(struct evr_trec *t);
+
+/* Read one qrels file and one run file ("-": standard input), each at most
+ * once. 0, or -1 with err set ("FILE:LINE: problem" or "FILE: problem"). */
+int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err);
+int evr_trec_read_run(struct evr_trec *t, const char *path, struct evr_error *err);
+
+/* Queries seen in either file, in byte order of their ids (trec_eval's). */
+size_t evr_trec_count(const struct evr_trec *t);
+void evr_trec_query(const struct evr_trec *t, size_t i, struct evr_trec_query *q);
+/* The RUNID of the run's last line ("" when there is none). */
+const char *evr_trec_runid(const struct evr_trec *t, size_t *len);
+
+/* The judged ranking of query i, ordered by score as trec_eval orders it
+ * and cut at depth (0 = all). A document judged twice in the qrels or
+ * retrieved twice within the depth is an error naming both lines. */
+int evr_trec_rank(const struct evr_trec *t, size_t i, struct evr_ranker *r, size_t depth,
+                  struct evr_ranking *out, struct evr_error *err);
+
+#endif

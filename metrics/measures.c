@@ -1,0 +1,290 @@
+/* Measure names to columns (measures.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalua/measures.h"
+
+#define CUTS "5,10,15,20,30,100,200,500,1000"
+
+const struct evr_trec_measure evr_trec_measures[] = {
+  {"runid", EVR_TREC_RUNID, EVR_TP_NONE, NULL, 0},
+  {"num_q", EVR_TREC_NUM_Q, EVR_TP_NONE, NULL, 0},
+  {"num_ret", EVR_NUM_RET, EVR_TP_NONE, NULL, 1},
+  {"num_rel", EVR_NUM_REL, EVR_TP_NONE, NULL, 1},
+  {"num_rel_ret", EVR_NUM_REL_RET, EVR_TP_NONE, NULL, 1},
+  {"map", EVR_MAP, EVR_TP_NONE, NULL, 1},
+  {"gm_map", EVR_GM_MAP, EVR_TP_NONE, NULL, 0},
+  {"Rprec", EVR_RPREC, EVR_TP_NONE, NULL, 1},
+  {"bpref", EVR_BPREF, EVR_TP_NONE, NULL, 1},
+  {"recip_rank", EVR_RECIP_RANK, EVR_TP_NONE, NULL, 1},
+  {"iprec_at_recall", EVR_IPREC_AT_RECALL, EVR_TP_LEVELS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
+  {"P", EVR_P, EVR_TP_CUTOFFS, CUTS, 1},
+  {"recall", EVR_RECALL, EVR_TP_CUTOFFS, CUTS, 1},
+  {"ndcg", EVR_NDCG, EVR_TP_GAINS, NULL, 1},
+  {"ndcg_cut", EVR_NDCG_CUT, EVR_TP_CUTOFFS, CUTS, 1},
+  {"map_cut", EVR_MAP_CUT, EVR_TP_CUTOFFS, CUTS, 1},
+  {"success", EVR_SUCCESS, EVR_TP_CUTOFFS, "1,5,10", 1},
+};
+const size_t evr_trec_measure_count = sizeof evr_trec_measures / sizeof evr_trec_measures[0];
+
+void evr_measures_init(struct evr_measures *m) { memset(m, 0, sizeof *m); }
+
+void evr_measures_free(struct evr_measures *m) {
+  for (size_t i = 0; i < m->n_gains; i++) {
+    free(m->gains[i]->grade);
+    free(m->gains[i]->gain);
+    free(m->gains[i]);
+  }
+  free(m->gains);
+  free(m->cols);
+  evr_measures_init(m);
+}
+
+const struct evr_trec_measure *evr_trec_find(const char *name, size_t len) {
+  for (size_t i = 0; i < evr_trec_measure_count; i++)
+    if (strlen(evr_trec_measures[i].name) == len && !memcmp(evr_trec_measures[i].name, name, len))
+      return &evr_trec_measures[i];
+  return NULL;
+}
+
+static struct evr_column *push(struct evr_measures *m, int kind, struct evr_error *err) {
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 8;
+    struct evr_column *c = realloc(m->cols, cap * sizeof *c);
+    if (!c) {
+      evr_error_set(err, "out of memory");
+      return NULL;
+    }
+    m->cols = c, m->cap = cap;
+  }
+  struct evr_column *c = &m->cols[m->n++];
+  memset(c, 0, sizeof *c);
+  c->kind = (enum evr_kind)kind;
+  c->integer = kind == EVR_NUM_RET || kind == EVR_NUM_REL || kind == EVR_NUM_REL_RET;
+  c->agg = c->integer ? EVR_AGG_SUM : kind == EVR_GM_MAP ? EVR_AGG_GEO : EVR_AGG_MEAN;
+  return c;
+}
+
+/* ---- parameter lists --------------------------------------------------- */
+
+/* Splits "a,b,c" into at most max items; returns the count or -1. */
+static int split(const char *s, char items[][32], int max) {
+  int n = 0;
+  for (const char *p = s;; p++) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (n == max || len >= 32) return -1;
+    memcpy(items[n], p, len);
+    items[n++][len] = '\0';
+    if (!end) return n;
+    p = end;
+  }
+}
+
+/* A cutoff as trec_eval reads it (atol): digits, and any decimals dropped. */
+static int parse_cutoff(const char *s, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || !isdigit((unsigned char)*s) || errno) return -1;
+  if (*end == '.') {
+    for (end++; isdigit((unsigned char)*end); end++) {}
+  }
+  if (*end) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  *out = strtod(s, &end);
+  return end != s && !*end && !errno && *out == *out ? 0 : -1;
+}
+
+static int parse_grade(const char *s, long *out) {
+  char *end;
+  errno = 0;
+  *out = strtol(s, &end, 10);
+  return end == s || *end || errno ? -1 : 0;
+}
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+#define MAX_PARAMS 64
+
+static int add_cutoffs(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
+                       struct evr_error *err) {
+  char items[MAX_PARAMS][32];
+  long cut[MAX_PARAMS];
+  int n = split(params, items, MAX_PARAMS);
+  if (n < 0) return evr_error_set(err, "%s: too many or too long cutoffs in '%s'", tm->name, params), -1;
+  for (int i = 0; i < n; i++)
+    if (parse_cutoff(items[i], &cut[i]) || cut[i] <= 0)
+      return evr_error_set(err, "%s: cutoff '%s' is not a positive integer", tm->name, items[i]), -1;
+  qsort(cut, (size_t)n, sizeof *cut, cmp_long);
+  for (int i = 1; i < n; i++)
+    if (cut[i] == cut[i - 1]) return evr_error_set(err, "%s: cutoff %ld given twice", tm->name, cut[i]), -1;
+  for (int i = 0; i < n; i++) {
+    struct evr_column *c = push(m, tm->kind, err);
+    if (!c) return -1;
+    c->k = (size_t)cut[i];
+    snprintf(c->name, sizeof c->name, "%s_%ld", tm->name, cut[i]);
+  }
+  return 0;
+}
+
+static int add_levels(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
+                      struct evr_error *err) {
+  char items[MAX_PARAMS][32];
+  double x[MAX_PARAMS];
+  int n = split(params, items, MAX_PARAMS);
+  if (n < 0) return evr_error_set(err, "%s: too many or too long levels in '%s'", tm->name, params), -1;
+  for (int i = 0; i < n; i++)
+    if (parse_double(items[i], &x[i]))
+      return evr_error_set(err, "%s: level '%s' is not a number", tm->name, items[i]), -1;
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  for (int i = 1; i < n; i++)
+    if (x[i] == x[i - 1]) return evr_error_set(err, "%s: level %g given twice", tm->name, x[i]), -1;
+  for (int i = 0; i < n; i++) {
+    struct evr_column *c = push(m, tm->kind, err);
+    if (!c) return -1;
+    c->x = x[i];
+    snprintf(c->name, sizeof c->name, "%s_%3.2f", tm->name, x[i]);
+  }
+  return 0;
+}
+
+static int keep_gains(struct evr_measures *m, struct evr_gains *g, struct evr_error *err) {
+  struct evr_gains **all = realloc(m->gains, (m->n_gains + 1) * sizeof *all);
+  if (!all) {
+    free(g->grade), free(g->gain), free(g);
+    return evr_error_set(err, "out of memory"), -1;
+  }
+  m->gains = all;
+  all[m->n_gains++] = g;
+  return 0;
+}
+
+/* "1=3,2=9": grade 1 gains 3, grade 2 gains 9, other grades their value. */
+static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
+                     struct evr_error *err) {
+  char items[MAX_PARAMS][32];
+  int n = split(params, items, MAX_PARAMS);
+  if (n < 0) return evr_error_set(err, "ndcg: too many or too long gains in '%s'", params), -1;
+  struct evr_gains *g = calloc(1, sizeof *g);
+  if (!g || !(g->grade = malloc((size_t)n * sizeof(double))) || !(g->gain = malloc((size_t)n * sizeof(double)))) {
+    if (g) free(g->grade), free(g);
+    return evr_error_set(err, "out of memory"), -1;
+  }
+  if (keep_gains(m, g, err)) return -1;
+  for (int i = 0; i < n; i++) {
+    char *eq = strchr(items[i], '=');
+    long grade;
+    if (eq) *eq = '\0';
+    if (!eq || parse_grade(items[i], &grade) || parse_double(eq + 1, &g->gain[i]))
+      return evr_error_set(err, "ndcg: '%s' is not a list of GRADE=GAIN", params), -1;
+    g->grade[i] = (double)grade;
+  }
+  g->n = (size_t)n;
+  struct evr_column *c = push(m, tm->kind, err);
+  if (!c) return -1;
+  c->gains = g;
+  snprintf(c->name, sizeof c->name, "%s_%s", tm->name, params);
+  return 0;
+}
+
+int evr_measures_add_trec(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
+                          struct evr_error *err) {
+  if (tm->kind < 0) return evr_error_set(err, "%s is a summary line of evalua trec, not a measure", tm->name), -1;
+  if (!params) params = tm->defaults;
+  if (tm->params == EVR_TP_CUTOFFS) return add_cutoffs(m, tm, params, err);
+  if (tm->params == EVR_TP_LEVELS) return add_levels(m, tm, params, err);
+  if (tm->params == EVR_TP_GAINS && params) return add_gains(m, tm, params, err);
+  if (params) return evr_error_set(err, "%s takes no parameters", tm->name), -1;
+  struct evr_column *c = push(m, tm->kind, err);
+  if (!c) return -1;
+  snprintf(c->name, sizeof c->name, "%s", tm->name);
+  return 0;
+}
+
+/* ---- the other spellings ----------------------------------------------- */
+
+struct alias {
+  const char *name;
+  int kind;
+  int cut; /* takes @k */
+};
+
+static const struct alias aliases[] = {
+  {"precision", EVR_P, 1},      {"recall", EVR_RECALL, 1},       {"success", EVR_SUCCESS, 1},
+  {"hit_rate", EVR_SUCCESS, 1}, {"ndcg", EVR_NDCG_CUT, 1},       {"ndcg_exp", EVR_NDCG_EXP, 1},
+  {"mrr", EVR_RR_CUT, 1},       {"rr", EVR_RR_CUT, 1},           {"map", EVR_MAP_CUT, 1},
+  {"ap", EVR_MAP_CUT, 1},       {"rprec", EVR_RPREC, 0},         {"r_precision", EVR_RPREC, 0},
+  {"haystack.map", EVR_MAP, 0}, {"haystack.mrr", EVR_RECIP_RANK, 0},
+  {"haystack.recall_single_hit", EVR_SUCCESS, 0}, {"haystack.recall_multi_hit", EVR_RECALL, 0},
+  {"haystack.ndcg", EVR_NDCG, 0},
+  {"llamaindex.hit_rate", EVR_LI_HIT_RATE, 0}, {"llamaindex.hit_rate_granular", EVR_LI_HIT_RATE_GRANULAR, 0},
+  {"llamaindex.mrr", EVR_LI_MRR, 0},           {"llamaindex.mrr_granular", EVR_LI_MRR_GRANULAR, 0},
+  {"ragas.id_context_precision", EVR_RAGAS_ID_PRECISION, 0},
+  {"ragas.id_context_recall", EVR_RAGAS_ID_RECALL, 0},
+};
+
+/* Without "@k" the cutoff kinds cover the whole ranking. */
+static int plain_kind(int kind) {
+  return kind == EVR_RR_CUT ? EVR_RECIP_RANK : kind == EVR_MAP_CUT ? EVR_MAP
+       : kind == EVR_NDCG_CUT ? EVR_NDCG : kind;
+}
+
+static int add_alias(struct evr_measures *m, const char *spec, struct evr_error *err) {
+  const char *at = strchr(spec, '@');
+  size_t len = at ? (size_t)(at - spec) : strlen(spec);
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+    const struct alias *a = &aliases[i];
+    if (strlen(a->name) != len || memcmp(a->name, spec, len)) continue;
+    long k = 0;
+    if (at && (!a->cut || strspn(at + 1, "0123456789") != strlen(at + 1) || !at[1] ||
+               (k = strtol(at + 1, NULL, 10)) <= 0))
+      return evr_error_set(err, a->cut ? "measure '%s': the cutoff after '@' must be a positive integer"
+                                       : "measure '%s' takes no cutoff", spec), -1;
+    struct evr_column *c = push(m, at ? a->kind : plain_kind(a->kind), err);
+    if (!c) return -1;
+    c->k = (size_t)k;
+    snprintf(c->name, sizeof c->name, "%s", spec);
+    return 0;
+  }
+  return 1;
+}
+
+/* "P_5", "iprec_at_recall_0.10": trec_eval's printed names. */
+static int add_printed(struct evr_measures *m, const char *spec, struct evr_error *err) {
+  const char *us = strrchr(spec, '_');
+  if (!us) return 1;
+  const struct evr_trec_measure *tm = evr_trec_find(spec, (size_t)(us - spec));
+  if (!tm || (tm->params != EVR_TP_CUTOFFS && tm->params != EVR_TP_LEVELS) || !us[1]) return 1;
+  return evr_measures_add_trec(m, tm, us + 1, err);
+}
+
+int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error *err) {
+  if (strlen(spec) >= sizeof m->cols->name)
+    return evr_error_set(err, "unknown measure '%.60s...'", spec), -1;
+  int r = add_alias(m, spec, err);
+  if (r <= 0) return r;
+  const char *dot = strchr(spec, '.');
+  const struct evr_trec_measure *tm = evr_trec_find(spec, dot ? (size_t)(dot - spec) : strlen(spec));
+  if (tm) return evr_measures_add_trec(m, tm, dot ? dot + 1 : NULL, err);
+  r = add_printed(m, spec, err);
+  if (r <= 0) return r;
+  return evr_error_set(err, "unknown measure '%s'", spec), -1;
+}

@@ -1,0 +1,212 @@
+/* Judged rankings of one query from ids, scores and judgments (ranking.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalua/idtab.h"
+#include "evalua/ranking.h"
+
+/* Table values: the judged index in the low 31 bits (NONE when the id has
+ * no judgment) and SEEN once the id has been given a rank. */
+#define NONE 0x7fffffffu
+#define SEEN 0x80000000u
+
+struct item {
+  const char *id;
+  double score;
+  size_t len;
+};
+
+struct evr_ranker {
+  struct evr_idtab tab;
+  double *grades;      /* judged grades in insertion order */
+  size_t n_judged, cap_judged;
+  struct item *items, *tmp;
+  size_t n_items, cap_items;
+  double *rel, *rel_all, *sorted;
+  size_t cap_rel, cap_rel_all, cap_sorted;
+  char *arena;
+  size_t arena_len, arena_cap;
+  char **old_arenas;   /* arenas outgrown during this query, freed at reset */
+  size_t n_old;
+  const char *repeat;
+  size_t repeat_len;
+};
+
+struct evr_ranker *evr_ranker_new(void) {
+  struct evr_ranker *r = calloc(1, sizeof *r);
+  if (r) evr_idtab_init(&r->tab);
+  return r;
+}
+
+static void drop_old_arenas(struct evr_ranker *r) {
+  for (size_t i = 0; i < r->n_old; i++) free(r->old_arenas[i]);
+  r->n_old = 0;
+}
+
+void evr_ranker_free(struct evr_ranker *r) {
+  if (!r) return;
+  evr_idtab_free(&r->tab);
+  drop_old_arenas(r);
+  free(r->old_arenas);
+  free(r->grades), free(r->items), free(r->tmp);
+  free(r->rel), free(r->rel_all), free(r->sorted), free(r->arena);
+  free(r);
+}
+
+void evr_ranker_reset(struct evr_ranker *r) {
+  evr_idtab_clear(&r->tab);
+  r->n_judged = r->n_items = r->arena_len = 0;
+  r->repeat = NULL;
+  drop_old_arenas(r);
+}
+
+/* Grows *p (elements of size sz) to hold at least n; 0 or -1. */
+static int reserve(void *p, size_t *cap, size_t n, size_t sz) {
+  if (n <= *cap) return 0;
+  size_t c = *cap ? *cap : 64;
+  while (c < n) c *= 2;
+  void *q = realloc(*(void **)p, c * sz);
+  if (!q) return -1;
+  *(void **)p = q;
+  *cap = c;
+  return 0;
+}
+
+/* Copies live in an arena; when it must grow, the old block is kept until
+ * reset because earlier copies still point into it. */
+const char *evr_ranker_copy(struct evr_ranker *r, const char *id, size_t len) {
+  if (r->arena_len + len > r->arena_cap) {
+    size_t cap = r->arena_cap ? 2 * r->arena_cap : 4096;
+    while (cap < len) cap *= 2;
+    if (r->arena_len) {
+      char **old = realloc(r->old_arenas, (r->n_old + 1) * sizeof *old);
+      if (!old) return NULL;
+      r->old_arenas = old;
+      old[r->n_old++] = r->arena;
+      r->arena = NULL;
+    }
+    char *a = realloc(r->arena, cap);
+    if (!a) return NULL;
+    r->arena = a, r->arena_cap = cap, r->arena_len = 0;
+  }
+  char *dst = r->arena + r->arena_len;
+  if (len) memcpy(dst, id, len);
+  r->arena_len += len;
+  return dst;
+}
+
+int evr_ranker_judge(struct evr_ranker *r, const char *id, size_t len, double grade) {
+  int found;
+  uint32_t *v = evr_idtab_put(&r->tab, id, len, (uint32_t)r->n_judged, &found);
+  if (!v) return -1;
+  if (found) return 1;
+  if (reserve(&r->grades, &r->cap_judged, r->n_judged + 1, sizeof *r->grades)) return -1;
+  r->grades[r->n_judged++] = grade;
+  return 0;
+}
+
+int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double score) {
+  if (reserve(&r->items, &r->cap_items, r->n_items + 1, sizeof *r->items)) return -1;
+  r->items[r->n_items++] = (struct item){id, score, len};
+  return 0;
+}
+
+/* trec_eval's order: a before b when a's score is higher, or equal with a
+ * greater id (byte order, a proper prefix being smaller, as strcmp). */
+static int before(const struct item *a, const struct item *b) {
+  if (a->score != b->score) return a->score > b->score;
+  size_t n = a->len < b->len ? a->len : b->len;
+  int c = n ? memcmp(a->id, b->id, n) : 0;
+  return c ? c > 0 : a->len > b->len;
+}
+
+static void insertion_sort(struct item *a, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    struct item x = a[i];
+    size_t j = i;
+    for (; j > 0 && before(&x, &a[j - 1]); j--) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
+/* Bottom-up merge sort over runs of 16 sorted by insertion; most runs
+ * arrive sorted or nearly so, which the callers check first. */
+static int sort_items(struct evr_ranker *r) {
+  struct item *a = r->items;
+  size_t n = r->n_items, run = 16;
+  for (size_t i = 0; i < n; i += run) insertion_sort(a + i, n - i < run ? n - i : run);
+  if (n <= run) return 0;
+  size_t cap = 0;
+  if (reserve(&r->tmp, &cap, n, sizeof *r->tmp)) return -1;
+  struct item *src = a, *dst = r->tmp;
+  for (size_t w = run; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) dst[k++] = before(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    struct item *t = src;
+    src = dst, dst = t;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
+  free(r->tmp);
+  r->tmp = NULL;
+  return 0;
+}
+
+static int order_by_score(struct evr_ranker *r) {
+  for (size_t i = 1; i < r->n_items; i++)
+    if (before(&r->items[i], &r->items[i - 1])) return sort_items(r);
+  return 0;
+}
+
+static int desc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x < y) - (x > y);
+}
+
+/* Judged grades >= 0, descending (the ideal ranking of nDCG). */
+static int sort_judged(struct evr_ranker *r, size_t *n_out) {
+  if (reserve(&r->sorted, &r->cap_sorted, r->n_judged, sizeof *r->sorted)) return -1;
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_judged; i++)
+    if (r->grades[i] >= 0) r->sorted[n++] = r->grades[i];
+  if (n > 1) qsort(r->sorted, n, sizeof *r->sorted, desc);
+  *n_out = n;
+  return 0;
+}
+
+int evr_ranker_finish(struct evr_ranker *r, int by_score, size_t depth, struct evr_ranking *out) {
+  if (by_score && order_by_score(r)) return -1;
+  size_t n = depth && depth < r->n_items ? depth : r->n_items;
+  if (reserve(&r->rel, &r->cap_rel, n, sizeof *r->rel) ||
+      reserve(&r->rel_all, &r->cap_rel_all, n, sizeof *r->rel_all))
+    return -1;
+  size_t repeats = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct item *it = &r->items[i];
+    int found;
+    uint32_t *v = evr_idtab_put(&r->tab, it->id, it->len, NONE, &found);
+    if (!v) return -1;
+    uint32_t j = *v & NONE;
+    double g = j == NONE || !(r->grades[j] >= 0) ? EVR_UNJUDGED : r->grades[j];
+    r->rel_all[i] = g;
+    if (*v & SEEN) {
+      if (!repeats++) r->repeat = it->id, r->repeat_len = it->len;
+      g = EVR_UNJUDGED;
+    }
+    *v |= SEEN;
+    r->rel[i] = g;
+  }
+  size_t n_sorted;
+  if (sort_judged(r, &n_sorted)) return -1;
+  *out = (struct evr_ranking){n, r->rel, r->rel_all, repeats, n_sorted, r->sorted};
+  return 0;
+}
+
+const char *evr_ranker_repeat(const struct evr_ranker *r, size_t *len) {
+  if (r->repeat) *len = r->repeat_len;
+  return r->repeat;
+}

@@ -1,0 +1,231 @@
+/* The formulas of every retrieval measure for one query (retrieval.h).
+ * trec_eval's measures follow its source (v10.0) in definition and in the
+ * order of floating-point operations, so that values agree to the last bit;
+ * docs/retrieval.md states each formula. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "evalua/retrieval.h"
+
+void evr_error_set(struct evr_error *e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+}
+
+/* What most measures need, counted once per query. */
+struct stats {
+  const struct evr_ranking *r;
+  double level;
+  size_t num_rel;     /* judged with grade >= level */
+  size_t num_rel_ret; /* relevant documents retrieved (first copies only) */
+};
+
+static size_t first(size_t k, size_t n) { return k && k < n ? k : n; }
+
+/* Relevant documents among the first k ranks (k = 0: all). */
+static size_t rel_in(const struct stats *s, size_t k) {
+  size_t n = first(k, s->r->n_ret), c = 0;
+  for (size_t i = 0; i < n; i++) c += s->r->rel[i] >= s->level;
+  return c;
+}
+
+/* Sum of precision at each relevant rank among the first k, over num_rel. */
+static double ap(const struct stats *s, size_t k) {
+  size_t n = first(k, s->r->n_ret), so_far = 0;
+  double sum = 0.0;
+  for (size_t i = 0; i < n; i++)
+    if (s->r->rel[i] >= s->level) {
+      so_far++;
+      sum += (double)so_far / (double)(i + 1);
+    }
+  return so_far ? sum / (double)s->num_rel : 0.0;
+}
+
+static double rprec(const struct stats *s) {
+  size_t n = first(s->num_rel, s->r->n_ret);
+  if (!n || !s->num_rel) return 0.0;
+  return (double)rel_in(s, n) / (double)s->num_rel;
+}
+
+/* Judged relevant documents ranked above each relevant one are fine;
+ * each judged non-relevant one above costs 1/min(R, N) (R relevant and N
+ * non-relevant judged documents). Unjudged documents are skipped. */
+static double bpref(const struct stats *s) {
+  const struct evr_ranking *r = s->r;
+  size_t num_nonrel = r->n_judged - s->num_rel, nonrel = 0, R = s->num_rel;
+  double sum = 0.0;
+  for (size_t i = 0; i < r->n_ret; i++) {
+    double g = r->rel[i];
+    if (g < 0) continue;
+    if (g < s->level) {
+      nonrel++;
+    } else if (nonrel > 0) {
+      sum += 1.0 - (double)(nonrel < R ? nonrel : R) / (double)(num_nonrel < R ? num_nonrel : R);
+    } else {
+      sum += 1.0;
+    }
+  }
+  return R ? sum / (double)R : sum;
+}
+
+static double recip_rank(const struct stats *s, size_t k) {
+  size_t n = first(k, s->r->n_ret);
+  for (size_t i = 0; i < n; i++)
+    if (s->r->rel[i] >= s->level) return 1.0 / (double)(i + 1);
+  return 0.0;
+}
+
+/* Interpolated precision at recall x: the best precision at any rank where
+ * at least round(x * R) relevant documents have been retrieved; 0 when the
+ * ranking never gets there. */
+static double iprec_at_recall(const struct stats *s, double x) {
+  long need = lround(x * (double)s->num_rel);
+  if (!s->r->n_ret || need > (long)s->num_rel_ret) return 0.0;
+  size_t so_far = s->num_rel_ret;
+  double best = 0.0;
+  for (size_t i = s->r->n_ret; i > 0 && (long)so_far >= need; i--) {
+    double p = (double)so_far / (double)i;
+    if (p > best) best = p;
+    if (s->r->rel[i - 1] >= s->level) so_far--;
+  }
+  return best;
+}
+
+static double precision(const struct stats *s, size_t k) {
+  if (!k) return s->r->n_ret ? (double)s->num_rel_ret / (double)s->r->n_ret : 0.0;
+  return (double)rel_in(s, k) / (double)k;
+}
+
+static double recall(const struct stats *s, size_t k) {
+  return s->num_rel ? (double)rel_in(s, k) / (double)s->num_rel : 0.0;
+}
+
+/* ---- nDCG ------------------------------------------------------------ */
+
+enum gain_rule { GAIN_GRADE, GAIN_EXP, GAIN_TABLE };
+
+static double gain_of(double g, enum gain_rule rule, const struct evr_gains *t) {
+  if (rule == GAIN_TABLE)
+    for (size_t i = 0; i < t->n; i++)
+      if (t->grade[i] == g) return t->gain[i];
+  if (g < 0) return 0.0;
+  return rule == GAIN_EXP ? exp2(g) - 1.0 : g;
+}
+
+static int desc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x < y) - (x > y);
+}
+
+/* DCG of the best possible ranking of the judged documents, cut at k. */
+static double ideal_dcg(const struct evr_ranking *r, size_t k, enum gain_rule rule,
+                        const struct evr_gains *t) {
+  const double *g = r->judged;
+  double *tmp = NULL, sum = 0.0;
+  if (rule == GAIN_TABLE) { /* explicit gains may reorder the grades */
+    tmp = malloc((r->n_judged + 1) * sizeof *tmp);
+    if (!tmp) return NAN;
+    for (size_t i = 0; i < r->n_judged; i++) tmp[i] = gain_of(r->judged[i], rule, t);
+    qsort(tmp, r->n_judged, sizeof *tmp, desc);
+    g = tmp;
+    rule = GAIN_GRADE; /* tmp already holds gains */
+  }
+  size_t n = first(k, r->n_judged);
+  for (size_t i = 0; i < n && g[i] > 0; i++) sum += gain_of(g[i], rule, t) / log2((double)(i + 2));
+  free(tmp);
+  return sum;
+}
+
+static double ndcg(const struct stats *s, size_t k, enum gain_rule rule, const struct evr_gains *t) {
+  const struct evr_ranking *r = s->r;
+  size_t n = first(k, r->n_ret);
+  double dcg = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double g = gain_of(r->rel[i], rule, t);
+    if (g != 0) dcg += g / log2((double)(i + 2));
+  }
+  double ideal = ideal_dcg(r, k, rule, t);
+  return ideal > 0.0 ? dcg / ideal : 0.0;
+}
+
+/* ---- other tools' definitions ------------------------------------------ */
+
+/* LlamaIndex (use_granular_hit_rate): every rank holding a relevant id,
+ * repeats included, over the number of relevant ids. */
+static double li_hit_rate_granular(const struct stats *s) {
+  size_t hits = 0;
+  for (size_t i = 0; i < s->r->n_ret; i++) hits += s->r->rel_all[i] >= s->level;
+  return (double)hits / (double)s->num_rel;
+}
+
+/* LlamaIndex (use_granular_mrr): mean of 1/rank over the ranks holding a
+ * relevant id, repeats included. */
+static double li_mrr_granular(const struct stats *s) {
+  size_t hits = 0;
+  double sum = 0.0;
+  for (size_t i = 0; i < s->r->n_ret; i++)
+    if (s->r->rel_all[i] >= s->level) hits++, sum += 1.0 / (double)(i + 1);
+  return hits ? sum / (double)hits : 0.0;
+}
+
+static double eval_one(const struct evr_column *c, const struct stats *s) {
+  const struct evr_ranking *r = s->r;
+  int empty = !r->n_ret || !s->num_rel; /* LlamaIndex raises on either */
+  switch (c->kind) {
+  case EVR_NUM_RET: return (double)r->n_ret;
+  case EVR_NUM_REL: return (double)s->num_rel;
+  case EVR_NUM_REL_RET: return (double)s->num_rel_ret;
+  case EVR_MAP: case EVR_GM_MAP: return ap(s, 0);
+  case EVR_MAP_CUT: return s->num_rel ? ap(s, c->k) : 0.0;
+  case EVR_RPREC: return rprec(s);
+  case EVR_BPREF: return bpref(s);
+  case EVR_RECIP_RANK: return recip_rank(s, 0);
+  case EVR_RR_CUT: return recip_rank(s, c->k);
+  case EVR_IPREC_AT_RECALL: return iprec_at_recall(s, c->x);
+  case EVR_P: return precision(s, c->k);
+  case EVR_RECALL: return recall(s, c->k);
+  case EVR_SUCCESS: return rel_in(s, c->k) ? 1.0 : 0.0;
+  case EVR_NDCG: return ndcg(s, 0, c->gains ? GAIN_TABLE : GAIN_GRADE, c->gains);
+  case EVR_NDCG_CUT: return ndcg(s, c->k, GAIN_GRADE, NULL);
+  case EVR_NDCG_EXP: return ndcg(s, c->k, GAIN_EXP, NULL);
+  case EVR_LI_HIT_RATE: return empty ? NAN : s->num_rel_ret ? 1.0 : 0.0;
+  case EVR_LI_MRR: return empty ? NAN : recip_rank(s, 0);
+  case EVR_LI_HIT_RATE_GRANULAR: return empty ? NAN : li_hit_rate_granular(s);
+  case EVR_LI_MRR_GRANULAR: return empty ? NAN : li_mrr_granular(s);
+  case EVR_RAGAS_ID_PRECISION: {
+    size_t unique = r->n_ret - r->n_repeats;
+    return unique ? (double)s->num_rel_ret / (double)unique : NAN;
+  }
+  case EVR_RAGAS_ID_RECALL: return s->num_rel ? (double)s->num_rel_ret / (double)s->num_rel : NAN;
+  }
+  return NAN;
+}
+
+void evr_eval(const struct evr_column *cols, size_t n, const struct evr_ranking *r, double level,
+              double *out) {
+  struct stats s = {r, level, 0, 0};
+  while (s.num_rel < r->n_judged && r->judged[s.num_rel] >= level) s.num_rel++;
+  s.num_rel_ret = rel_in(&s, 0);
+  for (size_t i = 0; i < n; i++) out[i] = eval_one(&cols[i], &s);
+}
+
+#define GEO_FLOOR 0.00001 /* trec_eval's MIN_GEO_MEAN */
+
+void evr_acc_add(struct evr_acc *a, const struct evr_column *c, double v) {
+  if (isnan(v)) return;
+  a->sum += c->agg == EVR_AGG_GEO ? log(v > GEO_FLOOR ? v : GEO_FLOOR) : v;
+  a->n++;
+}
+
+double evr_acc_value(const struct evr_acc *a, const struct evr_column *c) {
+  if (!a->n) return NAN;
+  switch (c->agg) {
+  case EVR_AGG_SUM: return a->sum;
+  case EVR_AGG_GEO: return exp(a->sum / (double)a->n);
+  default: return a->sum / (double)a->n;
+  }
+}

@@ -12,6 +12,7 @@ static const luaL_Reg preloads[] = {
   {"cjson.safe", luaopen_cjson_safe},
   {"evalua._sys", luaopen_evalua_sys},
   {"evalua._text", luaopen_evalua_text},
+  {"evalua._retrieval", luaopen_evalua_retrieval},
   {NULL, NULL},
 };
 

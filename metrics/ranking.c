@@ -210,3 +210,9 @@ const char *evr_ranker_repeat(const struct evr_ranker *r, size_t *len) {
   if (r->repeat) *len = r->repeat_len;
   return r->repeat;
 }
+
+const char *evr_ranker_item(const struct evr_ranker *r, size_t i, size_t *len, double *score) {
+  *len = r->items[i].len;
+  *score = r->items[i].score;
+  return r->items[i].id;
+}

@@ -1,0 +1,110 @@
+/* Statistics over arrays of finite doubles: descriptive statistics,
+ * bootstrap confidence intervals, paired significance tests, rank
+ * correlations and rater agreement. Callers pass finite values only (the
+ * Lua bindings reject NaN and infinities with a message naming the index).
+ * Functions that can be undefined for an input (a variance of one value, a
+ * correlation with a constant list) return EVSTATS_UNDEFINED rather than a
+ * NaN. Definitions and references: docs/stats.md. */
+#ifndef EVALUA_STATS_H
+#define EVALUA_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { EVSTATS_OK = 0, EVSTATS_ENOMEM = -1, EVSTATS_UNDEFINED = -2 };
+
+/* ---- descriptive (stats.c) ------------------------------------------------ */
+
+/* Compensated (Neumaier) sum. */
+double evstats_sum(const double *x, size_t n);
+/* Mean with one refinement pass over the residuals (as R's mean); n > 0. */
+double evstats_mean(const double *x, size_t n);
+/* Variance with divisor n - ddof; UNDEFINED when n <= ddof. */
+int evstats_variance(const double *x, size_t n, size_t ddof, double *var);
+/* Sorts x ascending in place. */
+void evstats_sort(double *x, size_t n);
+/* Quantile q in [0, 1] of sorted data by linear interpolation between
+ * order statistics: Hyndman and Fan's type 7, numpy's and R's default. */
+double evstats_quantile_sorted(const double *sorted, size_t n, double q);
+/* idx[0..n) = 0..n-1 ordered by x (descending if asked), ties in index
+ * order. */
+int evstats_order(const double *x, size_t n, int descending, size_t *idx);
+
+/* ---- random numbers (rng.c): xoshiro256** seeded by splitmix64 ------------ */
+
+typedef struct {
+  uint64_t s[4];
+} evstats_rng;
+
+void evstats_rng_seed(evstats_rng *r, uint64_t seed);
+uint64_t evstats_rng_next(evstats_rng *r);
+/* Uniform on [0, n) without modulo bias; n > 0. */
+uint64_t evstats_rng_below(evstats_rng *r, uint64_t n);
+
+/* ---- bootstrap (bootstrap.c) ---------------------------------------------- */
+
+/* Percentile bootstrap interval of the mean: resamples means of n draws
+ * with replacement, cut at (1 - level) / 2 and (1 + level) / 2 (type 7). */
+int evstats_bootstrap_mean_ci(const double *x, size_t n, size_t resamples, double level,
+                              uint64_t seed, double *lo, double *hi);
+
+/* ---- paired tests (hypothesis.c) ------------------------------------------ */
+
+typedef struct {
+  double p;         /* two-sided p-value */
+  double mean_diff; /* mean of a[i] - b[i] */
+  int exact;        /* 1: all 2^k sign patterns enumerated */
+  size_t patterns;  /* patterns enumerated, or Monte Carlo resamples */
+} evstats_permutation;
+
+/* Paired randomisation test of the mean difference by sign flips. With at
+ * most max_exact non-zero differences every pattern is enumerated (exact
+ * p); otherwise p = (1 + hits) / (1 + resamples) over random patterns. */
+int evstats_paired_permutation(const double *a, const double *b, size_t n, size_t resamples,
+                               uint64_t seed, size_t max_exact, evstats_permutation *out);
+
+typedef struct {
+  double t, df, p, mean_diff;
+} evstats_ttest;
+
+/* Paired Student t-test, two-sided; UNDEFINED when n < 2. All-zero
+ * differences give t = 0, p = 1; constant non-zero ones t = +-inf, p = 0. */
+int evstats_paired_ttest(const double *a, const double *b, size_t n, evstats_ttest *out);
+
+/* ---- distributions (distributions.c) ------------------------------------- */
+
+/* Regularized incomplete beta function I_x(a, b); a, b > 0, x in [0, 1]. */
+double evstats_betainc(double a, double b, double x);
+/* P(|T| >= |t|) for Student's t with df degrees of freedom. */
+double evstats_t_two_sided(double t, double df);
+/* P(T <= t). */
+double evstats_t_cdf(double t, double df);
+
+/* ---- correlation (correlation.c) ------------------------------------------ */
+
+/* Ranks 1..n, ties given the average of the ranks they span. */
+int evstats_ranks(const double *x, size_t n, double *ranks);
+/* UNDEFINED when n < 2 or either list is constant. */
+int evstats_pearson(const double *x, const double *y, size_t n, double *r);
+int evstats_spearman(const double *x, const double *y, size_t n, double *rho);
+/* Kendall's tau-b in O(n log n) (Knight's algorithm). */
+int evstats_kendall(const double *x, const double *y, size_t n, double *tau);
+
+/* ---- agreement (agreement.c) ---------------------------------------------- */
+
+enum evstats_weights { EVSTATS_UNWEIGHTED, EVSTATS_LINEAR, EVSTATS_QUADRATIC };
+
+/* Cohen's kappa of two raters' categories a[i], b[i] in [0, k). Weighted
+ * forms weigh a disagreement by |v_i - v_j| or (v_i - v_j)^2 of the
+ * categories' values (ignored when unweighted). UNDEFINED when the chance
+ * agreement leaves nothing to improve on (both raters always used one and
+ * the same category). */
+int evstats_cohen_kappa(const size_t *a, const size_t *b, size_t n, size_t k,
+                        const double *values, enum evstats_weights w, double *kappa);
+
+/* Maps numeric ratings to categories: values gets the k distinct values of
+ * a and b in ascending order (room for 2n), ca and cb their indices. */
+int evstats_categories(const double *a, const double *b, size_t n, size_t *ca, size_t *cb,
+                       double *values, size_t *k);
+
+#endif

@@ -1,0 +1,280 @@
+/* Statistics with exact expected values. Sources of the expected numbers:
+ *   [hand]  worked out by hand in the comment next to the check;
+ *   [np]    numpy 1.24.2 / scipy 1.10.1 / scikit-learn 1.2.1 (Debian 12
+ *           packages) on the same inputs, printed with repr();
+ *   [pub]   published test vectors: splitmix64 from seed 1234567 (Rosetta
+ *           Code, "Pseudo-random numbers/Splitmix64") and xoshiro256** from
+ *           the state {1, 2, 3, 4} (the rand_xoshiro reference test, values
+ *           produced with the authors' C implementation);
+ *   [model] an independent Python transcription of the documented
+ *           algorithms (docs/stats.md), used where the value depends on the
+ *           random stream (bootstrap, Monte Carlo p). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "evalua/stats.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_descriptive(void) {
+  const double x[] = {2, 4, 4, 4, 5, 5, 7, 9}; /* the classic sd example */
+  double v = 0;
+  CHECK(evstats_mean(x, N(x)) == 5);                         /* [hand] 40 / 8 */
+  CHECK(evstats_variance(x, N(x), 0, &v) == EVSTATS_OK && v == 4);       /* [hand] 32 / 8 */
+  CHECK(evstats_variance(x, N(x), 1, &v) == EVSTATS_OK);
+  CHECK_NEAR(v, 32.0 / 7, 1e-15);                           /* [hand] 32 / 7 */
+  CHECK(evstats_variance(x, 1, 1, &v) == EVSTATS_UNDEFINED); /* one value has no sample variance */
+  const double tenth[] = {0.1, 0.1, 0.1};
+  CHECK(evstats_mean(tenth, 3) == 0.1); /* a naive sum / 3 gives 0.09999999999999999 */
+  CHECK(evstats_variance(tenth, 3, 1, &v) == EVSTATS_OK && v == 0);
+  const double cancel[] = {1e100, 1, -1e100};
+  CHECK(evstats_sum(cancel, 3) == 1); /* [hand] compensated summation keeps the 1 */
+}
+
+static void test_percentiles(void) {
+  const double a[] = {1, 2, 3, 4};
+  /* [np] np.percentile([1,2,3,4], [0,25,50,75,90,100]) */
+  CHECK(evstats_quantile_sorted(a, 4, 0) == 1);
+  CHECK(evstats_quantile_sorted(a, 4, 0.25) == 1.75); /* [hand] h = 0.75 */
+  CHECK(evstats_quantile_sorted(a, 4, 0.5) == 2.5);
+  CHECK(evstats_quantile_sorted(a, 4, 0.75) == 3.25);
+  CHECK_NEAR(evstats_quantile_sorted(a, 4, 0.9), 3.7, 1e-15);
+  CHECK(evstats_quantile_sorted(a, 4, 1) == 4);
+  const double y[] = {15, 20, 35, 40, 50};
+  /* [np] np.percentile(y, [5, 30, 40, 50, 95, 99.9]) = 16, 23, 29, 35, 48, 49.96000000000001 */
+  const double q[] = {0.05, 0.30, 0.40, 0.50, 0.95, 0.999};
+  const double want[] = {16, 23, 29, 35, 48, 49.96000000000001};
+  for (size_t i = 0; i < N(q); i++) CHECK_NEAR(evstats_quantile_sorted(y, 5, q[i]), want[i], 1e-12);
+  const double one[] = {7};
+  CHECK(evstats_quantile_sorted(one, 1, 0.3) == 7);
+  double s[] = {3, -1, 2, 2, 0};
+  evstats_sort(s, 5);
+  CHECK(s[0] == -1 && s[1] == 0 && s[2] == 2 && s[3] == 2 && s[4] == 3);
+}
+
+static void test_order_is_stable(void) {
+  const double x[] = {0.5, 0.1, 0.5, 0.1, 0.9};
+  size_t idx[5];
+  CHECK(evstats_order(x, 5, 0, idx) == EVSTATS_OK);
+  CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 0 && idx[3] == 2 && idx[4] == 4);
+  CHECK(evstats_order(x, 5, 1, idx) == EVSTATS_OK);
+  CHECK(idx[0] == 4 && idx[1] == 0 && idx[2] == 2 && idx[3] == 1 && idx[4] == 3);
+}
+
+static void test_rng(void) {
+  evstats_rng r;
+  evstats_rng_seed(&r, 1234567); /* [pub] the state is splitmix64's first four outputs */
+  CHECK(r.s[0] == 6457827717110365317u && r.s[1] == 3203168211198807973u);
+  CHECK(r.s[2] == 9817491932198370423u && r.s[3] == 4593380528125082431u);
+  r.s[0] = 1, r.s[1] = 2, r.s[2] = 3, r.s[3] = 4; /* [pub] xoshiro256** */
+  const uint64_t want[] = {11520u, 0u, 1509978240u, 1215971899390074240u, 1216172134540287360u,
+                           607988272756665600u, 16172922978634559625u, 8476171486693032832u};
+  for (size_t i = 0; i < N(want); i++) CHECK(evstats_rng_next(&r) == want[i]);
+  evstats_rng_seed(&r, 7); /* [model] below(10) draws */
+  const uint64_t draws[] = {7, 2, 8, 9, 9, 8, 0, 1, 4, 1};
+  for (size_t i = 0; i < N(draws); i++) CHECK(evstats_rng_below(&r, 10) == draws[i]);
+  /* every value of a small range comes up, none outside it */
+  int seen[3] = {0, 0, 0}, outside = 0;
+  for (int i = 0; i < 3000; i++) {
+    uint64_t k = evstats_rng_below(&r, 3);
+    if (k < 3) seen[k]++;
+    else outside++;
+  }
+  CHECK(outside == 0 && seen[0] > 900 && seen[1] > 900 && seen[2] > 900);
+}
+
+static const double sys_a[] = {0.62, 0.81, 0.44, 0.90, 0.57, 0.73, 0.68, 0.51, 0.79, 0.66};
+static const double sys_b[] = {0.55, 0.78, 0.47, 0.81, 0.50, 0.69, 0.70, 0.42, 0.74, 0.60};
+
+static void test_bootstrap(void) {
+  double lo = 0, hi = 0;
+  /* [model] 1000 resamples, level 0.95, seed 1 */
+  CHECK(evstats_bootstrap_mean_ci(sys_a, 10, 1000, 0.95, 1, &lo, &hi) == EVSTATS_OK);
+  CHECK_NEAR(lo, 0.5880000000000001, 1e-15);
+  CHECK_NEAR(hi, 0.7480249999999999, 1e-15);
+  /* [model] 200 resamples, level 0.9, seed 99 */
+  CHECK(evstats_bootstrap_mean_ci(sys_a, 10, 200, 0.9, 99, &lo, &hi) == EVSTATS_OK);
+  CHECK_NEAR(lo, 0.6069, 1e-15);
+  CHECK_NEAR(hi, 0.7372, 1e-15);
+  const double c[] = {0.25, 0.25, 0.25};
+  CHECK(evstats_bootstrap_mean_ci(c, 3, 100, 0.95, 3, &lo, &hi) == EVSTATS_OK && lo == 0.25 && hi == 0.25);
+  /* [hand] 0/1 scores, n = 2000, mean 0.3: the normal approximation is
+   * 0.3 +- 1.96 sqrt(0.21 / 2000) = [0.27992, 0.32008]; the percentile
+   * interval must land within a few thousandths of it */
+  double *x = malloc(2000 * sizeof *x);
+  for (int i = 0; i < 2000; i++) x[i] = i % 10 < 3;
+  CHECK(evstats_bootstrap_mean_ci(x, 2000, 1000, 0.95, 11, &lo, &hi) == EVSTATS_OK);
+  CHECK_NEAR(lo, 0.27992, 0.003);
+  CHECK_NEAR(hi, 0.32008, 0.003);
+  free(x);
+}
+
+static void test_permutation(void) {
+  evstats_permutation r;
+  /* [hand] d = 1, 2, 3: the eight sums of +-1 +-2 +-3 are 6 4 2 0 0 -2 -4 -6,
+   * two reach |6| -> p = 2/8 */
+  const double a[] = {1, 2, 3}, z[] = {0, 0, 0};
+  CHECK(evstats_paired_permutation(a, z, 3, 1000, 1, 20, &r) == EVSTATS_OK);
+  CHECK(r.exact && r.patterns == 8 && r.p == 0.25 && r.mean_diff == 2);
+  /* [hand] d = 1, 1, 1, 1 (ties): only all-plus and all-minus reach 4 -> 2/16 */
+  const double ones[] = {1, 1, 1, 1}, zeros[] = {0, 0, 0, 0};
+  CHECK(evstats_paired_permutation(ones, zeros, 4, 1000, 1, 20, &r) == EVSTATS_OK && r.p == 0.125);
+  /* [hand] equal systems: p = 1 */
+  CHECK(evstats_paired_permutation(sys_a, sys_a, 10, 1000, 1, 20, &r) == EVSTATS_OK && r.p == 1);
+  /* [np] scipy.stats.permutation_test(..., permutation_type='samples',
+   * n_resamples=inf) on the two systems: 0.015625 (16 of 1024 patterns) */
+  CHECK(evstats_paired_permutation(sys_a, sys_b, 10, 1000, 1, 20, &r) == EVSTATS_OK);
+  CHECK(r.exact && r.patterns == 1024 && r.p == 0.015625);
+  CHECK_NEAR(r.mean_diff, 0.045, 1e-15); /* [hand] 0.45 / 10 */
+  /* [model] Monte Carlo, 999 resamples, seed 5: 0.018 = (17 + 1) / 1000 */
+  CHECK(evstats_paired_permutation(sys_a, sys_b, 10, 999, 5, 0, &r) == EVSTATS_OK);
+  CHECK(!r.exact && r.patterns == 999 && r.p == 0.018);
+}
+
+static void test_ttest(void) {
+  evstats_ttest r;
+  /* [np] scipy.stats.ttest_rel(a, b): t 3.412530939367525, p 0.007718628398093086 */
+  CHECK(evstats_paired_ttest(sys_a, sys_b, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r.t, 3.412530939367525, 1e-12);
+  CHECK_NEAR(r.p, 0.007718628398093086, 1e-14);
+  CHECK(r.df == 9);
+  CHECK(evstats_paired_ttest(sys_a, sys_a, 10, &r) == EVSTATS_OK && r.t == 0 && r.p == 1);
+  const double up[] = {1, 2, 3}, down[] = {0, 1, 2};
+  CHECK(evstats_paired_ttest(up, down, 3, &r) == EVSTATS_OK && r.p == 0 && r.t > 1e308);
+  CHECK(evstats_paired_ttest(up, down, 1, &r) == EVSTATS_UNDEFINED);
+}
+
+static void test_distributions(void) {
+  /* [hand] I_x(1/2, 1/2) = (2/pi) asin(sqrt x); I_0.4(2, 3) = sum_{j=2..4} C(4,j) .4^j .6^(4-j) = 0.5248 */
+  CHECK_NEAR(evstats_betainc(0.5, 0.5, 0.3), 0.3690101195655454, 1e-14);
+  CHECK_NEAR(evstats_betainc(2, 3, 0.4), 0.5248, 1e-14);
+  /* [np] scipy.special.betainc */
+  CHECK_NEAR(evstats_betainc(5, 0.5, 0.9), 0.316642915020012, 1e-14);
+  CHECK_NEAR(evstats_betainc(10, 20, 0.2), 0.049263517304212585, 1e-14);
+  CHECK_NEAR(evstats_betainc(0.5, 50, 0.001), 0.2476309800346232, 1e-14);
+  CHECK_NEAR(evstats_betainc(100, 0.5, 0.999), 0.6550435163244297, 1e-13);
+  CHECK_NEAR(evstats_betainc(2.5, 0.5, 0.02) / 1.9345561852223504e-05, 1, 1e-12);
+  CHECK(evstats_betainc(3, 4, 0) == 0 && evstats_betainc(3, 4, 1) == 1);
+  /* [hand] df = 1 is Cauchy: p = 1 - (2/pi) atan|t|; df = 2: p = 1 - |t| / sqrt(2 + t^2) */
+  CHECK_NEAR(evstats_t_two_sided(0.5, 1), 0.7048327646991336, 1e-14);
+  CHECK_NEAR(evstats_t_two_sided(1.5, 2), 1 - 1.5 / sqrt(4.25), 1e-14);
+  /* [np] 2 * scipy.stats.t.sf(|t|, df) and scipy.stats.t.cdf(t, df) */
+  CHECK_NEAR(evstats_t_two_sided(2.0, 10), 0.07338803477074039, 1e-14);
+  CHECK_NEAR(evstats_t_two_sided(-1.5, 3), 0.23058386524482283, 1e-14);
+  CHECK_NEAR(evstats_t_two_sided(3.2, 29), 0.0033184424634817478, 1e-15);
+  CHECK_NEAR(evstats_t_two_sided(10.0, 5), 0.00017094757574296357, 1e-16);
+  CHECK_NEAR(evstats_t_two_sided(1.96, 1000), 0.05027318495574871, 1e-13);
+  CHECK_NEAR(evstats_t_two_sided(40.0, 7) / 1.5902179984850428e-09, 1, 1e-11);
+  CHECK_NEAR(evstats_t_cdf(2.0, 10), 0.9633059826146297, 1e-14);
+  CHECK_NEAR(evstats_t_cdf(-1.5, 3), 0.11529193262241141, 1e-14);
+  CHECK(evstats_t_two_sided(0, 4) == 1);
+}
+
+static void test_correlation(void) {
+  double r = 0;
+  /* [np] scipy.stats pearsonr / spearmanr / kendalltau; no ties:
+   * [hand] d^2 = 1+1+1+1+4+1+1+1+1+4 = 16 -> rho = 1 - 6*16/990 = 0.90303...;
+   * 6 discordant pairs of 45 -> tau = (39 - 6) / 45 = 0.7333 */
+  const double x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, y[] = {2, 1, 4, 3, 7, 5, 6, 9, 10, 8};
+  CHECK(evstats_pearson(x, y, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.9030303030303031, 1e-14);
+  CHECK(evstats_spearman(x, y, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 1 - 6.0 * 16 / 990, 1e-14);
+  CHECK(evstats_kendall(x, y, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 33.0 / 45, 1e-14);
+  /* ties in x, in y and in both: [np] 0.875, 0.9182389937106918, 0.7999999999999999 */
+  const double xt[] = {1, 2, 2, 3, 3, 3, 4, 5, 5, 6}, yt[] = {2, 2, 1, 3, 4, 4, 4, 6, 5, 5};
+  CHECK(evstats_pearson(xt, yt, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.875, 1e-14);
+  CHECK(evstats_spearman(xt, yt, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.9182389937106918, 1e-14);
+  CHECK(evstats_kendall(xt, yt, 10, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.8, 1e-14);
+  const double xf[] = {0.3, 1.7, -2.2, 4.1, 0.0, 3.3, 2.5}, yf[] = {1.1, 2.0, -0.5, 3.9, 0.2, 2.2, 3.0};
+  CHECK(evstats_pearson(xf, yf, 7, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.9478117368552584, 1e-14);
+  CHECK(evstats_spearman(xf, yf, 7, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.9642857142857145, 1e-14);
+  CHECK(evstats_kendall(xf, yf, 7, &r) == EVSTATS_OK);
+  CHECK_NEAR(r, 0.9047619047619049, 1e-14);
+  double ranks[10];
+  CHECK(evstats_ranks(xt, 10, ranks) == EVSTATS_OK);
+  CHECK(ranks[0] == 1 && ranks[1] == 2.5 && ranks[3] == 5 && ranks[8] == 8.5 && ranks[9] == 10);
+  const double flat[] = {3, 3, 3};
+  CHECK(evstats_pearson(flat, x, 3, &r) == EVSTATS_UNDEFINED);
+  CHECK(evstats_spearman(x, flat, 3, &r) == EVSTATS_UNDEFINED);
+  CHECK(evstats_kendall(flat, x, 3, &r) == EVSTATS_UNDEFINED);
+  CHECK(evstats_pearson(x, y, 1, &r) == EVSTATS_UNDEFINED);
+}
+
+/* Knight's algorithm against the O(n^2) definition on tie-heavy data. */
+static void test_kendall_against_definition(void) {
+  evstats_rng rng;
+  evstats_rng_seed(&rng, 2024);
+  enum { n = 300 };
+  double x[n], y[n];
+  for (int round = 0; round < 20; round++) {
+    for (int i = 0; i < n; i++) {
+      x[i] = (double)evstats_rng_below(&rng, 6);
+      y[i] = (double)evstats_rng_below(&rng, 4) + (round % 2 ? x[i] : 0);
+    }
+    double c = 0, d = 0, tx = 0, ty = 0;
+    for (int i = 0; i < n; i++)
+      for (int j = i + 1; j < n; j++) {
+        double s = (x[i] - x[j]) * (y[i] - y[j]);
+        c += s > 0, d += s < 0;
+        tx += x[i] == x[j] && y[i] != y[j];
+        ty += y[i] == y[j] && x[i] != x[j];
+      }
+    double want = (c - d) / sqrt((c + d + tx) * (c + d + ty)), got = 0;
+    CHECK(evstats_kendall(x, y, n, &got) == EVSTATS_OK);
+    CHECK_NEAR(got, want, 1e-12);
+  }
+}
+
+static void test_kappa(void) {
+  double k = 0;
+  /* [hand] 50 items: yes/yes 20, yes/no 5, no/yes 10, no/no 15: po = 0.7,
+   * pe = 0.5 * 0.6 + 0.5 * 0.4 = 0.5 -> kappa = 0.2 / 0.5 = 0.4 */
+  size_t a[50], b[50];
+  for (int i = 0; i < 50; i++) {
+    a[i] = i < 25 ? 0 : 1;
+    b[i] = (i < 20 || (i >= 25 && i < 35)) ? 0 : 1;
+  }
+  CHECK(evstats_cohen_kappa(a, b, 50, 2, NULL, EVSTATS_UNWEIGHTED, &k) == EVSTATS_OK);
+  CHECK_NEAR(k, 0.4, 1e-15);
+  /* [np] sklearn cohen_kappa_score(r1, r2, weights=None|linear|quadratic) */
+  const double r1[] = {1, 2, 3, 4, 5, 3, 2, 4, 5, 1, 3, 4}, r2[] = {1, 2, 2, 4, 4, 3, 3, 5, 5, 2, 3, 3};
+  size_t c1[12], c2[12], kc = 0;
+  double values[24];
+  CHECK(evstats_categories(r1, r2, 12, c1, c2, values, &kc) == EVSTATS_OK);
+  CHECK(kc == 5 && values[0] == 1 && values[4] == 5 && c1[4] == 4 && c2[2] == 1);
+  CHECK(evstats_cohen_kappa(c1, c2, 12, kc, values, EVSTATS_UNWEIGHTED, &k) == EVSTATS_OK);
+  CHECK_NEAR(k, 0.368421052631579, 1e-14);
+  CHECK(evstats_cohen_kappa(c1, c2, 12, kc, values, EVSTATS_LINEAR, &k) == EVSTATS_OK);
+  CHECK_NEAR(k, 0.6470588235294117, 1e-14);
+  CHECK(evstats_cohen_kappa(c1, c2, 12, kc, values, EVSTATS_QUADRATIC, &k) == EVSTATS_OK);
+  CHECK_NEAR(k, 0.8414096916299559, 1e-14);
+  /* both raters always say the same single category: nothing to improve on */
+  const size_t same[3] = {0, 0, 0};
+  CHECK(evstats_cohen_kappa(same, same, 3, 1, NULL, EVSTATS_UNWEIGHTED, &k) == EVSTATS_UNDEFINED);
+  /* perfect agreement over two categories: 1; systematic disagreement: -1 */
+  const size_t p[4] = {0, 1, 0, 1}, q[4] = {1, 0, 1, 0};
+  CHECK(evstats_cohen_kappa(p, p, 4, 2, NULL, EVSTATS_UNWEIGHTED, &k) == EVSTATS_OK && k == 1);
+  CHECK(evstats_cohen_kappa(p, q, 4, 2, NULL, EVSTATS_UNWEIGHTED, &k) == EVSTATS_OK && k == -1);
+}
+
+int main(void) {
+  test_descriptive();
+  test_percentiles();
+  test_order_is_stable();
+  test_rng();
+  test_bootstrap();
+  test_permutation();
+  test_ttest();
+  test_distributions();
+  test_correlation();
+  test_kendall_against_definition();
+  test_kappa();
+  return check_report();
+}

@@ -13,6 +13,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._sys", luaopen_evalua_sys},
   {"evalua._text", luaopen_evalua_text},
   {"evalua._retrieval", luaopen_evalua_retrieval},
+  {"evalua._judge", luaopen_evalua_judge},
   {NULL, NULL},
 };
 

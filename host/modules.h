@@ -7,5 +7,6 @@
 int luaopen_evalua_sys(lua_State *L);
 int luaopen_evalua_text(lua_State *L);
 int luaopen_evalua_retrieval(lua_State *L);
+int luaopen_evalua_judge(lua_State *L);
 
 #endif

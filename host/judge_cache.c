@@ -1,0 +1,88 @@
+/* The judge's answer cache on disk (see judge_cache.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "files.h"
+#include "judge_cache.h"
+
+int judge_cache_key(const char *data, size_t len, char hex[65]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != 32) return -1;
+  static const char digits[] = "0123456789abcdef";
+  for (unsigned i = 0; i < n; i++) {
+    hex[2 * i] = digits[md[i] >> 4];
+    hex[2 * i + 1] = digits[md[i] & 15];
+  }
+  hex[64] = '\0';
+  return 0;
+}
+
+/* Only a well-formed key makes a path, so no key can name a file elsewhere. */
+static int entry_path(const char *dir, const char *key, char *out, size_t n, int folder_only) {
+  if (strlen(key) != 64 || strspn(key, "0123456789abcdef") != 64) {
+    errno = EINVAL;
+    return -1;
+  }
+  int w = folder_only ? snprintf(out, n, "%s/%.2s", dir, key)
+                      : snprintf(out, n, "%s/%.2s/%s.json", dir, key, key);
+  if (w < 0 || (size_t)w >= n) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return 0;
+}
+
+char *judge_cache_get(const char *dir, const char *key, size_t *len) {
+  char path[PATH_MAX];
+  if (entry_path(dir, key, path, sizeof path, 0)) return NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  char *data = NULL;
+  if (fstat(fd, &st) == 0 && (data = malloc((size_t)st.st_size + 1))) {
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+      ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    data[got] = '\0';
+    *len = got;
+  }
+  int e = errno;
+  close(fd);
+  errno = e;
+  return data;
+}
+
+/* No fsync: rename is atomic against a killed process, which is the failure
+ * that matters for a cache; after a power loss a damaged entry does not
+ * parse, is treated as a miss and written again. */
+int judge_cache_put(const char *dir, const char *key, const char *data, size_t len) {
+  char path[PATH_MAX], tmp[PATH_MAX + 32];
+  if (entry_path(dir, key, path, sizeof path, 1)) return -1;
+  if (evalua_make_dir(path)) return -1;
+  if (entry_path(dir, key, path, sizeof path, 0)) return -1;
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  int r = evalua_write_all(fd, data, len);
+  if (close(fd)) r = -1;
+  if (!r && rename(tmp, path)) r = -1;
+  if (r) {
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+  }
+  return r;
+}

@@ -1,0 +1,639 @@
+/* The judge's HTTP engine (see judge_engine.h). A request lives on exactly
+ * one list: queued (new), delayed (waiting out a backoff, sorted by time),
+ * flight (a curl easy handle in the multi), done (waiting for poll). */
+#define _GNU_SOURCE /* memmem */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "judge_engine.h"
+
+#define MAX_BODY ((size_t)64 << 20)   /* a larger answer is refused */
+#define REDACTED "[redacted]"
+
+struct jreq {
+  struct jreq *prev, *next;
+  uint64_t id;
+  char *url, *body;
+  size_t len;
+  double est_tokens;
+  int attempts;
+  double not_before;        /* monotonic ms, for the delayed list */
+  double started;           /* monotonic ms of the current attempt */
+  double wait_ms;
+  double retry_after_ms;    /* from the last response; < 0 when absent */
+  CURL *easy;
+  char *resp;
+  size_t resp_len, resp_cap;
+  int too_big;
+  long status;
+  const char *error;        /* NULL, or msg */
+  char msg[320];
+  char curlerr[CURL_ERROR_SIZE];
+  int retryable;
+  double latency_ms;
+};
+
+struct list { struct jreq *head, *tail; int n; };
+
+struct judge_engine {
+  struct judge_config c;
+  char *base_url, *api_key, *ca_file;
+  struct curl_slist *headers;
+  CURLM *multi;
+  CURL **pool;
+  int pool_n;
+  struct list queued, delayed, flight, done;
+  uint64_t next_id, rng;
+  double window, last_decrease;
+  double rpm_next, tpm_level, tpm_time;
+  int refusals;             /* consecutive connections refused */
+  struct judge_stats st;
+};
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- lists ----------------------------------------------------------- */
+
+static void list_remove(struct list *l, struct jreq *r) {
+  if (r->prev) r->prev->next = r->next; else l->head = r->next;
+  if (r->next) r->next->prev = r->prev; else l->tail = r->prev;
+  r->prev = r->next = NULL;
+  l->n--;
+}
+
+static void list_push(struct list *l, struct jreq *r) {
+  r->next = NULL;
+  r->prev = l->tail;
+  if (l->tail) l->tail->next = r; else l->head = r;
+  l->tail = r;
+  l->n++;
+}
+
+/* Keeps the delayed list sorted by not_before (usually short). */
+static void list_insert_sorted(struct list *l, struct jreq *r) {
+  struct jreq *at = l->tail;
+  while (at && at->not_before > r->not_before) at = at->prev;
+  r->prev = at;
+  r->next = at ? at->next : l->head;
+  if (r->next) r->next->prev = r; else l->tail = r;
+  if (at) at->next = r; else l->head = r;
+  l->n++;
+}
+
+static void req_free(struct jreq *r) {
+  free(r->url);
+  free(r->body);
+  free(r->resp);
+  free(r);
+}
+
+/* ---- configuration ----------------------------------------------------- */
+
+void judge_config_defaults(struct judge_config *c) {
+  memset(c, 0, sizeof *c);
+  c->concurrency = 16;
+  c->timeout_ms = 60000;
+  c->connect_timeout_ms = 10000;
+  c->max_retries = 5;
+  c->backoff_ms = 500;
+  c->max_backoff_ms = 30000;
+  c->max_wait_ms = 60000;
+}
+
+static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
+
+static int build_headers(struct judge_engine *e, const struct judge_config *c) {
+  struct curl_slist *h = NULL, *t;
+  const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
+                         "Expect:" /* no 100-continue round trip for large bodies */};
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+    if (!(t = curl_slist_append(h, fixed[i]))) goto fail;
+    h = t;
+  }
+  if (e->api_key) {
+    size_t n = strlen(e->api_key) + 32;
+    char *line = malloc(n);
+    if (!line) goto fail;
+    snprintf(line, n, "Authorization: Bearer %s", e->api_key);
+    t = curl_slist_append(h, line);
+    memset(line, 0, n);
+    free(line);
+    if (!t) goto fail;
+    h = t;
+  }
+  for (const char *const *p = c->headers; p && *p; p++) {
+    if (!(t = curl_slist_append(h, *p))) goto fail;
+    h = t;
+  }
+  e->headers = h;
+  return 0;
+fail:
+  curl_slist_free_all(h);
+  return -1;
+}
+
+static const char *check_config(const struct judge_config *c) {
+  if (!c->base_url || (strncmp(c->base_url, "http://", 7) && strncmp(c->base_url, "https://", 8)))
+    return "base_url must start with http:// or https://";
+  if (c->concurrency < 1) return "concurrency must be at least 1";
+  if (c->timeout_ms < 1) return "timeout_ms must be positive";
+  if (c->max_retries < 0) return "max_retries must not be negative";
+  if (c->backoff_ms < 0 || c->max_backoff_ms < 0 || c->max_wait_ms < 0) return "backoff times must not be negative";
+  if (c->rpm < 0 || c->tpm < 0) return "rpm and tpm must not be negative";
+  return NULL;
+}
+
+struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err) {
+  if ((*err = check_config(c))) return NULL;
+  *err = "out of memory";
+  if (curl_global_init(CURL_GLOBAL_DEFAULT)) return NULL;
+  struct judge_engine *e = calloc(1, sizeof *e);
+  if (!e) { curl_global_cleanup(); return NULL; }
+  e->c = *c;
+  e->base_url = dupstr(c->base_url);
+  size_t bl = e->base_url ? strlen(e->base_url) : 0;
+  while (bl > 0 && e->base_url[bl - 1] == '/') e->base_url[--bl] = '\0';
+  e->api_key = c->api_key && *c->api_key ? dupstr(c->api_key) : NULL;
+  e->ca_file = dupstr(c->ca_file);
+  e->c.base_url = e->c.api_key = e->c.ca_file = NULL;
+  e->c.headers = NULL;
+  e->multi = curl_multi_init();
+  e->pool = calloc((size_t)c->concurrency, sizeof *e->pool);
+  if (!e->base_url || !e->multi || !e->pool || build_headers(e, c)) {
+    judge_engine_free(e);
+    return NULL;
+  }
+  curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->concurrency);
+  curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency + 4);
+  e->window = c->concurrency;
+  e->last_decrease = -1e300;
+  e->rng = c->seed ? c->seed : (uint64_t)(now_ms() * 1000) ^ (uint64_t)(uintptr_t)e;
+  e->tpm_level = c->tpm;
+  e->tpm_time = now_ms();
+  e->next_id = 1;
+  *err = NULL;
+  return e;
+}
+
+static void free_list(struct judge_engine *e, struct list *l) {
+  for (struct jreq *r = l->head, *n; r; r = n) {
+    n = r->next;
+    if (r->easy) {
+      curl_multi_remove_handle(e->multi, r->easy);
+      curl_easy_cleanup(r->easy);
+    }
+    req_free(r);
+  }
+  l->head = l->tail = NULL;
+  l->n = 0;
+}
+
+void judge_engine_free(struct judge_engine *e) {
+  if (!e) return;
+  free_list(e, &e->queued);
+  free_list(e, &e->delayed);
+  free_list(e, &e->flight);
+  free_list(e, &e->done);
+  for (int i = 0; i < e->pool_n; i++) curl_easy_cleanup(e->pool[i]);
+  free(e->pool);
+  if (e->multi) curl_multi_cleanup(e->multi);
+  curl_slist_free_all(e->headers);
+  if (e->api_key) memset(e->api_key, 0, strlen(e->api_key));
+  free(e->api_key);
+  free(e->base_url);
+  free(e->ca_file);
+  free(e);
+  curl_global_cleanup();
+}
+
+/* ---- submitting ---------------------------------------------------------- */
+
+static double backoff(struct judge_engine *e, int attempt);
+
+uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
+                             size_t len, double est_tokens, int prior_attempts) {
+  struct jreq *r = calloc(1, sizeof *r);
+  if (!r) return 0;
+  size_t ul = strlen(e->base_url) + strlen(path) + 1;
+  r->url = malloc(ul);
+  r->body = malloc(len + 1);
+  if (!r->url || !r->body) { req_free(r); return 0; }
+  snprintf(r->url, ul, "%s%s", e->base_url, path);
+  memcpy(r->body, body, len);
+  r->body[len] = '\0';
+  r->len = len;
+  r->est_tokens = est_tokens > 0 ? est_tokens : 0;
+  r->attempts = prior_attempts > 0 ? prior_attempts : 0;
+  r->retry_after_ms = -1;
+  r->id = e->next_id++;
+  e->st.submitted++;
+  if (r->attempts > 0) { /* a resubmitted request backs off like a retry */
+    double wait = backoff(e, r->attempts);
+    r->not_before = now_ms() + wait;
+    r->wait_ms = wait;
+    e->st.retries++;
+    list_insert_sorted(&e->delayed, r);
+  } else {
+    list_push(&e->queued, r);
+  }
+  return r->id;
+}
+
+/* ---- transfers ---------------------------------------------------------- */
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud) {
+  struct jreq *r = ud;
+  size_t add = size * n;
+  if (r->resp_len + add + 1 > MAX_BODY) { r->too_big = 1; return 0; }
+  if (r->resp_len + add + 1 > r->resp_cap) {
+    size_t cap = r->resp_cap ? r->resp_cap : 4096;
+    while (cap < r->resp_len + add + 1) cap *= 2;
+    char *p = realloc(r->resp, cap);
+    if (!p) return 0;
+    r->resp = p, r->resp_cap = cap;
+  }
+  memcpy(r->resp + r->resp_len, data, add);
+  r->resp_len += add;
+  r->resp[r->resp_len] = '\0';
+  return add;
+}
+
+/* Retry-After: seconds or an HTTP date; retry-after-ms: milliseconds. */
+static size_t on_header(char *data, size_t size, size_t n, void *ud) {
+  struct jreq *r = ud;
+  size_t len = size * n;
+  char line[256];
+  if (len >= sizeof line || len < 12) return len;
+  memcpy(line, data, len);
+  line[len] = '\0';
+  for (char *p = line + len - 1; p >= line && isspace((unsigned char)*p); p--) *p = '\0';
+  int ms = !strncasecmp(line, "retry-after-ms:", 15);
+  if (!ms && strncasecmp(line, "retry-after:", 12)) return len;
+  const char *v = line + (ms ? 15 : 12);
+  while (*v == ' ' || *v == '\t') v++;
+  char *end;
+  double x = strtod(v, &end);
+  if (end != v && *end == '\0' && x >= 0) {
+    r->retry_after_ms = ms ? x : x * 1000;
+  } else if (!ms) {
+    time_t when = curl_getdate(v, NULL);
+    if (when != -1) r->retry_after_ms = fmax(0, difftime(when, time(NULL)) * 1000);
+  }
+  return len;
+}
+
+static CURL *easy_get(struct judge_engine *e) {
+  if (e->pool_n > 0) {
+    CURL *h = e->pool[--e->pool_n];
+    curl_easy_reset(h);
+    return h;
+  }
+  return curl_easy_init();
+}
+
+static void easy_put(struct judge_engine *e, CURL *h) {
+  if (e->pool_n < e->c.concurrency) e->pool[e->pool_n++] = h;
+  else curl_easy_cleanup(h);
+}
+
+static int start(struct judge_engine *e, struct jreq *r) {
+  CURL *h = easy_get(e);
+  if (!h) return -1;
+  r->easy = h;
+  r->resp_len = 0;
+  r->too_big = 0;
+  r->retry_after_ms = -1;
+  r->curlerr[0] = '\0';
+  curl_easy_setopt(h, CURLOPT_URL, r->url);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, e->headers);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, e->c.timeout_ms);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, e->c.connect_timeout_ms);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->curlerr);
+  curl_easy_setopt(h, CURLOPT_PRIVATE, r);
+  if (e->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
+  if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
+    easy_put(e, h);
+    r->easy = NULL;
+    return -1;
+  }
+  r->attempts++;
+  r->started = now_ms();
+  e->st.attempts++;
+  list_push(&e->flight, r);
+  if (e->flight.n > e->st.peak_in_flight) e->st.peak_in_flight = e->flight.n;
+  return 0;
+}
+
+static void finish_failed(struct judge_engine *e, struct jreq *r, const char *msg) {
+  snprintf(r->msg, sizeof r->msg, "%s", msg);
+  r->error = r->msg;
+  list_push(&e->done, r);
+}
+
+static void refill_tokens(struct judge_engine *e, double now) {
+  if (e->c.tpm <= 0) return;
+  e->tpm_level = fmin(e->c.tpm, e->tpm_level + (now - e->tpm_time) * e->c.tpm / 60000.0);
+  e->tpm_time = now;
+}
+
+/* The next request allowed to start now (retries first), or NULL. */
+static struct jreq *next_eligible(struct judge_engine *e, double now) {
+  struct jreq *r = e->delayed.head && e->delayed.head->not_before <= now ? e->delayed.head : e->queued.head;
+  if (!r) return NULL;
+  if (e->c.rpm > 0 && now < e->rpm_next) return NULL;
+  if (e->c.tpm > 0 && e->tpm_level < r->est_tokens && e->tpm_level < e->c.tpm) return NULL;
+  return r;
+}
+
+static void start_eligible(struct judge_engine *e) {
+  double now = now_ms();
+  refill_tokens(e, now);
+  int cap = (int)e->window;
+  if (cap < 1) cap = 1;
+  struct jreq *r;
+  while (e->flight.n < cap && (r = next_eligible(e, now))) {
+    list_remove(r == e->delayed.head ? &e->delayed : &e->queued, r);
+    if (start(e, r)) {
+      finish_failed(e, r, "cannot start a transfer: out of memory");
+      continue;
+    }
+    if (e->c.rpm > 0) e->rpm_next = fmax(now, e->rpm_next) + 60000.0 / e->c.rpm;
+    if (e->c.tpm > 0) e->tpm_level -= r->est_tokens;
+  }
+}
+
+/* Milliseconds until a waiting request may start; -1 if none waits. */
+static double next_timer(const struct judge_engine *e, double now) {
+  double t = -1;
+  if (e->delayed.head) t = fmax(0, e->delayed.head->not_before - now);
+  if (e->queued.head) {
+    double q = 0;
+    if (e->c.rpm > 0) q = fmax(q, e->rpm_next - now);
+    if (e->c.tpm > 0 && e->tpm_level < e->queued.head->est_tokens && e->tpm_level < e->c.tpm)
+      q = fmax(q, (fmin(e->queued.head->est_tokens, e->c.tpm) - e->tpm_level) * 60000.0 / e->c.tpm);
+    t = t < 0 ? q : fmin(t, q);
+  }
+  return t;
+}
+
+/* ---- finishing ---------------------------------------------------------- */
+
+static double uniform01(struct judge_engine *e) {
+  e->rng ^= e->rng >> 12, e->rng ^= e->rng << 25, e->rng ^= e->rng >> 27;
+  return (double)((e->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+/* Full jitter: uniform in [0, min(cap, base * 2^(attempt-1))]. */
+static double backoff(struct judge_engine *e, int attempt) {
+  double ceiling = fmin(e->c.max_backoff_ms, e->c.backoff_ms * ldexp(1.0, attempt - 1 < 30 ? attempt - 1 : 30));
+  return uniform01(e) * ceiling;
+}
+
+static int retryable_transport(CURLcode rc) {
+  switch (rc) {
+  case CURLE_OPERATION_TIMEDOUT: case CURLE_COULDNT_CONNECT: case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR: case CURLE_GOT_NOTHING: case CURLE_PARTIAL_FILE:
+  case CURLE_HTTP2: case CURLE_HTTP2_STREAM: case CURLE_SSL_CONNECT_ERROR:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static int retryable_status(const struct jreq *r) {
+  if (r->status == 429) return !(r->resp && strstr(r->resp, "insufficient_quota"));
+  return r->status == 408 || r->status == 409 || r->status >= 500;
+}
+
+/* Fills r->status/error/retryable from the transfer's outcome. */
+static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  r->error = NULL;
+  r->retryable = 0;
+  if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
+    e->refusals = 0;
+    return;
+  }
+  char *why = r->msg;
+  size_t n = sizeof r->msg;
+  if (rc == CURLE_OK) {
+    snprintf(why, n, "HTTP %ld", r->status);
+    r->retryable = retryable_status(r);
+    e->refusals = 0;
+  } else if (r->too_big) {
+    snprintf(why, n, "response larger than %zu MB", MAX_BODY >> 20);
+  } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+    snprintf(why, n, "timed out after %ld ms", e->c.timeout_ms);
+    r->retryable = 1;
+  } else {
+    int refused = rc == CURLE_COULDNT_CONNECT;
+    e->refusals = refused ? e->refusals + 1 : 0;
+    snprintf(why, n, "%s: %.250s", refused ? "connection failed" : "connection error",
+             r->curlerr[0] ? r->curlerr : curl_easy_strerror(rc));
+    /* A server that refuses connection after connection is down: stop retrying. */
+    r->retryable = retryable_transport(rc) && !(refused && e->refusals > 2 * (e->c.max_retries + 1));
+    r->status = 0;
+  }
+  r->error = r->msg;
+}
+
+static void adjust_window(struct judge_engine *e, struct jreq *r, double now) {
+  if (r->status == 429 && r->retryable) {
+    e->st.rate_limited++;
+    if (r->started >= e->last_decrease) { /* once per round of requests */
+      e->window = fmax(1, e->window / 2);
+      e->last_decrease = now;
+    }
+  } else if (!r->error) {
+    e->window = fmin(e->c.concurrency, e->window + 1.0 / e->window);
+  }
+}
+
+/* Schedules a retry; 0, or -1 when the server's wait is too long. */
+static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
+  double wait = backoff(e, r->attempts);
+  if (r->retry_after_ms >= 0) {
+    if (r->retry_after_ms > e->c.max_wait_ms) {
+      char status[32];
+      snprintf(status, sizeof status, "%.31s", r->msg);
+      snprintf(r->msg, sizeof r->msg, "%s; the server asked to wait %.0f s, more than max_wait_ms (%.0f)",
+               status, r->retry_after_ms / 1000, e->c.max_wait_ms);
+      return -1;
+    }
+    wait = fmax(wait, r->retry_after_ms);
+  }
+  r->not_before = now + wait;
+  r->wait_ms += wait;
+  e->st.retries++;
+  list_insert_sorted(&e->delayed, r);
+  return 0;
+}
+
+static void finish(struct judge_engine *e, struct jreq *r, CURLcode rc) {
+  double now = now_ms();
+  list_remove(&e->flight, r);
+  r->latency_ms = now - r->started;
+  classify(e, r, rc);
+  curl_multi_remove_handle(e->multi, r->easy);
+  easy_put(e, r->easy);
+  r->easy = NULL;
+  adjust_window(e, r, now);
+  if (r->error && r->retryable && r->attempts <= e->c.max_retries && schedule_retry(e, r, now) == 0) return;
+  if (r->resp && e->api_key) r->resp = judge_redact(r->resp, &r->resp_len, e->api_key);
+  e->st.done++;
+  list_push(&e->done, r);
+}
+
+static void drain_messages(struct judge_engine *e) {
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(e->multi, &left))) {
+    if (m->msg != CURLMSG_DONE) continue;
+    struct jreq *r = NULL;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+    if (r) finish(e, r, m->data.result);
+  }
+}
+
+static void perform(struct judge_engine *e) {
+  int running;
+  curl_multi_perform(e->multi, &running);
+  drain_messages(e);
+}
+
+/* ---- polling --------------------------------------------------------------- */
+
+static void hand_over(struct jreq *r, struct judge_result *out) {
+  memset(out, 0, sizeof *out);
+  out->id = r->id;
+  out->status = r->status;
+  out->body = r->resp ? r->resp : calloc(1, 1);
+  out->body_len = r->resp ? r->resp_len : 0;
+  r->resp = NULL;
+  if (r->error) {
+    snprintf(out->errbuf, sizeof out->errbuf, "%s", r->error);
+    out->error = out->errbuf;
+  }
+  out->attempts = r->attempts;
+  out->retryable = r->retryable;
+  out->latency_ms = r->latency_ms;
+  out->wait_ms = r->wait_ms;
+}
+
+static void sleep_ms(double ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
+}
+
+int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max) {
+  double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+  for (;;) {
+    start_eligible(e);
+    if (e->flight.n) perform(e);
+    start_eligible(e);
+    double now = now_ms();
+    if (e->done.n || now >= deadline) break;
+    double wait = deadline - now, t = next_timer(e, now);
+    if (t >= 0) wait = fmin(wait, t);
+    if (e->flight.n) {
+      curl_multi_poll(e->multi, NULL, 0, (int)ceil(wait), NULL);
+      perform(e);
+    } else if (t >= 0) {
+      sleep_ms(wait);
+    } else {
+      break; /* nothing pending */
+    }
+    if (e->done.n) break;
+  }
+  int n = 0;
+  for (struct jreq *r; n < max && (r = e->done.head); n++) {
+    list_remove(&e->done, r);
+    hand_over(r, &out[n]);
+    req_free(r);
+  }
+  return n;
+}
+
+void judge_result_free(struct judge_result *r) {
+  free(r->body);
+  r->body = NULL;
+}
+
+static struct jreq *find(struct list *l, uint64_t id) {
+  for (struct jreq *r = l->head; r; r = r->next)
+    if (r->id == id) return r;
+  return NULL;
+}
+
+int judge_engine_cancel(struct judge_engine *e, uint64_t id) {
+  struct list *lists[] = {&e->queued, &e->delayed, &e->flight, &e->done};
+  for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+    struct jreq *r = find(lists[i], id);
+    if (!r) continue;
+    list_remove(lists[i], r);
+    if (r->easy) {
+      curl_multi_remove_handle(e->multi, r->easy);
+      easy_put(e, r->easy);
+    }
+    req_free(r);
+    e->st.cancelled++;
+    return 1;
+  }
+  return 0;
+}
+
+int judge_engine_pending(const struct judge_engine *e) {
+  return e->queued.n + e->delayed.n + e->flight.n + e->done.n;
+}
+
+void judge_engine_adjust_tokens(struct judge_engine *e, double delta) {
+  if (e->c.tpm > 0) e->tpm_level -= delta;
+}
+
+void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s) {
+  *s = e->st;
+  s->in_flight = e->flight.n;
+  s->queued = e->queued.n + e->delayed.n;
+  s->window = e->window;
+}
+
+int judge_engine_has_key(const struct judge_engine *e) { return e->api_key != NULL; }
+
+char *judge_redact(char *s, size_t *n, const char *secret) {
+  size_t k = secret ? strlen(secret) : 0, r = strlen(REDACTED);
+  if (k < 4 || !s) return s;
+  for (char *p = s; (p = memmem(p, *n - (size_t)(p - s), secret, k));) {
+    size_t off = (size_t)(p - s);
+    if (r > k) {
+      char *t = realloc(s, *n + r - k + 1);
+      if (!t) { memset(p, '*', k); p += k; continue; } /* still never leak it */
+      s = t, p = s + off;
+    }
+    memmove(p + r, p + k, *n - off - k + 1);
+    memcpy(p, REDACTED, r);
+    *n = *n + r - k;
+    p += r;
+  }
+  return s;
+}

@@ -1,0 +1,87 @@
+/* The judge's HTTP engine: libcurl multi driving POST requests to an
+ * OpenAI-compatible server, with a concurrency cap that backs off on 429 and
+ * recovers (AIMD), retries with full-jitter exponential backoff honouring
+ * Retry-After, and requests-/tokens-per-minute limits. Plain C, no Lua: the
+ * caller submits request bodies and polls for finished ones. The API key is
+ * held here only; answers are scrubbed of it before they are handed back. */
+#ifndef EVALUA_JUDGE_ENGINE_H
+#define EVALUA_JUDGE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct judge_config {
+  const char *base_url;        /* "http://host:port/v1"; paths are appended */
+  const char *api_key;         /* NULL or "": no Authorization header */
+  const char *const *headers;  /* extra "Name: value" lines, NULL-terminated, or NULL */
+  const char *ca_file;         /* NULL: the system's CA store */
+  int concurrency;             /* requests in flight at most, >= 1 */
+  long timeout_ms;             /* per attempt, whole transfer */
+  long connect_timeout_ms;
+  int max_retries;             /* attempts = 1 + retries at most */
+  double backoff_ms;           /* base of the exponential backoff */
+  double max_backoff_ms;       /* cap of the exponential part */
+  double max_wait_ms;          /* a Retry-After longer than this fails at once */
+  double rpm, tpm;             /* requests / tokens per minute; 0 = no limit */
+  uint64_t seed;               /* of the jitter; 0 = from the clock */
+};
+
+/* Defaults for every field but base_url / api_key / headers / ca_file. */
+void judge_config_defaults(struct judge_config *c);
+
+/* A finished request, owned by the caller after judge_engine_poll. */
+struct judge_result {
+  uint64_t id;
+  long status;          /* HTTP status of the last attempt; 0 if none arrived */
+  char *body;           /* response body of the last attempt, NUL-terminated */
+  size_t body_len;
+  const char *error;    /* NULL on 2xx; else why it failed (static or in errbuf) */
+  char errbuf[320];
+  int attempts;
+  int retryable;        /* the failure was of a kind retried (retries ran out) */
+  double latency_ms;    /* of the last attempt */
+  double wait_ms;       /* total time spent in backoff */
+};
+void judge_result_free(struct judge_result *r);
+
+struct judge_stats {
+  long submitted, attempts, retries, done, rate_limited, cancelled;
+  int in_flight, queued, peak_in_flight;
+  double window;        /* current AIMD concurrency window */
+};
+
+struct judge_engine;
+
+/* NULL with *err set (static text) when the configuration is unusable. */
+struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err);
+void judge_engine_free(struct judge_engine *e);
+
+/* Queues a POST of body to base_url + path. est_tokens feeds the tokens-per-
+ * minute limit; prior_attempts > 0 resubmits a request that already made
+ * that many attempts (its retry budget and backoff continue). Returns an id
+ * > 0, or 0 when out of memory. */
+uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
+                             size_t len, double est_tokens, int prior_attempts);
+
+/* Drives transfers for up to timeout_ms or until a request finishes, then
+ * moves up to max finished requests into out; returns how many. */
+int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max);
+
+/* Forgets a queued or in-flight request; 1 if it was found. */
+int judge_engine_cancel(struct judge_engine *e, uint64_t id);
+
+/* Requests queued, in flight or finished but not yet polled. */
+int judge_engine_pending(const struct judge_engine *e);
+
+/* Corrects the tokens-per-minute account once actual usage is known
+ * (delta = actual - estimated). */
+void judge_engine_adjust_tokens(struct judge_engine *e, double delta);
+
+void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s);
+int judge_engine_has_key(const struct judge_engine *e);
+
+/* Replaces every occurrence of secret in s (length *n, NUL-terminated,
+ * malloc'd) by "[redacted]"; returns s or its reallocation. */
+char *judge_redact(char *s, size_t *n, const char *secret);
+
+#endif

@@ -1,0 +1,430 @@
+/* evalua._judge: the thin binding of the judge engine and cache. Lua gets
+ * submit/poll/cancel primitives and never a curl callback; the API key is
+ * read from the environment here and never pushed to Lua. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lauxlib.h>
+
+#include "judge_cache.h"
+#include "judge_engine.h"
+#include "modules.h"
+#include "runtime.h"
+
+#define ENGINE_MT "evalua.JudgeEngine"
+#define BOX_MT "evalua.JudgeBox"
+#define POLL_MAX 128
+
+/* The engine userdata keeps the buffer poll fills, so a poll allocates
+ * nothing in C and a memory error midway leaks nothing. */
+struct engine_ud {
+  struct judge_engine *e;
+  int n, next;  /* batch[next..n) are results not yet handed to Lua */
+  struct judge_result batch[POLL_MAX];
+};
+
+/* ---- options ----------------------------------------------------------- */
+
+static double opt_number(lua_State *L, int t, const char *field, double dflt, double min) {
+  int type = lua_getfield(L, t, field);
+  double v = dflt;
+  if (type != LUA_TNIL) {
+    int ok;
+    v = lua_tonumberx(L, -1, &ok);
+    if (!ok || v != v || v < min) {
+      char bound[32];
+      snprintf(bound, sizeof bound, "%g", min);
+      luaL_error(L, "judge option '%s' must be a number >= %s (got %s)", field, bound,
+                 ok ? lua_tostring(L, -1) : luaL_typename(L, -1));
+    }
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static const char *opt_string(lua_State *L, int t, const char *field, const char *dflt) {
+  int type = lua_getfield(L, t, field);
+  const char *v = dflt;
+  if (type == LUA_TSTRING) v = lua_tostring(L, -1);
+  else if (type != LUA_TNIL) luaL_error(L, "judge option '%s' must be a string", field);
+  lua_pop(L, 1); /* the string stays reachable from the options table */
+  return v;
+}
+
+/* A header value: a string, or {env = "NAME"} read here so that a secret
+ * header (Azure's api-key, say) never passes through Lua either. */
+static const char *header_value(lua_State *L, const char *name) {
+  if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "env") == LUA_TSTRING) {
+    const char *v = getenv(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (!v) luaL_error(L, "judge header '%s': environment variable is not set", name);
+    return v;
+  }
+  luaL_error(L, "judge header '%s' must be a string or {env = \"NAME\"}", name);
+  return NULL;
+}
+
+/* Pushes a userdata holding a NULL-terminated array of "Name: value" lines;
+ * the strings live in a table kept as its user value. */
+static const char *const *collect_headers(lua_State *L, int t) {
+  if (lua_getfield(L, t, "headers") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  if (!lua_istable(L, -1)) luaL_error(L, "judge option 'headers' must be a table of name = value");
+  int h = lua_gettop(L), n = 0;
+  lua_newtable(L); /* the lines, kept alive */
+  for (lua_pushnil(L); lua_next(L, h); lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "judge header names must be strings");
+    const char *name = lua_tostring(L, -2), *value = header_value(L, name);
+    if (strpbrk(name, "\r\n:") || !*name || strpbrk(value, "\r\n"))
+      luaL_error(L, "judge header '%s': names and values cannot contain line breaks", name);
+    lua_pushfstring(L, "%s: %s", name, value);
+    lua_rawseti(L, h + 1, ++n);
+  }
+  const char **lines = lua_newuserdatauv(L, sizeof(char *) * ((size_t)n + 1), 1);
+  lua_pushvalue(L, h + 1);
+  lua_setiuservalue(L, -2, 1);
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, h + 1, i + 1);
+    lines[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  lines[n] = NULL;
+  lua_replace(L, h);
+  lua_settop(L, h);
+  return lines;
+}
+
+static const char *api_key(lua_State *L, int t) {
+  if (lua_getfield(L, t, "api_key") != LUA_TNIL)
+    luaL_error(L, "judge option 'api_key' is not accepted: name the environment variable "
+                  "that holds the key with api_key_env (default OPENAI_API_KEY)");
+  lua_pop(L, 1);
+  if (lua_getfield(L, t, "api_key_env") == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+    lua_pop(L, 1);
+    return NULL; /* api_key_env = false: send no key */
+  }
+  lua_pop(L, 1);
+  return getenv(opt_string(L, t, "api_key_env", "OPENAI_API_KEY"));
+}
+
+/* ---- the engine ---------------------------------------------------------- */
+
+static struct engine_ud *check_engine(lua_State *L) {
+  struct engine_ud *u = luaL_checkudata(L, 1, ENGINE_MT);
+  if (!u->e) luaL_error(L, "the judge engine is closed");
+  return u;
+}
+
+/* engine{base_url=, api_key_env=, headers=, concurrency=, ...} */
+static int l_engine(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  struct judge_config c;
+  judge_config_defaults(&c);
+  c.base_url = opt_string(L, 1, "base_url", NULL);
+  if (!c.base_url) luaL_error(L, "judge option 'base_url' is required");
+  c.ca_file = opt_string(L, 1, "ca_file", NULL);
+  c.concurrency = (int)opt_number(L, 1, "concurrency", c.concurrency, 1);
+  c.timeout_ms = (long)opt_number(L, 1, "timeout_ms", (double)c.timeout_ms, 1);
+  c.connect_timeout_ms = (long)opt_number(L, 1, "connect_timeout_ms", (double)c.connect_timeout_ms, 1);
+  c.max_retries = (int)opt_number(L, 1, "max_retries", c.max_retries, 0);
+  c.backoff_ms = opt_number(L, 1, "backoff_ms", c.backoff_ms, 0);
+  c.max_backoff_ms = opt_number(L, 1, "max_backoff_ms", c.max_backoff_ms, 0);
+  c.max_wait_ms = opt_number(L, 1, "max_wait_ms", c.max_wait_ms, 0);
+  c.rpm = opt_number(L, 1, "rpm", 0, 0);
+  c.tpm = opt_number(L, 1, "tpm", 0, 0);
+  c.seed = (uint64_t)opt_number(L, 1, "seed", 0, 0);
+  c.headers = collect_headers(L, 1);
+  c.api_key = api_key(L, 1);
+  struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->e = NULL;
+  u->n = u->next = 0;
+  luaL_setmetatable(L, ENGINE_MT);
+  const char *err;
+  u->e = judge_engine_new(&c, &err);
+  if (!u->e) luaL_error(L, "judge: %s", err);
+  return 1;
+}
+
+static int l_submit(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  const char *path = luaL_checkstring(L, 2);
+  size_t len;
+  const char *body = luaL_checklstring(L, 3, &len);
+  double est = luaL_optnumber(L, 4, 0);
+  int prior = (int)luaL_optinteger(L, 5, 0);
+  luaL_argcheck(L, path[0] == '/', 2, "path must start with '/'");
+  uint64_t id = judge_engine_submit(u->e, path, body, len, est, prior);
+  if (!id) return luaL_error(L, "judge: out of memory");
+  lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+static void push_result(lua_State *L, struct judge_result *r) {
+  lua_createtable(L, 0, 8);
+  lua_pushinteger(L, (lua_Integer)r->id);
+  lua_setfield(L, -2, "id");
+  lua_pushinteger(L, r->status);
+  lua_setfield(L, -2, "status");
+  lua_pushlstring(L, r->body ? r->body : "", r->body ? r->body_len : 0);
+  lua_setfield(L, -2, "body");
+  if (r->error) {
+    lua_pushstring(L, r->error);
+    lua_setfield(L, -2, "error");
+  }
+  lua_pushinteger(L, r->attempts);
+  lua_setfield(L, -2, "attempts");
+  lua_pushboolean(L, r->retryable);
+  lua_setfield(L, -2, "retryable");
+  lua_pushnumber(L, r->latency_ms);
+  lua_setfield(L, -2, "latency_ms");
+  lua_pushnumber(L, r->wait_ms);
+  lua_setfield(L, -2, "wait_ms");
+}
+
+/* Frees results a memory error interrupted before they reached Lua. */
+static void drop_batch(struct engine_ud *u) {
+  for (int i = u->next; i < u->n; i++) judge_result_free(&u->batch[i]);
+  u->n = u->next = 0;
+}
+
+/* poll(timeout_ms) -> {result...}: waits up to timeout_ms for one to finish. */
+static int l_poll(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  lua_Integer timeout = luaL_optinteger(L, 2, 0);
+  drop_batch(u);
+  u->n = judge_engine_poll(u->e, (long)timeout, u->batch, POLL_MAX);
+  lua_createtable(L, u->n, 0);
+  while (u->next < u->n) {
+    struct judge_result *r = &u->batch[u->next];
+    push_result(L, r);
+    judge_result_free(r);
+    u->next++;
+    lua_rawseti(L, -2, u->next);
+  }
+  u->n = u->next = 0;
+  return 1;
+}
+
+static int l_cancel(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  lua_pushboolean(L, judge_engine_cancel(u->e, (uint64_t)luaL_checkinteger(L, 2)));
+  return 1;
+}
+
+static int l_pending(lua_State *L) {
+  lua_pushinteger(L, judge_engine_pending(check_engine(L)->e));
+  return 1;
+}
+
+static int l_adjust_tokens(lua_State *L) {
+  judge_engine_adjust_tokens(check_engine(L)->e, luaL_checknumber(L, 2));
+  return 0;
+}
+
+static int l_has_key(lua_State *L) {
+  lua_pushboolean(L, judge_engine_has_key(check_engine(L)->e));
+  return 1;
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static int l_stats(lua_State *L) {
+  struct judge_stats s;
+  judge_engine_stats(check_engine(L)->e, &s);
+  lua_createtable(L, 0, 10);
+  set_int(L, "submitted", s.submitted);
+  set_int(L, "attempts", s.attempts);
+  set_int(L, "retries", s.retries);
+  set_int(L, "done", s.done);
+  set_int(L, "rate_limited", s.rate_limited);
+  set_int(L, "cancelled", s.cancelled);
+  set_int(L, "in_flight", s.in_flight);
+  set_int(L, "queued", s.queued);
+  set_int(L, "peak_in_flight", s.peak_in_flight);
+  lua_pushnumber(L, s.window);
+  lua_setfield(L, -2, "window");
+  return 1;
+}
+
+static int l_close(lua_State *L) {
+  struct engine_ud *u = luaL_checkudata(L, 1, ENGINE_MT);
+  drop_batch(u);
+  judge_engine_free(u->e);
+  u->e = NULL;
+  return 0;
+}
+
+static int l_tostring(lua_State *L) {
+  struct engine_ud *u = luaL_checkudata(L, 1, ENGINE_MT);
+  lua_pushfstring(L, "judge engine (%s)", u->e ? "open" : "closed");
+  return 1;
+}
+
+/* ---- the cache ------------------------------------------------------------ */
+
+static int l_cache_key(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  char hex[65];
+  if (judge_cache_key(s, n, hex)) return luaL_error(L, "sha256 failed");
+  lua_pushlstring(L, hex, 64);
+  return 1;
+}
+
+/* A malloc'd block freed by __gc, so a memory error cannot leak it. */
+static int box_gc(lua_State *L) {
+  void **p = luaL_checkudata(L, 1, BOX_MT);
+  free(*p);
+  *p = NULL;
+  return 0;
+}
+
+/* cache_get(dir, key) -> data | nil (absent) | nil, message */
+static int l_cache_get(lua_State *L) {
+  const char *dir = luaL_checkstring(L, 1), *key = luaL_checkstring(L, 2);
+  evalua_check_path(L, dir, 0);
+  void **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = NULL;
+  luaL_setmetatable(L, BOX_MT);
+  size_t len = 0;
+  *box = judge_cache_get(dir, key, &len);
+  if (!*box) {
+    if (errno == ENOENT || errno == ENOTDIR) return 0;
+    luaL_pushfail(L);
+    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, dir, strerror(errno));
+    return 2;
+  }
+  lua_pushlstring(L, *box, len);
+  free(*box);
+  *box = NULL;
+  return 1;
+}
+
+static int l_cache_put(lua_State *L) {
+  const char *dir = luaL_checkstring(L, 1), *key = luaL_checkstring(L, 2);
+  size_t n;
+  const char *data = luaL_checklstring(L, 3, &n);
+  evalua_check_path(L, dir, 1);
+  if (judge_cache_put(dir, key, data, n)) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "cannot write judge cache entry in '%s': %s", dir, strerror(errno));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* cache_open(dir, write): creates dir (for writing) one level at a time,
+ * each level checked against the sandbox policy, so the cache may live in
+ * a folder that does not exist yet under --out. Raises when not allowed. */
+static int l_cache_open(lua_State *L) {
+  size_t n;
+  const char *dir = luaL_checklstring(L, 1, &n);
+  int write = lua_toboolean(L, 2);
+  luaL_argcheck(L, n > 0, 1, "empty folder name");
+  if (!write) {
+    evalua_check_path(L, dir, 0);
+    return 0;
+  }
+  char *path = lua_newuserdatauv(L, n + 1, 0); /* Lua-owned: no leak on error */
+  memcpy(path, dir, n + 1);
+  for (char *p = path + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    struct stat st;
+    if (stat(path, &st) != 0) {
+      evalua_check_path(L, path, 1);
+      if (mkdir(path, 0777) && errno != EEXIST)
+        luaL_error(L, "cannot create the judge cache folder '%s': %s", path, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+      luaL_error(L, "the judge cache '%s' is not a folder", path);
+    }
+    *p = c;
+    if (!c) break;
+  }
+  evalua_check_path(L, dir, 1);
+  return 0;
+}
+
+/* ---- environment ------------------------------------------------------------ */
+
+static void set_env(lua_State *L, const char *field, const char *var) {
+  const char *v = getenv(var);
+  if (v && *v) {
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, field);
+  }
+}
+
+/* env() -> the judge's non-secret settings from the environment, readable
+ * even in --sandbox where os.getenv is gone. */
+static int l_env(lua_State *L) {
+  lua_newtable(L);
+  set_env(L, "base_url", "OPENAI_BASE_URL");
+  set_env(L, "model", "EVALUA_MODEL");
+  set_env(L, "dry_run", "EVALUA_DRY_RUN");
+  set_env(L, "cache_dir", "EVALUA_CACHE_DIR");
+  return 1;
+}
+
+/* default_cache_dir() -> path | nil: $EVALUA_CACHE_DIR, $XDG_CACHE_HOME/evalua/judge,
+ * ~/.cache/evalua/judge; under --sandbox, OUT/.evalua-cache/judge. */
+static int l_default_cache_dir(lua_State *L) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  const char *v;
+  if (rt->sandbox) {
+    if (!rt->out_dir) return 0;
+    lua_pushfstring(L, "%s/.evalua-cache/judge", rt->out_dir);
+  } else if ((v = getenv("EVALUA_CACHE_DIR")) && *v) {
+    lua_pushstring(L, v);
+  } else if ((v = getenv("XDG_CACHE_HOME")) && *v == '/') {
+    lua_pushfstring(L, "%s/evalua/judge", v);
+  } else if ((v = getenv("HOME")) && *v) {
+    lua_pushfstring(L, "%s/.cache/evalua/judge", v);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static const luaL_Reg engine_methods[] = {
+  {"submit", l_submit}, {"poll", l_poll},   {"cancel", l_cancel},   {"pending", l_pending},
+  {"stats", l_stats},   {"has_key", l_has_key}, {"adjust_tokens", l_adjust_tokens},
+  {"close", l_close},   {NULL, NULL},
+};
+
+static const luaL_Reg engine_meta[] = {
+  {"__gc", l_close}, {"__close", l_close}, {"__tostring", l_tostring}, {NULL, NULL},
+};
+
+static const luaL_Reg judge_funcs[] = {
+  {"engine", l_engine},       {"cache_key", l_cache_key}, {"cache_get", l_cache_get},
+  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
+  {NULL, NULL},
+};
+
+int luaopen_evalua_judge(lua_State *L) {
+  if (luaL_newmetatable(L, ENGINE_MT)) {
+    luaL_setfuncs(L, engine_meta, 0);
+    luaL_newlib(L, engine_methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, BOX_MT)) {
+    lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  luaL_newlib(L, judge_funcs);
+  return 1;
+}

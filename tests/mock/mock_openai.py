@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""An OpenAI-compatible HTTP/1.1 server for evalua's judge tests and benchmark.
+
+It serves POST /v1/chat/completions and /v1/embeddings on 127.0.0.1 (a free
+port chosen at start, written to --port-file), with keep-alive. Faults are
+scripted per request by a directive in the request's text:
+
+    <<mock {"faults": ["429", "500"], "retry_after": "1", "answer": "ok"}>>
+
+The directive's JSON may hold:
+  faults       list applied to attempts 1, 2, ... of the same request (same
+               body, or same "id"): "429", "500", "502", "503", "timeout" (never
+               answers), "drop" (closes without answering), "truncate" (half the
+               body, then closes), "malformed" (200 with a body that is not
+               JSON), "400", "401", "403", "404", "quota" (429 insufficient_quota);
+               later attempts get the normal answer
+  retry_after  Retry-After value sent with a 429 (string, seconds)
+  retry_after_date  seconds from now, sent with a 429 as an HTTP date
+  message      error message for an error status ("{auth}" becomes the
+               Authorization header the server received, as some servers echo it)
+  answer       the assistant's reply text, verbatim
+  answers      replies for attempts 1, 2, ... (the last one repeats); give an
+               "id" when the requests differ (a repair request, say)
+  latency_ms   latency of this request (overrides --latency-ms)
+  usage        {"prompt_tokens": n, "completion_tokens": n} to report
+  id           groups attempts of requests whose bodies differ
+
+Without "answer", chat replies are heuristic: for the judge operations of
+lua/evalua/judge/ops.lua (recognised by the JSON key their system prompt asks
+for: "statements", "verdicts", "relevance") a valid JSON answer computed by
+token overlap; otherwise a short text, or {"answer": ...} when JSON was asked.
+Usage counts whitespace-separated words (CJK characters count one each).
+
+Control endpoints (not counted as requests): GET /_mock/stats (requests,
+in_flight, peak_in_flight, by_path), GET /_mock/requests (every request seen:
+path, headers, body, arrival time), POST /_mock/reset, POST /_mock/config
+({"latency_ms": n}).
+
+    mock_openai.py --port-file FILE [--latency-ms N] [--watch-pid PID]
+    mock_openai.py --get URL | --post URL [--data JSON]   a client for test scripts
+"""
+import argparse
+import asyncio
+import email.utils
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+import time
+import urllib.request
+
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+           404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
+           502: "Bad Gateway", 503: "Service Unavailable"}
+DIRECTIVE = re.compile(r"<<mock (\{.*?\})>>", re.S)
+TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
+STOP = set("a an the of to in on at by for with and or is are was were be been it its this that as "
+           "from do does did what which who how when where why 的 了 是 在 和".split())
+
+
+class State:
+    def __init__(self, latency_ms, record):
+        self.latency_ms = latency_ms
+        self.record = record
+        self.reset()
+
+    def reset(self):
+        self.requests = 0
+        self.in_flight = 0
+        self.peak = 0
+        self.by_path = {}
+        self.seen = []
+        self.attempts = {}
+
+
+def tokens(text):
+    return [t.lower() for t in TOKEN.findall(text or "")]
+
+
+def content_words(text):
+    toks = [t for t in tokens(text) if t not in STOP]
+    return toks or tokens(text)
+
+
+def count_tokens(text):
+    return len(tokens(text))
+
+
+def section(text, tag):
+    m = re.search(r"<%s>\n?(.*?)\n?</%s>" % (tag, tag), text or "", re.S)
+    return m.group(1) if m else ""
+
+
+def sentences(text):
+    parts = re.split(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f\uff1b])|\n+", text or "")
+    return [p.strip() for p in parts if p.strip() and tokens(p)]
+
+
+def op_answer(system, user):
+    """Answers the judge operations by token overlap, as a cheap judge would."""
+    if '"verdicts"' in system:
+        stmts = json.loads(section(user, "statements") or "[]")
+        ctx = set(tokens(section(user, "context")))
+        out = []
+        for s in stmts:
+            words = content_words(s)
+            share = sum(1 for w in words if w in ctx) / len(words) if words else 0
+            out.append({"statement": s, "verdict": 1 if share >= 0.5 else 0,
+                        "reason": "%d%% of its words are in the context" % round(share * 100)})
+        return {"verdicts": out}
+    if '"statements"' in system:
+        return {"statements": sentences(section(user, "answer"))}
+    if '"relevance"' in system:
+        q = set(content_words(section(user, "question")))
+        t = set(tokens(section(user, "text")))
+        score = len(q & t) / len(q) if q else 0.0
+        return {"relevance": round(score, 4), "reason": "%d of %d question words" % (len(q & t), len(q))}
+    return None
+
+
+def chat_answer(req, directive):
+    msgs = req.get("messages") or []
+    system = " ".join(str(m.get("content", "")) for m in msgs if m.get("role") == "system")
+    user = str(msgs[-1].get("content", "")) if msgs else ""
+    if "answer" in directive:
+        return directive["answer"]
+    op = op_answer(system, user)
+    if op is not None:
+        return json.dumps(op, ensure_ascii=False)
+    text = "mock answer: " + " ".join(DIRECTIVE.sub("", user).split()[:8])
+    if (req.get("response_format") or {}).get("type") == "json_object":
+        return json.dumps({"answer": text})
+    return text
+
+
+def logprobs_for(text, top):
+    out = []
+    for i, tok in enumerate(text.split(" ")):
+        lp = -0.01 * (i + 1)
+        alts = [{"token": tok, "logprob": lp}] + [
+            {"token": "%s_%d" % (tok, k), "logprob": lp - 2.0 * k} for k in range(1, top)]
+        out.append({"token": tok, "logprob": lp, "top_logprobs": alts[:top]})
+    return {"content": out}
+
+
+def chat_response(req, directive):
+    text = chat_answer(req, directive)
+    prompt = sum(count_tokens(str(m.get("content", ""))) for m in req.get("messages") or [])
+    usage = {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}
+    usage.update(directive.get("usage") or {})
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    if req.get("logprobs"):
+        choice["logprobs"] = logprobs_for(text, int(req.get("top_logprobs") or 1))
+    return {"id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),
+            "model": req.get("model") or "mock-model", "system_fingerprint": "fp_mock",
+            "choices": [choice], "usage": usage}
+
+
+def embedding(text, dim=8):
+    v = [0.0] * dim
+    for t in tokens(text):
+        h = hashlib.sha256(t.encode()).digest()
+        v[h[0] % dim] += 1.0 if h[1] & 1 else -1.0
+    n = math.sqrt(sum(x * x for x in v)) or 1.0
+    return [round(x / n, 6) for x in v]
+
+
+def embed_response(req):
+    inputs = req.get("input")
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    data = [{"object": "embedding", "index": i, "embedding": embedding(s)} for i, s in enumerate(inputs)]
+    n = sum(count_tokens(s) for s in inputs)
+    return {"object": "list", "data": data, "model": req.get("model") or "mock-embed",
+            "usage": {"prompt_tokens": n, "total_tokens": n}}
+
+
+def find_directive(req, body):
+    if b"<<mock" not in body:
+        return {}
+    texts = [str(m.get("content", "")) for m in req.get("messages") or []]
+    inp = req.get("input")
+    texts += [inp] if isinstance(inp, str) else [str(s) for s in inp or []]
+    for t in texts:
+        m = DIRECTIVE.search(t)
+        if m:
+            return json.loads(m.group(1))
+    return {}
+
+
+def error_body(message, etype, code=None):
+    return json.dumps({"error": {"message": message, "type": etype, "code": code}}).encode()
+
+
+def response(status, body, extra=()):
+    head = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % (
+        status, REASONS.get(status, "Status"), len(body))
+    head += "".join("%s: %s\r\n" % kv for kv in extra) + "\r\n"
+    return head.encode("latin-1") + body
+
+
+class Server:
+    """Decides every answer; Conn objects only move bytes."""
+
+    def __init__(self, state):
+        self.s = state
+        self.loop = asyncio.get_running_loop()
+
+    def control(self, method, path, body):
+        s = self.s
+        if path == "/_mock/stats":
+            out = {"requests": s.requests, "in_flight": s.in_flight, "peak_in_flight": s.peak,
+                   "by_path": s.by_path}
+        elif path == "/_mock/requests":
+            out = {"requests": s.seen}
+        elif path == "/_mock/reset" and method == "POST":
+            s.reset()
+            out = {"ok": True}
+        elif path == "/_mock/config" and method == "POST":
+            cfg = json.loads(body or b"{}")
+            if "latency_ms" in cfg:
+                s.latency_ms = float(cfg["latency_ms"])
+            out = {"ok": True, "latency_ms": s.latency_ms}
+        else:
+            return response(404, error_body("no control endpoint " + path, "invalid_request_error"))
+        return response(200, json.dumps(out).encode())
+
+    def attempt_of(self, directive, body):
+        key = directive.get("id") or hashlib.sha256(body).hexdigest()
+        n = self.s.attempts.get(key, 0) + 1
+        self.s.attempts[key] = n
+        return n
+
+    def record(self, path, headers, body):
+        s = self.s
+        s.requests += 1
+        s.by_path[path] = s.by_path.get(path, 0) + 1
+        s.in_flight += 1
+        s.peak = max(s.peak, s.in_flight)
+        if s.record:
+            try:
+                parsed = json.loads(body or b"null")
+            except ValueError:
+                parsed = body.decode("utf-8", "replace")
+            s.seen.append({"path": path, "headers": headers, "body": parsed, "t": time.time()})
+
+    def fault_answer(self, fault, directive, headers):
+        """(bytes, close) for an error fault."""
+        extra = []
+        if "retry_after" in directive:
+            extra.append(("Retry-After", str(directive["retry_after"])))
+        if "retry_after_date" in directive:
+            when = time.time() + float(directive["retry_after_date"])
+            extra.append(("Retry-After", email.utils.formatdate(when, usegmt=True)))
+        if fault == "quota":
+            msg = directive.get("message", "You exceeded your current quota, please check your plan and billing details.")
+            return response(429, error_body(msg, "insufficient_quota", "insufficient_quota"), extra)
+        if fault == "429":
+            msg = directive.get("message", "Rate limit reached for requests")
+            return response(429, error_body(msg, "requests", "rate_limit_exceeded"), extra)
+        msg = directive.get("message", "mock error %s" % fault).replace("{auth}", headers.get("authorization", ""))
+        etype = "server_error" if fault[0] == "5" else "invalid_request_error"
+        return response(int(fault), error_body(msg, etype))
+
+    def answer(self, path, headers, body):
+        """(bytes or None, close, latency_s); None bytes with close=False: never answer."""
+        try:
+            req = json.loads(body or b"{}")
+            directive = find_directive(req, body)
+        except ValueError as e:
+            return response(400, error_body("request body is not JSON: %s" % e, "invalid_request_error")), False, 0
+        latency = float(directive.get("latency_ms", self.s.latency_ms)) / 1000.0
+        fault = None
+        faults = directive.get("faults") or []
+        answers = directive.get("answers") or []
+        if faults or answers:
+            n = self.attempt_of(directive, body)
+            if n <= len(faults):
+                fault = str(faults[n - 1])
+            if answers:
+                directive["answer"] = answers[min(n, len(answers)) - 1]
+        if fault == "timeout":
+            return None, False, latency
+        if fault == "drop":
+            return None, True, latency
+        if fault in ("429", "quota") or (fault and fault.isdigit()):
+            return self.fault_answer(fault, directive, headers), False, latency
+        if path.endswith("/embeddings"):
+            out = json.dumps(embed_response(req)).encode()
+        elif path.endswith("/chat/completions"):
+            out = json.dumps(chat_response(req, directive), ensure_ascii=False).encode()
+        else:
+            return response(404, error_body("unknown path " + path, "invalid_request_error")), False, latency
+        if fault == "malformed":
+            return response(200, b'{"id": "chatcmpl-mock", "choices": [{"message": oops'), False, latency
+        if fault == "truncate":
+            full = response(200, out)
+            return full[: len(full) - len(out) // 2], True, latency
+        return response(200, out), False, latency
+
+
+class Conn(asyncio.Protocol):
+    """One keep-alive connection: parses requests, one at a time."""
+
+    def __init__(self, server):
+        self.srv = server
+        self.buf = b""
+        self.busy = False      # a request is being answered
+        self.pending = False   # ... and counted in flight
+        self.closed = False
+        self.continued = False
+
+    def connection_made(self, transport):
+        self.t = transport
+
+    def data_received(self, data):
+        self.buf += data
+        self.process()
+
+    def connection_lost(self, exc):
+        self.closed = True
+        self.release()
+
+    def release(self):
+        if self.pending:
+            self.pending = False
+            self.srv.s.in_flight -= 1
+
+    def parse(self):
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        lines = self.buf[:end].decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = {}
+        for h in lines[1:]:
+            k, _, v = h.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        n = int(headers.get("content-length", "0"))
+        if len(self.buf) < end + 4 + n:
+            if headers.get("expect", "").lower() == "100-continue" and not self.continued:
+                self.continued = True
+                self.t.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            return None
+        body = self.buf[end + 4: end + 4 + n]
+        self.buf = self.buf[end + 4 + n:]
+        self.continued = False
+        return method, path, headers, body
+
+    def process(self):
+        while not self.busy and not self.closed:
+            try:
+                got = self.parse()
+            except ValueError:
+                self.t.close()
+                return
+            if got is None:
+                return
+            method, path, headers, body = got
+            close = headers.get("connection", "").lower() == "close"
+            if path.startswith("/_mock/"):
+                self.t.write(self.srv.control(method, path, body))
+                continue
+            self.busy = self.pending = True
+            self.srv.record(path, headers, body)
+            data, drop, latency = self.srv.answer(path, headers, body)
+            if data is None and not drop:
+                return  # a timeout: hold the request until the client leaves
+            if latency > 0:
+                self.srv.loop.call_later(latency, self.finish, data, drop or close)
+            else:
+                self.finish(data, drop or close)
+
+    def finish(self, data, close):
+        if self.closed:
+            return
+        self.release()
+        if data:
+            self.t.write(data)
+        if close:
+            self.closed = True
+            self.t.close()
+            return
+        self.busy = False
+        self.process()
+
+
+async def watch(pid, deadline):
+    while time.time() < deadline:
+        if pid:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+        await asyncio.sleep(0.2)
+
+
+async def main(args):
+    state = State(args.latency_ms, not args.no_record)
+    srv = Server(state)
+    server = await asyncio.get_running_loop().create_server(
+        lambda: Conn(srv), "127.0.0.1", args.port, backlog=1024)
+    port = server.sockets[0].getsockname()[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.rename(tmp, args.port_file)
+    print(port, flush=True)
+    async with server:
+        await watch(args.watch_pid, time.time() + args.max_lifetime)
+
+
+def fetch(url, data):
+    with urllib.request.urlopen(url, data=None if data is None else data.encode()) as r:
+        sys.stdout.write(r.read().decode())
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description="OpenAI-compatible mock server for evalua tests")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--port-file")
+    p.add_argument("--latency-ms", type=float, default=0.0)
+    p.add_argument("--watch-pid", type=int, default=0, help="exit when this process is gone")
+    p.add_argument("--max-lifetime", type=float, default=900.0, help="seconds before exiting anyway")
+    p.add_argument("--no-record", action="store_true", help="keep counters only (benchmarks)")
+    p.add_argument("--get", metavar="URL", help="print the body of a GET and exit")
+    p.add_argument("--post", metavar="URL", help="POST --data (default {}) and print the answer")
+    p.add_argument("--data", default="{}")
+    a = p.parse_args()
+    if a.get or a.post:
+        fetch(a.get or a.post, None if a.get else a.data)
+    else:
+        try:
+            asyncio.run(main(a))
+        except KeyboardInterrupt:
+            pass

@@ -1,0 +1,531 @@
+-- ev.judge: LLM judges over an OpenAI-compatible server, and the offline
+-- judge. A judge sends chat and embedding requests through the C engine
+-- (concurrency, retries, rate limits), answers repeats from an on-disk
+-- cache, keeps accounts (requests, tokens, cost) and enforces a budget.
+-- Inside ev.map a call yields while its request is in flight; elsewhere it
+-- blocks. Failures are results ({ok = false, error = ...}), never NaN.
+local C = require "evalua._judge"
+local json = require "evalua.judge.json"
+local sched = require "evalua.judge.sched"
+local ops = require "evalua.judge.ops"
+local offline = require "evalua.judge.offline"
+local stats_mod = require "evalua.judge.stats"
+
+local M = {
+  -- USD per million tokens by model name: {prompt = x, completion = y}.
+  prices = {},
+  ops = ops.registry,
+  offline = offline,
+  json = json,
+}
+
+local private = setmetatable({}, { __mode = "k" }) -- judge -> its state
+local global_dry_run = false
+
+local Judge = {}
+Judge.__index = Judge
+Judge.__name = "evalua.Judge"
+
+local OPTIONS = {
+  kind = true, base_url = true, model = true, embed_model = true, concurrency = true,
+  cache = true, cache_mode = true, timeout_ms = true, connect_timeout_ms = true,
+  max_retries = true, backoff_ms = true, max_backoff_ms = true, max_wait_ms = true,
+  api_key_env = true, api_key = true, headers = true, rpm = true, tpm = true,
+  budget = true, dry_run = true, price = true, json_repair = true, ca_file = true,
+  seed = true, support_threshold = true,
+}
+local CACHE_MODES = { rw = true, ro = true, off = true, refresh = true }
+
+local function truthy_env(v)
+  return v ~= nil and v ~= "" and v ~= "0" and v:lower() ~= "false" and v:lower() ~= "no"
+end
+
+-- The URL without user:password@, for keys, messages and stats.
+local function public_url(url)
+  return (url:gsub("^(%a[%w+.-]*://)[^/@]*@", "%1"):gsub("/+$", ""))
+end
+
+-- Rough token counts (about 4 ASCII bytes or one other character each),
+-- used for dry runs, budgets and the tokens-per-minute limit.
+local function estimate_text(s)
+  local high = select(2, s:gsub("[\128-\255]", ""))
+  return math.ceil((#s - high) / 4 + high / 3)
+end
+
+local function estimate_request(body)
+  local prompt = 3
+  for _, m in ipairs(body.messages or {}) do
+    prompt = prompt + 4 + (type(m.content) == "string" and estimate_text(m.content) or 0)
+  end
+  local input = body.input
+  if type(input) == "string" then prompt = prompt + estimate_text(input) end
+  if type(input) == "table" then
+    for _, s in ipairs(input) do prompt = prompt + estimate_text(s) end
+  end
+  local completion = body.messages and (body.max_tokens or 256) or 0
+  return prompt, completion
+end
+
+local function check_options(cfg)
+  for k in pairs(cfg) do
+    if not OPTIONS[k] then error(("ev.judge.open: unknown option '%s'"):format(tostring(k)), 3) end
+  end
+  local mode = cfg.cache_mode or "rw"
+  if not CACHE_MODES[mode] then
+    error(("ev.judge.open: cache_mode must be rw, ro, off or refresh (got %s)"):format(tostring(mode)), 3)
+  end
+  if cfg.budget ~= nil and type(cfg.budget) ~= "table" then
+    error("ev.judge.open: budget must be a table {tokens = n, cost = usd}", 3)
+  end
+  for _, k in ipairs { "tokens", "cost" } do
+    local v = cfg.budget and cfg.budget[k]
+    if v ~= nil and (type(v) ~= "number" or v < 0) then
+      error(("ev.judge.open: budget.%s must be a number >= 0"):format(k), 3)
+    end
+  end
+end
+
+local function cache_dir_of(cfg, env)
+  if cfg.cache == false then return nil end
+  if cfg.cache ~= nil and type(cfg.cache) ~= "string" then
+    error("ev.judge.open: cache must be a folder name or false", 3)
+  end
+  return cfg.cache or env.cache_dir or C.default_cache_dir()
+end
+
+local function open_http(cfg)
+  check_options(cfg)
+  local env = C.env()
+  local base_url = cfg.base_url or env.base_url or "https://api.openai.com/v1"
+  local model = cfg.model or env.model
+  if type(model) ~= "string" or model == "" then
+    error("ev.judge.open: no model: pass model = \"...\" or set $EVALUA_MODEL", 3)
+  end
+  local ok, engine = pcall(C.engine, {
+    base_url = base_url, api_key_env = cfg.api_key_env, api_key = cfg.api_key,
+    headers = cfg.headers, ca_file = cfg.ca_file, concurrency = cfg.concurrency,
+    timeout_ms = cfg.timeout_ms, connect_timeout_ms = cfg.connect_timeout_ms,
+    max_retries = cfg.max_retries, backoff_ms = cfg.backoff_ms,
+    max_backoff_ms = cfg.max_backoff_ms, max_wait_ms = cfg.max_wait_ms,
+    rpm = cfg.rpm, tpm = cfg.tpm, seed = cfg.seed,
+  })
+  if not ok then error("ev.judge.open: " .. tostring(engine):gsub("^judge: ", ""), 3) end
+  local dir = cache_dir_of(cfg, env)
+  local mode = dir and (cfg.cache_mode or "rw") or "off"
+  if mode ~= "off" then
+    local opened, err = pcall(C.cache_open, dir, mode ~= "ro")
+    if not opened then error("ev.judge.open: cache: " .. tostring(err), 3) end
+  end
+  local price = cfg.price or M.prices[model]
+  if cfg.budget and cfg.budget.cost and not price then
+    error(("ev.judge.open: budget.cost needs a price for model '%s' (price = {prompt=, completion=} "
+      .. "in USD per million tokens, or ev.judge.prices)"):format(model), 3)
+  end
+  local self = setmetatable({
+    kind = "http", model = model, embed_model = cfg.embed_model or model,
+    base_url = public_url(base_url), cache_dir = dir, cache_mode = mode,
+  }, Judge)
+  private[self] = {
+    engine = engine, dir = dir, read = mode == "rw" or mode == "ro",
+    write = mode == "rw" or mode == "refresh", price = price, budget = cfg.budget or {},
+    dry_run = cfg.dry_run or truthy_env(env.dry_run) or global_dry_run,
+    max_retries = cfg.max_retries or 5, repair = cfg.json_repair ~= false,
+    stats = stats_mod.new(model), spent = { tokens = 0, cost = 0 },
+    reserved = { tokens = 0, cost = 0 },
+  }
+  stats_mod.register(self, private[self].stats)
+  return self
+end
+
+local function open_offline(cfg)
+  for k in pairs(cfg) do
+    if k ~= "kind" and k ~= "support_threshold" then
+      error(("ev.judge.open: option '%s' does not apply to the offline judge"):format(tostring(k)), 3)
+    end
+  end
+  local t = cfg.support_threshold
+  if t ~= nil and (type(t) ~= "number" or t < 0 or t > 1) then
+    error("ev.judge.open: support_threshold must be a number from 0 to 1", 3)
+  end
+  local self = setmetatable({ kind = "offline", model = "offline" }, Judge)
+  private[self] = { offline = { support_threshold = t or offline.support_threshold },
+                    stats = stats_mod.new("offline") }
+  stats_mod.register(self, private[self].stats)
+  return self
+end
+
+-- ev.judge.open{...} | ev.judge.open("offline") | ev.judge.open("openai")
+function M.open(cfg)
+  if cfg == "offline" then return open_offline({}) end
+  if cfg == nil or cfg == "openai" then return open_http({}) end
+  if type(cfg) ~= "table" then
+    error("ev.judge.open: expected \"offline\", \"openai\" or a table of options", 2)
+  end
+  if cfg.kind == "offline" then return open_offline(cfg) end
+  if cfg.kind ~= nil and cfg.kind ~= "openai" then
+    error("ev.judge.open: kind must be \"openai\" or \"offline\"", 2)
+  end
+  local copy = {}
+  for k, v in pairs(cfg) do copy[k] = v end
+  copy.kind = nil
+  return open_http(copy)
+end
+
+-- Every judge opened from now on (and those open now) only counts what it
+-- would send: ev.judge.dry_run(true), e.g. from a script's --dry-run flag.
+function M.dry_run(on)
+  global_dry_run = on ~= false
+  for judge, st in pairs(private) do
+    if judge.kind == "http" then st.dry_run = global_dry_run end
+  end
+end
+
+-- Accounts of every judge of this run: totals plus one entry per judge.
+function M.stats()
+  return stats_mod.run_totals()
+end
+
+M.register_op = ops.register
+
+-- ---- requests ----------------------------------------------------------
+
+local function cost_of(price, prompt, completion)
+  if not price then return nil end
+  return ((price.prompt or 0) * prompt + (price.completion or 0) * completion) / 1e6
+end
+
+local function server_message(body)
+  local env = json.decode(body or "")
+  if type(env) ~= "table" then return nil end
+  local e = env.error
+  if type(e) == "table" and type(e.message) == "string" then return e.message end
+  if type(e) == "string" then return e end
+  if type(env.message) == "string" then return env.message end
+  return nil
+end
+
+local function failure_of(st, d)
+  local msg = d.error
+  local detail = server_message(d.body)
+  if detail and msg:match("^HTTP %d+$") then msg = msg .. ": " .. detail
+  elseif detail then msg = msg .. " (" .. detail .. ")" end
+  if d.status == 401 and not st.engine:has_key() then
+    msg = msg .. " (no API key was sent: set $OPENAI_API_KEY or name another variable with api_key_env)"
+  end
+  if d.retryable and d.attempts > 1 then msg = ("gave up after %d attempts: %s"):format(d.attempts, msg) end
+  return { ok = false, error = msg, status = d.status ~= 0 and d.status or nil,
+           attempts = d.attempts, unmeasured = true }
+end
+
+-- The result fields of a chat answer; nil, message when its shape is wrong.
+local function chat_result(env, req)
+  local choice = type(env.choices) == "table" and env.choices[1]
+  local msg = type(choice) == "table" and choice.message
+  if type(msg) ~= "table" or type(msg.content) ~= "string" then
+    return nil, "the response has no choices[1].message.content"
+  end
+  local r = { ok = true, text = msg.content, finish_reason = choice.finish_reason }
+  if req.logprobs and type(choice.logprobs) == "table" then r.logprobs = choice.logprobs.content end
+  if req.json then
+    local value, err = json.lenient(msg.content)
+    if value == nil then return r, err end
+    r.json = value
+  end
+  return r
+end
+
+local function embed_result(env, req)
+  if type(env.data) ~= "table" then return nil, "the response has no data list" end
+  local vectors = {}
+  for _, item in ipairs(env.data) do
+    local i = math.tointeger(item.index)
+    if type(item) ~= "table" or type(item.embedding) ~= "table" or not i then
+      return nil, "a data item has no index and embedding"
+    end
+    vectors[i + 1] = item.embedding
+  end
+  local n = type(req.input) == "table" and #req.input or 1
+  for i = 1, n do
+    if not vectors[i] then return nil, ("no embedding for input %d"):format(i) end
+  end
+  return { ok = true, embeddings = vectors, embedding = type(req.input) == "string" and vectors[1] or nil }
+end
+
+local function decorate(r, env)
+  local u = type(env.usage) == "table" and env.usage or {}
+  local pt, ct = math.tointeger(u.prompt_tokens) or 0, math.tointeger(u.completion_tokens) or 0
+  r.usage = { prompt_tokens = pt, completion_tokens = ct, total_tokens = pt + ct }
+  r.model = type(env.model) == "string" and env.model or nil
+  r.system_fingerprint = type(env.system_fingerprint) == "string" and env.system_fingerprint or nil
+  return r
+end
+
+-- Turns a decoded response into a result; nil, message, partial when the
+-- envelope is wrong (or, with json, the answer is not JSON).
+local function read_envelope(path, env, req)
+  local r, why
+  if path == "/embeddings" then r, why = embed_result(env, req) else r, why = chat_result(env, req) end
+  if not r then return nil, why end
+  decorate(r, env)
+  if why then return nil, why, r end
+  return r
+end
+
+local function read_response(path, body, req)
+  local env, err = json.decode(body)
+  if type(env) ~= "table" then return nil, "the response is not JSON: " .. tostring(err) end
+  return read_envelope(path, json.denull(env), req)
+end
+
+local function cache_entry(url, text, sample, body)
+  return table.concat { '{"v":1,"url":', json.encode(url), ',"sample":', tostring(sample),
+                        ',"request":', text, ',"response":', body, "}" }
+end
+
+local function cache_lookup(self, st, key, path, req)
+  local data, err = C.cache_get(st.dir, key)
+  if not data then
+    if err then st.stats.cache_errors = st.stats.cache_errors + 1 end
+    return nil
+  end
+  local entry = json.decode(data)
+  if type(entry) ~= "table" or entry.v ~= 1 or type(entry.response) ~= "table" then return nil end
+  local r = read_envelope(path, json.denull(entry.response), req)
+  if not r then return nil end
+  r.cached, r.attempts, r.latency_ms = true, 0, 0
+  return r
+end
+
+local function account(self, st, r, est_total)
+  local s, u = st.stats, r.usage
+  s.prompt_tokens = s.prompt_tokens + u.prompt_tokens
+  s.completion_tokens = s.completion_tokens + u.completion_tokens
+  local cost = cost_of(st.price, u.prompt_tokens, u.completion_tokens)
+  if cost then s.cost = (s.cost or 0) + cost end
+  st.spent.tokens = st.spent.tokens + u.total_tokens
+  st.spent.cost = st.spent.cost + (cost or 0)
+  st.engine:adjust_tokens(u.total_tokens - est_total)
+  stats_mod.saw(s, r.model, r.system_fingerprint)
+end
+
+local function budget_check(st, prompt, completion)
+  local b = st.budget
+  local tokens = st.spent.tokens + st.reserved.tokens
+  local cost = st.spent.cost + st.reserved.cost
+  if b.tokens and tokens >= b.tokens then
+    return ("budget exhausted: %d of %d tokens used or reserved"):format(tokens, b.tokens)
+  end
+  if b.cost and cost >= b.cost then
+    return ("budget exhausted: $%.4f of $%.4f used or reserved"):format(cost, b.cost)
+  end
+  return nil, prompt + completion, cost_of(st.price, prompt, completion) or 0
+end
+
+-- Sends text to path until it gets a well-formed answer or gives up.
+local function exchange(self, st, path, text, req, est)
+  local s, prior, waited = st.stats, 0, 0
+  s.requests = s.requests + 1
+  while true do
+    local id = st.engine:submit(path, text, est, prior)
+    local d = sched.await(st.engine, id)
+    s.attempts = s.attempts + d.attempts - prior
+    if d.error then return failure_of(st, d) end
+    waited = waited + d.wait_ms
+    local r, why, partial = read_response(path, d.body, req)
+    if r or partial then
+      r = r or partial
+      r.attempts, r.latency_ms, r.cached = d.attempts, d.latency_ms, false
+      return r, why, d.body
+    end
+    if d.attempts > st.max_retries then
+      return { ok = false, error = ("invalid response after %d attempts: %s"):format(d.attempts, why),
+               status = d.status, attempts = d.attempts, unmeasured = true }
+    end
+    prior = d.attempts
+  end
+end
+
+local repair_request
+
+-- One logical request: cache, dry run, budget, then the server.
+local function request(self, path, body, req)
+  local st = private[self]
+  local text = json.encode(body)
+  local sample = math.tointeger(req.sample) or 0
+  local key = C.cache_key(("evalua-judge-1\n%s%s\n%d\n%s"):format(self.base_url, path, sample, text))
+  local s = st.stats
+  if st.read then
+    local hit = cache_lookup(self, st, key, path, req)
+    if hit then
+      s.cache_hits = s.cache_hits + 1
+      stats_mod.saw(s, hit.model, hit.system_fingerprint)
+      return hit
+    end
+  end
+  local prompt, completion = estimate_request(body)
+  if st.dry_run then
+    stats_mod.dry(s, prompt, completion, cost_of(st.price, prompt, completion))
+    return { ok = false, error = "dry run: request not sent", unmeasured = true, dry_run = true }
+  end
+  local refused, est_tokens, est_cost = budget_check(st, prompt, completion)
+  if refused then
+    s.budget_refused = s.budget_refused + 1
+    return { ok = false, error = refused, unmeasured = true, budget_exhausted = true }
+  end
+  st.reserved.tokens, st.reserved.cost = st.reserved.tokens + est_tokens, st.reserved.cost + est_cost
+  local r, why, raw = exchange(self, st, path, text, req, est_tokens)
+  st.reserved.tokens, st.reserved.cost = st.reserved.tokens - est_tokens, st.reserved.cost - est_cost
+  if r.usage then account(self, st, r, est_tokens) end
+  if r.ok and why then -- a JSON answer that does not parse
+    s.invalid = s.invalid + 1
+    if st.repair and not req.no_repair then return repair_request(self, body, req, r, why) end
+    return { ok = false, error = "the judge's answer is not valid JSON: " .. why, text = r.text,
+             attempts = r.attempts, unmeasured = true, invalid = true }
+  end
+  if not r.ok then
+    s.failures = s.failures + 1
+    return r
+  end
+  if st.write then
+    local ok, err = C.cache_put(st.dir, key, cache_entry(self.base_url .. path, text, sample, raw))
+    if not ok then s.cache_errors = s.cache_errors + 1; s.cache_error = err end
+  end
+  return r
+end
+
+-- One follow-up asking the model to restate its answer as JSON.
+function repair_request(self, body, req, bad, why)
+  local messages = {}
+  for i, m in ipairs(body.messages) do messages[i] = m end
+  messages[#messages + 1] = { role = "assistant", content = bad.text }
+  messages[#messages + 1] = { role = "user", content =
+    "Your reply was not valid JSON (" .. why .. "). Reply again with only the JSON object." }
+  local again = {}
+  for k, v in pairs(req) do again[k] = v end
+  again.messages, again.no_repair = messages, true
+  local r = Judge.chat(self, again)
+  if r.ok then
+    r.repaired, r.attempts = true, (r.attempts or 0) + (bad.attempts or 0)
+    return r
+  end
+  r.error = "the judge's answer is not valid JSON, and neither was the repaired one: " .. tostring(r.error)
+  return r
+end
+
+local function check_messages(messages)
+  if type(messages) ~= "table" or #messages == 0 then
+    error("judge:chat: messages must be a non-empty list of {role=, content=}", 4)
+  end
+  for i, m in ipairs(messages) do
+    if type(m) ~= "table" or type(m.role) ~= "string" or (type(m.content) ~= "string" and type(m.content) ~= "table") then
+      error(("judge:chat: messages[%d] needs a role and a content string"):format(i), 4)
+    end
+  end
+end
+
+local SAMPLING = { "temperature", "top_p", "max_tokens", "seed", "presence_penalty", "frequency_penalty" }
+
+local function chat_body(self, req)
+  check_messages(req.messages)
+  local body = { model = req.model or self.model, messages = req.messages, stop = req.stop }
+  for _, k in ipairs(SAMPLING) do
+    local v = req[k]
+    if v ~= nil and type(v) ~= "number" then error(("judge:chat: %s must be a number"):format(k), 4) end
+    body[k] = v
+  end
+  if req.json then body.response_format = { type = "json_object" } end
+  if req.logprobs then
+    body.logprobs = true
+    body.top_logprobs = req.top_logprobs
+  end
+  if req.extra ~= nil then
+    if type(req.extra) ~= "table" then error("judge:chat: extra must be a table", 4) end
+    for k, v in pairs(req.extra) do body[k] = v end
+  end
+  return body
+end
+
+local OFFLINE_CHAT = "the offline judge cannot chat or embed; it answers judge:ask(op, vars)"
+
+-- judge:chat{messages=, json=, logprobs=, top_logprobs=, temperature=, max_tokens=, seed=, sample=}
+function Judge:chat(req)
+  if type(req) ~= "table" then error("judge:chat: expected a table {messages = ...}", 2) end
+  if self.kind == "offline" then return { ok = false, error = OFFLINE_CHAT, unmeasured = true } end
+  return request(self, "/chat/completions", chat_body(self, req), req)
+end
+
+-- judge:embed{input = string | {string...}, model=, dimensions=}
+function Judge:embed(req)
+  if type(req) ~= "table" then error("judge:embed: expected a table {input = ...}", 2) end
+  if self.kind == "offline" then return { ok = false, error = OFFLINE_CHAT, unmeasured = true } end
+  local input = req.input
+  local ok = type(input) == "string"
+  if type(input) == "table" and #input > 0 then
+    ok = true
+    for _, s in ipairs(input) do ok = ok and type(s) == "string" end
+  end
+  if not ok then error("judge:embed: input must be a string or a non-empty list of strings", 2) end
+  local body = { model = req.model or self.embed_model, input = input, dimensions = req.dimensions,
+                 encoding_format = "float" }
+  return request(self, "/embeddings", body, req)
+end
+
+-- judge:ask(op, vars) -> {ok=true, value=, reason=} | {ok=false, error=, unmeasured=true}
+function Judge:ask(name, vars)
+  local op = ops.get(name)
+  local ok, prepared = pcall(ops.prepare, op, vars)
+  if not ok then error(prepared, 2) end
+  local st = private[self]
+  st.stats.asks = st.stats.asks + 1
+  if self.kind == "offline" then
+    if not op.offline then
+      return { ok = false, error = ("the offline judge has no heuristic for '%s'"):format(name), unmeasured = true }
+    end
+    local value, reason = op.offline(prepared, st.offline)
+    return { ok = true, value = value, reason = reason, judge = "offline" }
+  end
+  local r = self:chat { messages = ops.render(op, prepared), json = true,
+                        temperature = vars.temperature or 0, max_tokens = op.max_tokens,
+                        seed = vars.seed, sample = vars.sample }
+  if not r.ok then
+    return { ok = false, error = r.error, status = r.status, unmeasured = true, invalid = r.invalid }
+  end
+  local value, reason = op.parse(r.json, prepared)
+  if value == nil then
+    st.stats.invalid = st.stats.invalid + 1
+    return { ok = false, error = ("invalid judge answer for '%s': %s"):format(name, reason),
+             text = r.text, unmeasured = true, invalid = true }
+  end
+  return { ok = true, value = value, reason = reason, cached = r.cached, judge = self.model }
+end
+
+-- judge:stats() -> accounts of this judge
+function Judge:stats()
+  return stats_mod.snapshot(private[self].stats)
+end
+
+-- judge:estimate() -> what a dry run counted; judge:estimate(fn) runs fn
+-- with this judge in dry-run mode and returns what it would have sent.
+function Judge:estimate(fn)
+  local st = private[self]
+  if fn == nil then return stats_mod.estimate(st.stats) end
+  if type(fn) ~= "function" then error("judge:estimate: expected a function or nothing", 2) end
+  if self.kind ~= "http" then return stats_mod.estimate(st.stats) end
+  local before, was = stats_mod.estimate(st.stats), st.dry_run
+  st.dry_run = true
+  local ok, err = pcall(fn)
+  st.dry_run = was
+  if not ok then error(err, 0) end
+  return stats_mod.estimate(st.stats, before)
+end
+
+function Judge:close()
+  local st = private[self]
+  if st and st.engine then st.engine:close() end
+end
+
+function Judge:__tostring()
+  return ("judge %s (%s%s)"):format(self.model, self.kind, self.base_url and (" at " .. self.base_url) or "")
+end
+
+return M

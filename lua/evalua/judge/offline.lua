@@ -1,0 +1,140 @@
+-- The offline judge's heuristics: deterministic, no network. Text is split
+-- into tokens (ASCII words lower-cased, Chinese/Japanese/Korean characters
+-- one token each, full-width letters and digits folded to ASCII, all
+-- punctuation a separator); support and relevance are token overlaps.
+local O = {}
+
+-- Tokens that carry no content; overlaps ignore them (unless a text has
+-- nothing else).
+O.stopwords = {}
+for w in ([[a an the of to in on at by for with and or but not no is are was were be been
+  being it its this that these those as from do does did what which who whom how when where
+  why there their they them he she his her we our you your i me my so than then into over
+  的 了 是 在 和 与 及 或 吗 呢 吧 之 也 都 就 而 の は が を に で と も]]):gmatch("%S+") do
+  O.stopwords[w] = true
+end
+
+O.support_threshold = 0.5
+
+-- Code point classes: 1 = part of a word, 2 = a token of its own, nil = separator.
+local function class(cp)
+  if cp < 0x80 then
+    return (cp >= 48 and cp <= 57 or cp >= 65 and cp <= 90 or cp >= 97 and cp <= 122) and 1 or nil
+  end
+  if cp >= 0x3040 and cp <= 0x30FF or cp >= 0x3400 and cp <= 0x4DBF or cp >= 0x4E00 and cp <= 0x9FFF
+    or cp >= 0xAC00 and cp <= 0xD7AF or cp >= 0xF900 and cp <= 0xFAFF or cp >= 0x20000 and cp <= 0x3134F then
+    return 2
+  end
+  if cp <= 0xBF or cp == 0xD7 or cp == 0xF7 or cp >= 0x2000 and cp <= 0x2BFF
+    or cp >= 0x3000 and cp <= 0x303F or cp >= 0xFE30 and cp <= 0xFE4F or cp >= 0xFF00 and cp <= 0xFF65 then
+    return nil
+  end
+  return 1
+end
+
+-- Full-width ASCII letters and digits (U+FF10.., U+FF21.., U+FF41..) read as ASCII.
+local function fold(cp)
+  if cp >= 0xFF10 and cp <= 0xFF19 or cp >= 0xFF21 and cp <= 0xFF3A or cp >= 0xFF41 and cp <= 0xFF5A then
+    cp = cp - 0xFEE0
+  end
+  if cp >= 65 and cp <= 90 then cp = cp + 32 end
+  return cp
+end
+
+function O.tokens(text)
+  text = tostring(text or "")
+  if not utf8.len(text) then text = text:gsub("[\128-\255]", " ") end -- invalid UTF-8
+  local out, word = {}, {}
+  local function flush()
+    if #word > 0 then
+      out[#out + 1] = utf8.char(table.unpack(word))
+      word = {}
+    end
+  end
+  for _, cp in utf8.codes(text) do
+    cp = fold(cp)
+    local c = class(cp)
+    if c == 1 then
+      word[#word + 1] = cp
+    else
+      flush()
+      if c == 2 then out[#out + 1] = utf8.char(cp) end
+    end
+  end
+  flush()
+  return out
+end
+
+-- Content tokens: tokens without stopwords, or all tokens when only
+-- stopwords are left.
+function O.content_tokens(text)
+  local all, out = O.tokens(text), {}
+  for _, t in ipairs(all) do
+    if not O.stopwords[t] then out[#out + 1] = t end
+  end
+  return #out > 0 and out or all
+end
+
+local function set_of(list)
+  local s = {}
+  for _, t in ipairs(list) do s[t] = true end
+  return s
+end
+
+-- Sentences: split after . ! ? followed by space, after 。！？； and at line
+-- breaks; pieces without a word are dropped.
+function O.sentences(text)
+  local out = {}
+  text = tostring(text or ""):gsub("([%.!?])%s+", "%1\n")
+  text = text:gsub("\u{3002}", "\u{3002}\n"):gsub("\u{FF01}", "\u{FF01}\n")
+             :gsub("\u{FF1F}", "\u{FF1F}\n"):gsub("\u{FF1B}", "\u{FF1B}\n")
+  for line in text:gmatch("[^\n]+") do
+    local s = line:match("^%s*(.-)%s*$")
+    if #O.tokens(s) > 0 then out[#out + 1] = s end
+  end
+  return out
+end
+
+-- Share of the statement's content tokens found in the context token set.
+function O.support(statement, context_set)
+  local words = O.content_tokens(statement)
+  if #words == 0 then return 0, 0, 0 end
+  local found = 0
+  for _, w in ipairs(words) do
+    if context_set[w] then found = found + 1 end
+  end
+  return found / #words, found, #words
+end
+
+function O.verdicts(statements, context, threshold)
+  threshold = threshold or O.support_threshold
+  local ctx = set_of(O.tokens(context))
+  local out = {}
+  for i, s in ipairs(statements) do
+    local share, found, total = O.support(s, ctx)
+    out[i] = {
+      statement = s,
+      verdict = total > 0 and share >= threshold and 1 or 0,
+      reason = total == 0 and "the statement has no words"
+        or ("%d of %d words are in the context (%d%%; supported from %d%%)"):format(
+          found, total, math.floor(share * 100 + 0.5), math.floor(threshold * 100 + 0.5)),
+    }
+  end
+  return out
+end
+
+-- Relevance of text to question: the share of the question's content
+-- tokens (distinct) that appear in the text.
+function O.relevance(question, text)
+  local q = set_of(O.content_tokens(question))
+  local t = set_of(O.tokens(text))
+  local total, found = 0, 0
+  for w in pairs(q) do
+    total = total + 1
+    if t[w] then found = found + 1 end
+  end
+  if total == 0 then return 0, "the question has no words" end
+  return found / total, ("%d of %d question words appear in the text"):format(found, total)
+end
+
+return O

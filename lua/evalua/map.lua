@@ -1,0 +1,133 @@
+-- ev.map(items, fn [, opts]): runs fn(item, i) for every item, each in a
+-- coroutine, so judge calls inside fn overlap while fn reads as plain
+-- sequential code. Results come back in input order; an error in one item
+-- becomes that item's result and the others go on.
+local sched = require "evalua.judge.sched"
+local sys = require "evalua._sys"
+
+local DEFAULT_CONCURRENCY = 64
+
+local function failure(err)
+  return { ok = false, error = tostring(err), unmeasured = true }
+end
+
+local function is_failure(v)
+  return type(v) == "table" and v.ok == false
+end
+
+local function clock(seconds)
+  seconds = math.floor(seconds + 0.5)
+  if seconds >= 3600 then
+    return ("%d:%02d:%02d"):format(seconds // 3600, seconds // 60 % 60, seconds % 60)
+  end
+  return ("%d:%02d"):format(seconds // 60, seconds % 60)
+end
+
+-- A progress line on stderr, only when stderr is a terminal.
+local function meter(n, opts)
+  if opts.quiet or opts.progress == false or not sys.isatty("stderr") then return nil end
+  local label, start, last = opts.label or "ev.map", sys.monotonic(), -1
+  local m = {}
+  function m.update(done, failed, final)
+    local now = sys.monotonic()
+    if not final and now - last < 0.2 then return end
+    last = now
+    local elapsed = now - start
+    local rate = elapsed > 0 and done / elapsed or 0
+    local eta = rate > 0 and clock((n - done) / rate) or "?"
+    io.stderr:write(("\r%s %d/%d %3d%% %.1f/s ETA %s failed %d\27[K"):format(
+      label, done, n, n > 0 and done * 100 // n or 100, rate, final and clock(elapsed) or eta, failed))
+    if final then io.stderr:write("\n") end
+    io.stderr:flush()
+  end
+  return m
+end
+
+local function check_args(items, fn, opts)
+  if type(items) ~= "table" then error("ev.map: items must be a list (got " .. type(items) .. ")", 3) end
+  local mt = getmetatable(fn)
+  if type(fn) ~= "function" and not (type(mt) == "table" and mt.__call) then
+    error("ev.map: fn must be a function (got " .. type(fn) .. ")", 3)
+  end
+  if opts ~= nil and type(opts) ~= "table" then error("ev.map: opts must be a table", 3) end
+  opts = opts or {}
+  local c = opts.concurrency or DEFAULT_CONCURRENCY
+  if type(c) ~= "number" or c ~= math.floor(c) or c < 1 or c > 1e6 then
+    error("ev.map: concurrency must be a whole number from 1 to 1000000", 3)
+  end
+  return opts, math.tointeger(c)
+end
+
+return function(items, fn, opts)
+  local concurrency
+  opts, concurrency = check_args(items, fn, opts)
+  local n, out, done, failed = #items, {}, 0, 0
+  local active, next_i = {}, 1
+  local progress = meter(n, opts)
+  local body = type(fn) == "function" and fn or function(...) return fn(...) end
+  local start = sys.monotonic()
+
+  local function settle(w, value)
+    out[w.i] = value
+    done = done + 1
+    if is_failure(value) then failed = failed + 1 end
+  end
+
+  -- Resumes worker w; true when it is waiting on a judge again.
+  local function step(w, ...)
+    local ok, a, eng, id = coroutine.resume(w.co, ...)
+    if not ok then
+      settle(w, failure(a))
+    elseif coroutine.status(w.co) == "dead" then
+      settle(w, a)
+    elseif a == sched.WAIT then
+      w.eng, w.id = eng, id
+      return true
+    else
+      coroutine.close(w.co)
+      settle(w, failure("ev.map: the item function yielded outside a coroutine of its own"))
+    end
+    return false
+  end
+
+  -- Polls the engines the waiting workers need.
+  local function drive()
+    local engines, count = {}, 0
+    for _, w in ipairs(active) do
+      if not engines[w.eng] then engines[w.eng] = true; count = count + 1 end
+    end
+    if count == 1 then
+      sched.drive(active[1].eng, 100)
+      return
+    end
+    local got = 0
+    for eng in pairs(engines) do got = got + sched.drive(eng, 0) end
+    if got == 0 then sched.drive(active[1].eng, 5) end
+  end
+
+  while true do
+    while #active < concurrency and next_i <= n do
+      local w = { i = next_i, co = coroutine.create(body) }
+      next_i = next_i + 1
+      sched.add_worker(w.co)
+      if step(w, items[w.i], w.i) then active[#active + 1] = w end
+    end
+    if #active == 0 then break end
+    local progressed = false
+    for k = #active, 1, -1 do
+      local w = active[k]
+      local r = sched.take(w.eng, w.id)
+      if r then
+        progressed = true
+        if not step(w, r) then
+          active[k] = active[#active]
+          active[#active] = nil
+        end
+      end
+    end
+    if not progressed then drive() end
+    if progress then progress.update(done, failed) end
+  end
+  if progress then progress.update(done, failed, true) end
+  return out, { n = n, failed = failed, seconds = sys.monotonic() - start }
+end

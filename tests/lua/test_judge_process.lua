@@ -1,0 +1,138 @@
+-- Judge behaviour across processes: the API key reaches the server and no
+-- file, output, result or message; a killed run resumes sending only what
+-- is missing; the sandbox keeps the cache under --out.
+local lu = require "luaunit"
+local cjson = require "cjson"
+local mockmod = require "tests.mock.mock"
+local h = require "tests.lua.helpers"
+
+local mock = mockmod.start()
+local KEY = "sk-evalua-test-9f8e7d6c5b4a3210"
+
+local function count_lines(cmd)
+  local p = io.popen(cmd)
+  local n = 0
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n
+end
+
+local SECRET_SCRIPT = [[
+local ev = require "evalua"
+local cjson = require "cjson"
+local out, url = arg[1], arg[2]
+local j = ev.judge.open { base_url = url, model = "m", cache = out .. "/cache",
+                          api_key_env = "EVALUA_TEST_KEY", backoff_ms = 1 }
+local results = ev.map({ 1, 2, 3 }, function(i)
+  return j:chat { messages = { { role = "user", content = "secret test " .. i } } }
+end)
+local bad = j:chat { messages = { { role = "user", content =
+  [=[<<mock {"faults": ["401"], "message": "Incorrect API key provided: {auth}"}>>]=] } } }
+local fields = {}
+for k, v in pairs(j) do fields[#fields + 1] = k .. "=" .. tostring(v) end
+local report = { results = results, bad = bad, stats = j:stats(), run = ev.judge.stats(),
+                 fields = fields, str = tostring(j) }
+ev.sys.write_atomic(out .. "/report.json", cjson.encode(report))
+print(cjson.encode(report))
+io.stderr:write(bad.error, "\n")
+]]
+
+TestProcess = {}
+function TestProcess:setUp() mock:reset() end
+
+function TestProcess:test_the_key_is_sent_but_never_written_shown_or_returned()
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", SECRET_SCRIPT)
+  local r = h.run(("cd %s && EVALUA_TEST_KEY=%s %s run script.lua %s/out %s")
+    :format(dir, KEY, h.bin, dir, mock.url))
+  lu.assertEquals(r.status, 0, r.stderr)
+  -- the server did receive it ...
+  local seen = mock:requests()
+  lu.assertEquals(#seen, 4)
+  for _, req in ipairs(seen) do lu.assertEquals(req.headers.authorization, "Bearer " .. KEY) end
+  -- ... and it appears nowhere else
+  lu.assertNotStrContains(r.stdout, KEY)
+  lu.assertNotStrContains(r.stderr, KEY)
+  lu.assertEquals(r.stderr, "HTTP 401: Incorrect API key provided: Bearer [redacted]\n")
+  lu.assertEquals(count_lines(("grep -rl -- '%s' %s"):format(KEY, dir)), 0)
+  lu.assertEquals(count_lines(("grep -rl -- '9f8e7d6c' %s"):format(dir)), 0)
+  lu.assertEquals(count_lines(("find %s/out/cache -name '*.json'"):format(dir)), 3)
+  local report = cjson.decode(h.read(dir .. "/out/report.json"))
+  lu.assertEquals(report.results[1].ok, true)
+  h.sh("rm -rf " .. dir)
+end
+
+local RESUME_SCRIPT = [[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = arg[2], model = "m", cache = arg[1], concurrency = 4,
+                          api_key_env = false }
+local items = {}
+for i = 1, 20 do items[i] = i end
+local out = ev.map(items, function(i)
+  return j:chat { messages = { { role = "user", content =
+    ([=[<<mock {"latency_ms": 150}>> resume item %d]=]):format(i) } } }
+end)
+local ok, cached = 0, 0
+for i = 1, 20 do
+  if out[i].ok then ok = ok + 1 end
+  if out[i].cached then cached = cached + 1 end
+end
+print(ok, cached)
+]]
+
+function TestProcess:test_a_killed_run_resumes_sending_only_the_missing_requests()
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", RESUME_SCRIPT)
+  local cmd = ("cd %s && %s run script.lua %s/cache %s"):format(dir, h.bin, dir, mock.url)
+  local p = io.popen(cmd .. " >/dev/null 2>&1 & echo $!")
+  local pid = p:read("l")
+  p:close()
+  local sys = require "evalua._sys"
+  local deadline = sys.monotonic() + 20
+  repeat -- kill it once the first round (4 at a time, 150 ms each) is on disk
+    sys.sleep(0.02)
+  until count_lines(("find %s/cache -name '*.json' 2>/dev/null"):format(dir)) >= 4 or sys.monotonic() > deadline
+  h.sh("kill -9 " .. pid)
+  sys.sleep(0.2)
+  local cached = count_lines(("find %s/cache -name '*.json'"):format(dir))
+  local sent_before = mock:stats().requests
+  lu.assertTrue(cached > 0 and cached < 20, "cached " .. cached)
+  -- every entry on disk is whole
+  for path in io.popen(("find %s/cache -name '*.json'"):format(dir)):lines() do
+    lu.assertIsTable(cjson.decode(h.read(path)), path)
+  end
+  local r = h.run(cmd)
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, ("20\t%d\n"):format(cached))
+  lu.assertEquals(mock:stats().requests - sent_before, 20 - cached)
+  lu.assertEquals(count_lines(("find %s/cache -name '*.json'"):format(dir)), 20)
+  r = h.run(cmd) -- a finished run sends nothing
+  lu.assertEquals(r.stdout, "20\t20\n")
+  lu.assertEquals(mock:stats().requests - sent_before, 20 - cached)
+  h.sh("rm -rf " .. dir)
+end
+
+function TestProcess:test_the_sandbox_keeps_the_default_cache_under_out()
+  local code = ([[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = "%s", model = "m", api_key_env = false }
+print(j.cache_dir == nil, (j.cache_dir or ""):match("/out/%%.evalua%%-cache/judge$") ~= nil)
+print(j:chat { messages = { { role = "user", content = "sandboxed" } } }.ok)
+print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = "/tmp/elsewhere" }))
+]]):format(mock.url, mock.url)
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", code)
+  local r = h.run(("cd %s && %s run --sandbox --out out script.lua"):format(dir, h.bin))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local lines = {}
+  for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  lu.assertEquals(lines[1], "false\ttrue")
+  lu.assertEquals(lines[2], "true")
+  lu.assertEquals(count_lines(("find %s/out/.evalua-cache/judge -name '*.json'"):format(dir)), 1)
+  lu.assertStrContains(lines[3], "false")
+  h.sh("rm -rf " .. dir)
+end
+
+local code = lu.LuaUnit.run()
+mock:stop()
+os.exit(code, true)

@@ -1,0 +1,308 @@
+-- ev.llm_evaluator: a judge metric from instructions, named inputs, declared
+-- output keys and few-shot examples (Haystack's LLMEvaluator semantics);
+-- the judge must answer a JSON object with exactly the declared keys.
+--
+--   local polite = ev.llm_evaluator {
+--     name = "polite",
+--     instructions = "Is the answer polite? score 1 if it is, 0 if not.",
+--     inputs = { "query", "answer" },            -- row fields (or {name = field | fn(row)})
+--     outputs = { "reason", "score" },
+--     examples = { { inputs = { query = "..", answer = ".." }, outputs = { reason = "..", score = 0 } } },
+--   }
+--
+-- This file also holds the machinery every judged metric (ev.rag, ev.geval)
+-- uses: prompts as ev.template pairs, registered as judge operations, and
+-- answers turned into values or "unmeasured" with a reason.
+local ops = require "evalua.judge.ops"
+local offline = require "evalua.judge.offline"
+local template = require "evalua.template"
+local json = require "evalua.json"
+local defaults = require "evalua.prompts.llm_evaluator"
+
+local M = {}
+
+-- ---- the machinery of judged steps ------------------------------------------
+
+-- prompt(base, override, name) -> {system = template, user = template}.
+-- An override is text, a template or {file = path} (the user message), or a
+-- table {system =, user =} replacing either message.
+function M.prompt(base, override, name)
+  local sys, user = base.system, base.user
+  if override ~= nil then
+    local is_pair = type(override) == "table" and not template.is_template(override) and override.file == nil
+    if is_pair then
+      for k in pairs(override) do
+        if k ~= "system" and k ~= "user" then
+          error(("prompt '%s': unknown key '%s' (expected system and user)"):format(name, tostring(k)), 3)
+        end
+      end
+      sys, user = override.system or sys, override.user or user
+    else
+      user = override
+    end
+  end
+  return { system = template.load(sys, name .. "/system"), user = template.load(user, name .. "/user") }
+end
+
+-- step(name, {prompt = {system=, user=}, parse = fn(json, vars), offline = fn(vars, opts)})
+-- registers judge operation `name` whose messages are the templates rendered
+-- with the caller's vars (vars._prompt, when set, replaces the default pair).
+-- Returns the default prompt pair.
+function M.step(name, def)
+  local base = M.prompt(def.prompt, nil, name)
+  ops.register(name, {
+    prompt = { system = "{{system}}", user = "{{user}}" },
+    prepare = function(vars)
+      local p = vars._prompt or base
+      return { system = p.system:render(vars), user = p.user:render(vars), vars = vars }
+    end,
+    parse = function(answer, prepared) return def.parse(answer, prepared.vars) end,
+    offline = def.offline and function(prepared, o) return def.offline(prepared.vars, o or {}) end,
+    max_tokens = def.max_tokens,
+  })
+  return base
+end
+
+-- ask(judge, name, vars [, prompt]) -> {ok = true, value =, reason =} | {ok = false, error =}
+function M.ask(judge, name, vars, prompt)
+  vars._prompt = prompt
+  return judge:ask(name, vars)
+end
+
+-- The chat messages of step `name` for vars, for callers that need more
+-- than judge:ask gives (G-Eval asks for logprobs).
+function M.messages(name, vars, prompt)
+  vars._prompt = prompt
+  local op = ops.get(name)
+  return ops.render(op, ops.prepare(op, vars))
+end
+
+function M.unmeasured(reason, extra)
+  local t = extra or {}
+  t.unmeasured, t.reason = true, reason
+  return t
+end
+
+-- The judge of an ev.evaluate context, or nil and the reason it is missing.
+function M.judge_of(ctx)
+  local j = type(ctx) == "table" and ctx.judge or nil
+  if j == nil then return nil, "no judge: pass judge = ev.judge.open(...) to ev.evaluate" end
+  return j
+end
+
+-- 1 or 0 from the ways models write a yes/no verdict; nil when unreadable.
+function M.verdict(v)
+  if v == 1 or v == true then return 1 end
+  if v == 0 or v == false then return 0 end
+  if type(v) == "string" then
+    local s = v:lower():match("^%s*(.-)%s*$")
+    if s == "1" or s == "yes" or s == "true" then return 1 end
+    if s == "0" or s == "no" or s == "false" then return 0 end
+  end
+  return nil
+end
+
+-- A metric table that ev.evaluate runs, also callable with options to make
+-- a configured copy: ev.rag.faithfulness{threshold = 0.8}.
+local Metric = {}
+Metric.__index = Metric
+Metric.__call = function(self, opts)
+  if type(opts) ~= "table" then error(("%s{...}: expected a table of options"):format(self.name), 2) end
+  local merged = {}
+  for k, v in pairs(self.options) do merged[k] = v end
+  for k, v in pairs(opts) do merged[k] = v end
+  return self.make(merged)
+end
+Metric.__tostring = function(self) return "metric " .. self.name end
+
+-- m:score(row, judge) runs the metric on one row outside ev.evaluate.
+function Metric:score(row, judge)
+  return self.fn(row, { judge = judge })
+end
+
+M.Metric = Metric
+
+-- metric(make, options) -> a Metric built by make(options).
+function M.metric(fields)
+  return setmetatable(fields, Metric)
+end
+
+-- ---- LLMEvaluator -----------------------------------------------------------------
+
+local function names_of(list, what)
+  if type(list) ~= "table" or #list == 0 then
+    error(("llm_evaluator: %s must be a non-empty list of names"):format(what), 4)
+  end
+  for i, n in ipairs(list) do
+    if type(n) ~= "string" or not n:match("^[%a_][%w_]*$") then
+      error(("llm_evaluator: %s[%d] must be a name (letters, digits, _)"):format(what, i), 4)
+    end
+  end
+  return list
+end
+
+-- inputs: {"query", ...} (row fields of those names) or {name = field | fn(row)}.
+local function input_spec(inputs)
+  if type(inputs) ~= "table" then error("llm_evaluator: inputs must be a list or a table of name = field", 3) end
+  local spec = {}
+  if #inputs > 0 then
+    for _, n in ipairs(names_of(inputs, "inputs")) do spec[#spec + 1] = { name = n, from = n } end
+  else
+    for n, from in pairs(inputs) do
+      if type(from) ~= "string" and type(from) ~= "function" then
+        error(("llm_evaluator: inputs.%s must be a row field name or a function(row)"):format(n), 3)
+      end
+      spec[#spec + 1] = { name = n, from = from }
+    end
+    table.sort(spec, function(a, b) return a.name < b.name end)
+  end
+  if #spec == 0 then error("llm_evaluator: inputs is empty", 3) end
+  return spec
+end
+
+local function check_keys(t, keys, what)
+  if type(t) ~= "table" or t[1] ~= nil then return ("%s is not a JSON object"):format(what) end
+  local want = {}
+  for _, k in ipairs(keys) do
+    want[k] = true
+    if t[k] == nil or t[k] == json.null then return ("%s has no key '%s'"):format(what, k) end
+  end
+  local extra = {}
+  for k in pairs(t) do
+    if not want[k] then extra[#extra + 1] = tostring(k) end
+  end
+  table.sort(extra)
+  if #extra > 0 then return ("%s has unexpected key '%s'"):format(what, extra[1]) end
+  return nil
+end
+
+local function check_examples(examples, inputs, outputs)
+  if examples == nil then return {} end
+  if type(examples) ~= "table" then error("llm_evaluator: examples must be a list", 3) end
+  local names = {}
+  for i, s in ipairs(inputs) do names[i] = s.name end
+  for i, ex in ipairs(examples) do
+    local bad = type(ex) ~= "table" and ("examples[%d] is not a table"):format(i)
+      or check_keys(ex.inputs, names, ("examples[%d].inputs"):format(i))
+      or check_keys(ex.outputs, outputs, ("examples[%d].outputs"):format(i))
+    if bad then error("llm_evaluator: " .. bad, 3) end
+  end
+  return examples
+end
+
+-- The step shared by every LLMEvaluator: vars {instructions, keys, examples, inputs}.
+M.step("llm_evaluator", {
+  prompt = defaults,
+  parse = function(answer, vars)
+    local bad = check_keys(answer, vars.keys, "the answer")
+    if bad then return nil, bad end
+    return answer, type(answer.reason) == "string" and answer.reason or nil
+  end,
+  -- The example whose inputs share the most tokens with these inputs
+  -- (Jaccard), its outputs copied; the first such example on a tie.
+  offline = function(vars)
+    local function set_of(v)
+      local s = {}
+      for _, t in ipairs(offline.tokens(json.encode(v))) do s[t] = true end
+      return s
+    end
+    local mine, best, best_i = set_of(vars.inputs), -1, nil
+    for i, ex in ipairs(vars.examples) do
+      local theirs, inter, union = set_of(ex.inputs), 0, 0
+      for t in pairs(mine) do
+        union = union + 1
+        if theirs[t] then inter = inter + 1 end
+      end
+      for t in pairs(theirs) do if not mine[t] then union = union + 1 end end
+      local j = union > 0 and inter / union or 0
+      if j > best then best, best_i = j, i end
+    end
+    local out = {}
+    for k, v in pairs(vars.examples[best_i].outputs) do out[k] = v end
+    return out, ("offline: outputs of the most similar example (%d, token overlap %.2f)"):format(best_i, best)
+  end,
+})
+
+local function read_inputs(spec, row)
+  local out = {}
+  for _, s in ipairs(spec) do
+    local v
+    if type(s.from) == "function" then v = s.from(row) else v = row[s.from] end
+    if v == nil then
+      return nil, type(s.from) == "string" and ("no '%s' in the row"):format(s.from)
+        or ("input '%s' is nil for this row"):format(s.name)
+    end
+    out[s.name] = v
+  end
+  return out
+end
+
+local function score_of(outputs, score)
+  local v
+  if type(score) == "function" then v = score(outputs) else v = outputs[score] end
+  if type(v) == "boolean" then v = v and 1 or 0 end
+  if type(v) == "string" then v = tonumber(v) end
+  if type(v) ~= "number" or v ~= v then
+    return nil, type(score) == "string" and ("output '%s' is not a number"):format(score)
+      or "the score function returned no number"
+  end
+  return v
+end
+
+-- ev.llm_evaluator{name=, instructions=, inputs=, outputs=, examples=, score=,
+--   prompt=, offline=, threshold=, higher_is_better=, description=} -> metric
+function M.new(o)
+  if type(o) ~= "table" then error("ev.llm_evaluator: expected a table of options", 2) end
+  if type(o.name) ~= "string" or o.name == "" then error("llm_evaluator: name is required", 2) end
+  if type(o.instructions) ~= "string" then error("llm_evaluator: instructions must be a string", 2) end
+  local inputs = input_spec(o.inputs)
+  local outputs = names_of(o.outputs, "outputs")
+  local examples = check_examples(o.examples, inputs, outputs)
+  local score = o.score
+  if score == nil then
+    for _, k in ipairs(outputs) do if k == "score" then score = "score" end end
+    score = score or outputs[1]
+  end
+  if o.offline ~= nil and type(o.offline) ~= "function" then error("llm_evaluator: offline must be a function", 2) end
+  local prompt = M.prompt(defaults, o.prompt, o.name)
+  local self = M.metric {
+    name = o.name, judged = true, description = o.description or o.instructions,
+    higher_is_better = o.higher_is_better ~= false, threshold = o.threshold,
+    inputs = inputs, outputs = outputs, examples = examples, prompt = prompt,
+  }
+
+  -- self:run(judge, inputs) -> {ok = true, outputs =, reason =} | {ok = false, error =}
+  function self.run(_, judge, values)
+    if judge.kind == "offline" and o.offline then
+      local out = o.offline(values)
+      local bad = check_keys(out, outputs, "the offline function's result")
+      if bad then return { ok = false, error = bad } end
+      return { ok = true, outputs = out, reason = type(out.reason) == "string" and out.reason or nil }
+    end
+    if judge.kind == "offline" and #examples == 0 then
+      return { ok = false, error = "the offline judge needs examples or an offline function for '" .. o.name .. "'" }
+    end
+    local r = M.ask(judge, "llm_evaluator",
+      { instructions = o.instructions, keys = outputs, examples = examples, inputs = values }, prompt)
+    if not r.ok then return { ok = false, error = r.error } end
+    return { ok = true, outputs = r.value, reason = r.reason }
+  end
+
+  self.fn = function(row, ctx)
+    local judge, why = M.judge_of(ctx)
+    if not judge then return M.unmeasured(why) end
+    local values, missing = read_inputs(inputs, row)
+    if not values then return M.unmeasured(missing) end
+    local r = self:run(judge, values)
+    if not r.ok then return M.unmeasured(r.error) end
+    local s, bad = score_of(r.outputs, score)
+    if s == nil then return M.unmeasured(bad, { outputs = r.outputs }) end
+    local out = { score = s, reason = r.reason, outputs = r.outputs }
+    if o.threshold then out.pass = s >= o.threshold end
+    return out
+  end
+  self.options, self.make = o, M.new
+  return self
+end
+
+return setmetatable(M, { __call = function(_, o) return M.new(o) end })

@@ -1,0 +1,297 @@
+-- ev.rag against the mock OpenAI-compatible server with scripted answers
+-- (a <<mock {...}>> directive inside the row text answers the request that
+-- carries it) and with the offline judge. Expected scores are computed by
+-- hand from the scripted verdicts, as noted beside each.
+local lu = require "luaunit"
+local ev = require "evalua"
+local mockmod = require "tests.mock.mock"
+local json = require "evalua.json"
+
+local mock = mockmod.start()
+local say = mockmod.say
+local rag = ev.rag
+
+local function judge(opts)
+  local o = { base_url = mock.url, model = "m", cache = false, backoff_ms = 1, max_backoff_ms = 5,
+              api_key_env = false, max_retries = 1 }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return ev.judge.open(o)
+end
+
+local function answer(t) return say { answer = type(t) == "string" and t or json.encode(t) } end
+
+local function requests() return mock:stats().requests end
+
+TestRag = {}
+function TestRag:setUp() mock:reset() end
+
+-- ---- faithfulness -------------------------------------------------------------
+
+function TestRag:test_faithfulness_is_supported_over_total_with_verdicts_kept()
+  local row = {
+    query = "q", answer = "Paris is the capital. It has 2 million people. " .. answer { statements = { "s1", "s2", "s3" } },
+    contexts = { "Paris is the capital of France." .. answer { verdicts = {
+      { statement = "s1", verdict = 1, reason = "stated" },
+      { statement = "s2", verdict = "no", reason = "not stated" },
+      { statement = "s3", verdict = "yes" } } } } }
+  local r = rag.faithfulness:score(row, judge())
+  lu.assertEquals(r.score, 2 / 3) -- verdicts 1, 0, 1
+  lu.assertEquals(r.reason, "2 of 3 statements are supported by the contexts")
+  lu.assertEquals(r.verdicts, { { statement = "s1", verdict = 1, reason = "stated" },
+                                { statement = "s2", verdict = 0, reason = "not stated" },
+                                { statement = "s3", verdict = 1 } })
+  lu.assertEquals(r.pass, true)
+  lu.assertEquals(requests(), 2)
+end
+
+function TestRag:test_answers_in_code_fences_and_with_trailing_commas_are_read()
+  local row = { query = "q", answer = "A. " .. answer('Here you go:\n```json\n{"statements": ["a", "b",]}\n```'),
+                contexts = { "c" .. answer('```\n{"verdicts": [{"verdict": 0}, {"verdict": 1}]}\n```') } }
+  lu.assertEquals(rag.faithfulness:score(row, judge()).score, 0.5)
+end
+
+function TestRag:test_wrong_verdict_count_is_unmeasured_not_zero()
+  local row = { query = "q", answer = "x " .. answer { statements = { "a", "b" } },
+                contexts = { "c" .. answer { verdicts = { { verdict = 1 } } } } }
+  local r = rag.faithfulness:score(row, judge())
+  lu.assertEquals(r, { unmeasured = true,
+    reason = "verdicts: invalid judge answer for 'rag_verdicts': 1 verdicts for 2 statements" })
+end
+
+function TestRag:test_missing_key_is_unmeasured()
+  local row = { query = "q", answer = "x " .. answer { claims = { "a" } }, contexts = { "c" } }
+  lu.assertEquals(rag.faithfulness:score(row, judge()), { unmeasured = true,
+    reason = "statements: invalid judge answer for 'rag_statements': expected {\"statements\": [...]}" })
+  row = { query = "q", answer = "x " .. answer { statements = { "a" } },
+          contexts = { "c" .. answer { verdicts = { { statement = "a", reason = "?" } } } } }
+  lu.assertEquals(rag.faithfulness:score(row, judge()).reason,
+    "verdicts: invalid judge answer for 'rag_verdicts': verdicts[1] has no verdict 1 or 0")
+end
+
+function TestRag:test_invalid_json_after_the_repair_is_unmeasured()
+  local row = { query = "q", answer = "x " .. say { id = "bad", answers = { "four statements", "still prose" } },
+                contexts = { "c" } }
+  local r = rag.faithfulness:score(row, judge())
+  lu.assertEquals(r.unmeasured, true)
+  lu.assertEquals(r.reason, "statements: the judge's answer is not valid JSON, and neither was the repaired one: "
+    .. "the judge's answer is not valid JSON: no JSON object in the answer")
+  lu.assertEquals(requests(), 2) -- the answer and one repair request
+end
+
+function TestRag:test_http_failure_and_budget_are_unmeasured_with_the_reason()
+  local row = { query = "q", answer = "x " .. say { faults = { "500", "500" } }, contexts = { "c" } }
+  local r = rag.faithfulness:score(row, judge())
+  lu.assertEquals(r.unmeasured, true)
+  lu.assertStrContains(r.reason, "statements: gave up after 2 attempts: HTTP 500")
+  -- one request fits the budget; the verdicts request is refused
+  row = { query = "q", answer = "x " .. answer { statements = { "a" } }, contexts = { "c" } }
+  r = rag.faithfulness:score(row, judge { budget = { tokens = 1 } })
+  lu.assertEquals(r.unmeasured, true)
+  lu.assertStrContains(r.reason, "verdicts: budget exhausted")
+end
+
+function TestRag:test_no_statements_and_missing_fields_are_unmeasured()
+  local j = judge()
+  lu.assertEquals(rag.faithfulness:score({ query = "q", answer = "hm " .. answer { statements = {} }, contexts = { "c" } }, j),
+    { unmeasured = true, reason = "the answer makes no statements to check" })
+  lu.assertEquals(rag.faithfulness:score({ query = "q", answer = "a" }, j),
+    { unmeasured = true, reason = "no 'contexts' in the row" })
+  lu.assertEquals(rag.faithfulness.fn({ answer = "a", contexts = { "c" } }, {}),
+    { unmeasured = true, reason = "no judge: pass judge = ev.judge.open(...) to ev.evaluate" })
+  lu.assertEquals(requests(), 1)
+end
+
+-- ---- context precision, recall, relevance ---------------------------------------------
+
+function TestRag:test_context_precision_is_rank_weighted_average_precision()
+  local row = { query = "q", gold_answers = { "ref" }, contexts = {
+    "c1" .. answer { verdict = 1, reason = "useful" }, "c2" .. answer { verdict = 0 },
+    "c3" .. answer { verdict = 1 }, "c4" .. answer { verdict = 0 } } }
+  local r = rag.context_precision:score(row, judge())
+  -- useful at ranks 1 and 3: (1/1 + 2/3) / 2
+  lu.assertAlmostEquals(r.score, (1 + 2 / 3) / 2, 1e-15)
+  lu.assertEquals(r.verdicts[1], { rank = 1, verdict = 1, reason = "useful" })
+  lu.assertEquals(r.reason, "2 of 4 chunks judged useful")
+  lu.assertEquals(requests(), 4) -- one verdict per chunk
+  -- the reference answer is what the judge sees
+  lu.assertStrContains(mock:requests()[1].body.messages[2].content, "<expected_answer>\nref\n</expected_answer>")
+end
+
+function TestRag:test_average_precision_by_hand()
+  lu.assertEquals(rag.average_precision { 0, 0, 0 }, 0)
+  lu.assertEquals(rag.average_precision { 1, 1 }, 1)
+  lu.assertEquals(rag.average_precision { 0, 1 }, 0.5)
+  lu.assertAlmostEquals(rag.average_precision { 0, 1, 0, 1, 1 }, (1 / 2 + 2 / 4 + 3 / 5) / 3, 1e-15)
+end
+
+function TestRag:test_context_precision_without_reference()
+  local row = { query = "q", answer = "a", contexts = { "c1" .. answer { verdict = 1 } } }
+  lu.assertEquals(rag.context_precision:score(row, judge()), { unmeasured = true,
+    reason = "no 'gold_answers' in the row (against = \"answer\" judges by the answer instead)" })
+  lu.assertEquals(rag.context_precision { against = "answer" }:score(row, judge()).score, 1)
+end
+
+function TestRag:test_context_recall_checks_each_reference_sentence()
+  local row = { query = "q", gold_answers = { "First fact. Second fact. Third fact." },
+                contexts = { "ctx" .. answer { verdicts = { { verdict = 1 }, { verdict = 1 }, { verdict = 0 } } } } }
+  local r = rag.context_recall:score(row, judge())
+  lu.assertEquals(r.score, 2 / 3)
+  lu.assertEquals(r.verdicts[3].statement, "Third fact.")
+  local sent = mock:requests()[1].body.messages[2].content
+  lu.assertStrContains(sent, '["First fact.","Second fact.","Third fact."]')
+end
+
+function TestRag:test_context_relevance_counts_statements_over_all_chunks()
+  local row = { query = "q", contexts = {
+    "c1" .. answer { verdicts = { { statement = "x", verdict = 1 }, { statement = "y", verdict = 0 } } },
+    "c2" .. answer { verdicts = { { statement = "z", verdict = 1 } } } } }
+  local r = rag.context_relevance:score(row, judge())
+  lu.assertEquals(r.score, 2 / 3) -- 1 + 1 relevant of 2 + 1 statements
+  lu.assertEquals(r.contexts[1].relevant, 1)
+  row.contexts = { "c" .. answer { verdicts = {} } }
+  lu.assertEquals(rag.context_relevance:score(row, judge()),
+    { unmeasured = true, reason = "the contexts make no statements" })
+end
+
+-- ---- answer relevance -------------------------------------------------------------------
+
+function TestRag:test_answer_relevance_embedding_cosine_and_noncommittal()
+  local q = "How large can an object be?"
+  -- a generated question equal to the real one embeds identically: cosine 1
+  local row = { query = q, answer = "5 TiB. " .. answer { questions = {
+    { question = q, noncommittal = 0 }, { question = q, noncommittal = 1 } } } }
+  local r = rag.answer_relevance:score(row, judge())
+  lu.assertAlmostEquals(r.score, 1, 1e-6) -- not zeroed: only one of two is noncommittal
+  lu.assertEquals(mock:stats().by_path["/v1/embeddings"], 1)
+  row.answer = "I cannot say. " .. answer { questions = { { question = q, noncommittal = 1 },
+                                                          { question = "Other?", noncommittal = 1 } } }
+  r = rag.answer_relevance:score(row, judge())
+  lu.assertEquals(r.score, 0)
+  lu.assertEquals(r.reason, "every generated question is noncommittal")
+end
+
+function TestRag:test_answer_relevance_without_embeddings_endpoint()
+  -- the generated question carries a directive failing the embeddings request;
+  -- written with \u escapes so that it is no directive inside the chat request
+  local q = 'x\\u003c\\u003cmock {\\"faults\\": [\\"404\\"]}\\u003e\\u003e'
+  local row = { query = "q?", answer = "a " .. answer('{"questions": [{"question": "' .. q .. '", "noncommittal": 0}]}') }
+  local r = rag.answer_relevance:score(row, judge())
+  lu.assertEquals(r.unmeasured, true)
+  lu.assertStrContains(r.reason, "embeddings: HTTP 404")
+  lu.assertStrContains(r.reason, "answer_relevance{mode = \"direct\"}")
+  row.answer = "a " .. answer { reason = "on topic", relevance = 0.75 }
+  r = rag.answer_relevance_direct:score(row, judge())
+  lu.assertEquals(r, { score = 0.75, reason = "on topic", mode = "direct", pass = true })
+end
+
+-- ---- relevancy, correctness ------------------------------------------------------------------
+
+function TestRag:test_relevancy_refine_stops_at_yes_and_packs_by_budget()
+  local row = { query = "q", answer = "a", contexts = {
+    "aaaa" .. answer { verdict = "NO", reason = "r1" }, "bbbb" .. answer { verdict = "YES", reason = "r2" },
+    "cccc" .. answer { verdict = "NO" } } }
+  -- each context is longer than the budget: three parts, the second says YES
+  local r = rag.relevancy { budget = 10 }:score(row, judge())
+  lu.assertEquals(r.score, 1)
+  lu.assertEquals(r.verdict, "YES")
+  lu.assertEquals(#r.steps, 2)
+  lu.assertEquals(requests(), 2)
+  local second = mock:requests()[2].body.messages[2].content
+  lu.assertStrContains(second, "<earlier_verdict>NO</earlier_verdict>")
+  -- one big part: the first directive answers it
+  r = rag.relevancy:score(row, judge())
+  lu.assertEquals(r.score, 0)
+  lu.assertEquals(r.reason, "r1")
+end
+
+function TestRag:test_relevancy_per_source_gives_one_verdict_per_chunk()
+  local row = { query = "q", answer = "a", contexts = {
+    "c1" .. answer { verdict = "yes" }, "c2" .. answer { verdict = "NO" }, "c3" .. answer { verdict = "YES." } } }
+  local r = rag.relevancy { mode = "per_source" }:score(row, judge())
+  lu.assertEquals(r.score, 2 / 3)
+  lu.assertEquals({ r.verdicts[1].verdict, r.verdicts[2].verdict, r.verdicts[3].verdict }, { "YES", "NO", "YES" })
+end
+
+function TestRag:test_correctness_scale_and_pass_at_four()
+  local row = { query = "q", gold_answers = { "ref" }, answer = "a " .. answer { reason = "minor gap", score = 4 } }
+  lu.assertEquals(rag.correctness:score(row, judge()), { score = 4, reason = "minor gap", pass = true })
+  row.answer = "a " .. answer { score = 3.5 }
+  lu.assertEquals(rag.correctness:score(row, judge()).pass, false)
+  row.answer = "a " .. answer { score = 6 }
+  lu.assertEquals(rag.correctness:score(row, judge()).reason,
+    "grade: invalid judge answer for 'rag_correctness': expected score as a number from 1 to 5")
+end
+
+-- ---- prompts --------------------------------------------------------------------------------
+
+function TestRag:test_a_prompt_replaced_by_a_string_is_what_the_judge_sees()
+  local m = rag.faithfulness { prompts = { statements = "Claims of: {{answer}} " .. answer { statements = { "s" } },
+                                           verdicts = { system = "Check {{statements | json}}." } } }
+  local row = { query = "q", answer = "A {{contexts}} B", contexts = { "c" .. answer { verdicts = { { verdict = 1 } } } } }
+  lu.assertEquals(m:score(row, judge()).score, 1)
+  local seen = mock:requests()
+  lu.assertStrContains(seen[1].body.messages[2].content, "Claims of: A {{contexts}} B ") -- never evaluated
+  lu.assertEquals(seen[1].body.messages[1].content, ev.template(rag.prompts.statements.system):render {})
+  lu.assertEquals(seen[2].body.messages[1].content, 'Check ["s"].')
+end
+
+function TestRag:test_prompt_errors_name_the_step_and_variable()
+  lu.assertErrorMsgContains("faithfulness: no prompt step 'verdict' (its steps: statements, verdicts)",
+    rag.faithfulness, { prompts = { verdict = "x" } })
+  local m = rag.faithfulness { prompts = { statements = "{{answr}}" } }
+  local ok, err = pcall(m.score, m, { query = "q", answer = "a", contexts = { "c" } }, judge())
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "template 'faithfulness.statements/user' line 1: missing variable 'answr'")
+end
+
+-- ---- the offline judge: deterministic heuristics, values by hand -----------------------------------
+
+local ROW = {
+  query = "How big can a single file be in Nimbus Storage?",
+  answer = "A single object can be up to 5 TiB. Billing is monthly.",
+  contexts = { "Objects in Nimbus Storage can be up to 5 TiB.", "Support is open on weekdays." },
+  gold_answers = { "5 TiB per object" },
+}
+
+function TestRag:test_offline_faithfulness_by_token_overlap()
+  local r = rag.faithfulness:score(ROW, ev.judge.open("offline"))
+  -- "A single object can be up to 5 TiB.": content words single object can up 5 tib,
+  -- 4 of 6 (can up 5 tib) in the contexts; "Billing is monthly.": 0 of 2
+  lu.assertEquals(r.score, 0.5)
+  lu.assertEquals(r.verdicts[1].reason, "4 of 6 words are in the context (67%; supported from 50%)")
+end
+
+function TestRag:test_offline_precision_recall_and_relevance()
+  local off = ev.judge.open("offline")
+  -- reference "5 TiB per object": content words 5 tib per object; chunk 1 has 5, tib (50%): useful
+  lu.assertEquals(rag.context_precision:score(ROW, off).score, 1)
+  lu.assertEquals(rag.context_recall:score(ROW, off).score, 1)
+  -- question content words: big can single file nimbus storage; chunk 1 has can nimbus storage (3/6 >= 1/3)
+  lu.assertEquals(rag.context_relevance:score(ROW, off).score, 0.5)
+  -- direct relevance: single, can of the 6 question words
+  lu.assertEquals(rag.answer_relevance_direct:score(ROW, off).score, 2 / 6)
+  -- correctness: F1 of {single object can up 5 tib billing monthly} and {5 tib per object}:
+  -- 3 common, P = 3/8, R = 3/4, F1 = 0.5 -> 1 + 4 * 0.5 = 3
+  lu.assertEquals(rag.correctness:score(ROW, off).score, 3)
+end
+
+function TestRag:test_offline_answer_relevance_cosine_of_token_counts()
+  local r = rag.answer_relevance:score(ROW, ev.judge.open("offline"))
+  -- question {big can single file nimbus storage}; sentence 1 {single object can up 5 tib}:
+  -- 2 shared, cosine 2/6; sentence 2 {billing monthly}: 0. Mean 1/6.
+  lu.assertAlmostEquals(r.score, 1 / 6, 1e-15)
+  lu.assertEquals(#r.questions, 2)
+  local nc = rag.answer_relevance:score({ query = "q?", answer = "I don't know." }, ev.judge.open("offline"))
+  lu.assertEquals(nc.score, 0)
+end
+
+function TestRag:test_registered_names_resolve()
+  local reg = require "evalua.registry"
+  for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
+                          "context_recall", "context_relevance", "relevancy", "correctness" } do
+    lu.assertIs(reg.resolve(name), rag[name])
+    lu.assertEquals(rag[name].judged, true)
+  end
+end
+
+os.exit(lu.LuaUnit.run(), true)

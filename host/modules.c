@@ -11,6 +11,8 @@ static const luaL_Reg preloads[] = {
   {"cjson", luaopen_cjson},
   {"cjson.safe", luaopen_cjson_safe},
   {"evalua._sys", luaopen_evalua_sys},
+  {"evalua._stats", luaopen_evalua_stats},
+  {"evalua._vector", luaopen_evalua_vector},
   {"evalua._text", luaopen_evalua_text},
   {"evalua._retrieval", luaopen_evalua_retrieval},
   {"evalua._judge", luaopen_evalua_judge},

@@ -5,6 +5,8 @@
 #include <lua.h>
 
 int luaopen_evalua_sys(lua_State *L);
+int luaopen_evalua_stats(lua_State *L);
+int luaopen_evalua_vector(lua_State *L);
 int luaopen_evalua_text(lua_State *L);
 int luaopen_evalua_retrieval(lua_State *L);
 int luaopen_evalua_judge(lua_State *L);

@@ -1,0 +1,126 @@
+-- ev.stats from Lua: values, nil-with-reason where a statistic is undefined,
+-- reproducible seeds and argument errors. Expected numbers: by hand, or
+-- numpy 1.24 / scipy 1.10 / scikit-learn 1.2 on the same input (see the
+-- derivations in tests/c/test_stats.c).
+local lu = require "luaunit"
+local ev = require "evalua"
+local s = ev.stats
+
+local A = { 0.62, 0.81, 0.44, 0.90, 0.57, 0.73, 0.68, 0.51, 0.79, 0.66 }
+local B = { 0.55, 0.78, 0.47, 0.81, 0.50, 0.69, 0.70, 0.42, 0.74, 0.60 }
+
+function test_descriptive()
+  local x = { 2, 4, 4, 4, 5, 5, 7, 9 }
+  lu.assertEquals(s.mean(x), 5.0)
+  lu.assertEquals(s.sum(x), 40.0)
+  lu.assertEquals(s.sd(x, { population = true }), 2.0)
+  lu.assertAlmostEquals(s.variance(x), 32 / 7, 1e-15)
+  lu.assertAlmostEquals(s.sd(x), math.sqrt(32 / 7), 1e-15)
+  lu.assertEquals(s.mean { 0.1, 0.1, 0.1 }, 0.1)
+  lu.assertEquals({ s.min { 3, 1, 2, 1 } }, { 1.0, 2 })   -- value and first index
+  lu.assertEquals({ s.max { 3, 1, 2, 3 } }, { 3.0, 1 })
+  lu.assertEquals(s.median { 5, 1, 3, 2 }, 2.5)
+  lu.assertEquals(s.percentile({ 1, 2, 3, 4 }, 25), 1.75)      -- type 7: h = 0.75
+  lu.assertEquals(s.percentile({ 15, 20, 35, 40, 50 }, { 5, 40, 50 }), { 16.0, 29.0, 35.0 })
+  lu.assertEquals(s.sd({ 7 }, { population = true }), 0.0)
+end
+
+function test_undefined_statistics_return_nil_and_a_reason()
+  lu.assertEquals({ s.sd { 7 } }, { nil, "needs at least 2 values" })
+  lu.assertEquals({ s.paired_ttest({ 1 }, { 2 }) }, { nil, "needs at least 2 pairs" })
+  lu.assertEquals({ s.pearson({ 1, 1, 1 }, { 1, 2, 3 }) }, { nil, "x is constant" })
+  lu.assertEquals({ s.spearman({ 1, 2, 3 }, { 4, 4, 4 }) }, { nil, "y is constant" })
+  lu.assertEquals({ s.kendall({ 1 }, { 2 }) }, { nil, "needs at least 2 pairs" })
+  local k, why = s.cohen_kappa({ "a", "a" }, { "a", "a" })
+  lu.assertNil(k)
+  lu.assertStrContains(why, "both raters used one and the same category")
+end
+
+function test_bottom_and_top_k_keep_ties_in_input_order()
+  local v, ids = { 0.5, 0.1, 0.5, 0.1, 0.9 }, { "q1", "q2", "q3", "q4", "q5" }
+  lu.assertEquals(s.bottom_k(v, ids, 3), {
+    { index = 2, id = "q2", value = 0.1 }, { index = 4, id = "q4", value = 0.1 },
+    { index = 1, id = "q1", value = 0.5 } })
+  lu.assertEquals(s.top_k(v, ids, 2), { { index = 5, id = "q5", value = 0.9 }, { index = 1, id = "q1", value = 0.5 } })
+  lu.assertEquals(#s.bottom_k(v, nil, 10), 5)      -- k beyond n: all of them
+  lu.assertEquals(s.bottom_k(v, nil, 1)[1].id, 2)  -- no ids: the index stands in
+  lu.assertEquals(s.bottom_k(v, ids, 0), {})
+end
+
+function test_bootstrap_is_seeded_and_reproducible()
+  -- values of an independent transcription of the algorithm (docs/stats.md)
+  local c = s.bootstrap_ci(A)
+  lu.assertAlmostEquals(c.lo, 0.5880000000000001, 1e-15)
+  lu.assertAlmostEquals(c.hi, 0.7480249999999999, 1e-15)
+  lu.assertAlmostEquals(c.mean, 0.671, 1e-15)
+  lu.assertEquals({ c.level, c.resamples, c.seed }, { 0.95, 1000, 1 })
+  lu.assertEquals(s.bootstrap_ci(A, { seed = 1 }), c)
+  local d = s.bootstrap_ci(A, { resamples = 200, level = 0.9, seed = 99 })
+  lu.assertAlmostEquals(d.lo, 0.6069, 1e-15)
+  lu.assertAlmostEquals(d.hi, 0.7372, 1e-15)
+  lu.assertNotEquals(s.bootstrap_ci(A, { seed = 2 }).lo, c.lo)
+end
+
+function test_paired_tests()
+  -- scipy: permutation_test(..., permutation_type='samples', n_resamples=inf) and ttest_rel
+  local p = s.paired_permutation(A, B)
+  lu.assertEquals({ p.p, p.exact, p.patterns, p.n }, { 0.015625, true, 1024, 10 })
+  lu.assertAlmostEquals(p.mean_diff, 0.045, 1e-15)
+  local mc = s.paired_permutation(A, B, { exact = false, resamples = 999, seed = 5 })
+  lu.assertEquals({ mc.p, mc.exact, mc.patterns }, { 0.018, false, 999 })
+  local t = s.paired_ttest(A, B)
+  lu.assertAlmostEquals(t.t, 3.412530939367525, 1e-12)
+  lu.assertAlmostEquals(t.p, 0.007718628398093086, 1e-14)
+  lu.assertEquals({ t.df, t.n }, { 9.0, 10 })
+  lu.assertEquals(s.paired_ttest(A, A).p, 1.0)
+end
+
+function test_correlations_and_kappa()
+  local x, y = { 1, 2, 2, 3, 3, 3, 4, 5, 5, 6 }, { 2, 2, 1, 3, 4, 4, 4, 6, 5, 5 }
+  lu.assertAlmostEquals(s.pearson(x, y), 0.875, 1e-14)
+  lu.assertAlmostEquals(s.spearman(x, y), 0.9182389937106918, 1e-14)
+  lu.assertAlmostEquals(s.kendall(x, y), 0.8, 1e-14)
+  -- 50 items: yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> 0.4 (by hand)
+  local a, b = {}, {}
+  for i = 1, 50 do
+    a[i] = i <= 25 and "yes" or "no"
+    b[i] = (i <= 20 or (i > 25 and i <= 35)) and "yes" or "no"
+  end
+  lu.assertAlmostEquals(s.cohen_kappa(a, b), 0.4, 1e-15)
+  local r1, r2 = { 1, 2, 3, 4, 5, 3, 2, 4, 5, 1, 3, 4 }, { 1, 2, 2, 4, 4, 3, 3, 5, 5, 2, 3, 3 }
+  lu.assertAlmostEquals(s.cohen_kappa(r1, r2), 0.368421052631579, 1e-14)
+  lu.assertAlmostEquals(s.cohen_kappa(r1, r2, { weights = "linear" }), 0.6470588235294117, 1e-14)
+  lu.assertAlmostEquals(s.cohen_kappa(r1, r2, { weights = "quadratic" }), 0.8414096916299559, 1e-14)
+  -- 1 and 1.0 are one category; booleans are labels too
+  lu.assertEquals(s.cohen_kappa({ 1, 2.0, true }, { 1.0, 2, true }), 1.0)
+end
+
+local function fails(arg, detail, f, ...)
+  local ok, msg = pcall(f, ...)
+  lu.assertFalse(ok)
+  lu.assertStrContains(msg, ("bad argument #%d to '"):format(arg))
+  lu.assertStrContains(msg, "' (" .. detail)
+end
+
+function test_bad_input_names_argument_and_index()
+  fails(1, "xs is empty)", s.mean, {})
+  fails(1, "xs[2] is NaN)", s.mean, { 1, 0 / 0 })
+  fails(1, "xs[3] is -inf)", s.sd, { 1, 2, -math.huge })
+  fails(1, "xs[2] is a string, expected a number)", s.percentile, { 1, "2" }, 50)
+  fails(1, "table expected, got nil)", s.median, nil)
+  fails(2, "a percentile must be between 0 and 100, got 101.0)", s.percentile, { 1 }, 101)
+  fails(2, "option 'level' must be between 0 and 1, got 1.0)", s.bootstrap_ci, { 1 }, { level = 1 })
+  fails(2, "option 'resamples' must be at least 1, got 0)", s.bootstrap_ci, { 1 }, { resamples = 0 })
+  fails(2, "unknown option 'sead' (known: resamples, level, seed))", s.bootstrap_ci, { 1 }, { sead = 3 })
+  fails(2, "#b is 1 but #a is 2)", s.paired_ttest, { 1, 2 }, { 1 })
+  fails(2, "b[2] is NaN)", s.paired_permutation, { 1, 2 }, { 1, 0 / 0 })
+  fails(1, "a is empty)", s.paired_permutation, {}, {})
+  fails(2, "#y is 3 but #x is 2)", s.pearson, { 1, 2 }, { 1, 2, 3 })
+  fails(1, "a[2] is a table, expected a category (string, number or boolean))", s.cohen_kappa, { 1, {} }, { 1, 2 })
+  fails(2, "b[1] is a string, expected a number)", s.cohen_kappa, { 1 }, { "x" }, { weights = "linear" })
+  fails(3, "option 'weights' must be \"linear\" or \"quadratic\", got \"cubic\")", s.cohen_kappa, { 1 }, { 2 }, { weights = "cubic" })
+  fails(2, "#ids is 1 but #values is 2)", s.bottom_k, { 1, 2 }, { "a" }, 1)
+  fails(3, "k must not be negative)", s.top_k, { 1, 2 }, nil, -1)
+end
+
+os.exit(lu.LuaUnit.run(), true)

@@ -1,7 +1,10 @@
 -- The offline judge's heuristics: deterministic, no network. Text is split
--- into tokens (ASCII words lower-cased, Chinese/Japanese/Korean characters
--- one token each, full-width letters and digits folded to ASCII, all
--- punctuation a separator); support and relevance are token overlaps.
+-- into tokens by ev.text.tokens (the tokens the answer metrics use: lower-
+-- cased, punctuation and articles dropped, Chinese/Japanese/Korean
+-- characters one token each); support and relevance are token overlaps.
+-- Without ev.text, a small local tokenizer of the same spirit is used.
+local has_text, text_mod = pcall(require, "evalua.text")
+
 local O = {}
 
 -- Tokens that carry no content; overlaps ignore them (unless a text has
@@ -41,9 +44,7 @@ local function fold(cp)
   return cp
 end
 
-function O.tokens(text)
-  text = tostring(text or "")
-  if not utf8.len(text) then text = text:gsub("[\128-\255]", " ") end -- invalid UTF-8
+local function local_tokens(text)
   local out, word = {}, {}
   local function flush()
     if #word > 0 then
@@ -63,6 +64,15 @@ function O.tokens(text)
   end
   flush()
   return out
+end
+
+O.local_tokens = local_tokens
+
+function O.tokens(text)
+  text = tostring(text or "")
+  if not utf8.len(text) then text = text:gsub("[\128-\255]", " ") end -- invalid UTF-8
+  if has_text and text_mod.tokens then return text_mod.tokens(text) end
+  return local_tokens(text)
 end
 
 -- Content tokens: tokens without stopwords, or all tokens when only

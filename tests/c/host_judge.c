@@ -1,0 +1,299 @@
+/* The judge engine and cache in C, without Lua: the engine against the mock
+ * server (tests/mock/mock_openai.py, started here and stopped at the end),
+ * the cache on a temporary folder, key redaction on strings. */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "judge_cache.h"
+#include "judge_engine.h"
+
+static pid_t mock_pid;
+static char base_url[64];
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int start_mock(const char *dir) {
+  char script[1024], port_file[256], parent[32];
+  const char *src = getenv("EVALUA_SRC");
+  snprintf(script, sizeof script, "%s/tests/mock/mock_openai.py", src ? src : ".");
+  snprintf(port_file, sizeof port_file, "%s/port", dir);
+  snprintf(parent, sizeof parent, "%d", (int)getpid());
+  mock_pid = fork();
+  if (mock_pid == 0) {
+    if (!freopen("/dev/null", "w", stdout)) _exit(127);
+    execlp("python3", "python3", script, "--port-file", port_file, "--watch-pid", parent, (char *)NULL);
+    _exit(127);
+  }
+  for (double end = now_s() + 15; now_s() < end; usleep(20000)) {
+    FILE *f = fopen(port_file, "r");
+    int port = 0;
+    if (f) {
+      if (fscanf(f, "%d", &port) != 1) port = 0;
+      fclose(f);
+    }
+    if (port > 0) {
+      snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d/v1", port);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static void stop_mock(void) {
+  if (mock_pid > 0) {
+    kill(mock_pid, SIGTERM);
+    waitpid(mock_pid, NULL, 0);
+  }
+}
+
+static struct judge_engine *engine(int concurrency, int retries, const char *key) {
+  struct judge_config c;
+  judge_config_defaults(&c);
+  c.base_url = base_url;
+  c.api_key = key;
+  c.concurrency = concurrency;
+  c.max_retries = retries;
+  c.backoff_ms = 1;
+  c.max_backoff_ms = 5;
+  c.timeout_ms = 2000;
+  c.seed = 42;
+  const char *err = NULL;
+  struct judge_engine *e = judge_engine_new(&c, &err);
+  if (!e) fprintf(stderr, "engine: %s\n", err);
+  return e;
+}
+
+static char body_buf[1024];
+/* A chat body whose message carries a mock directive (its quotes escaped). */
+static const char *chat(const char *directive, const char *tag) {
+  char esc[512], *o = esc;
+  for (const char *p = directive; *p && o < esc + sizeof esc - 2; p++) {
+    if (*p == '"') *o++ = '\\';
+    *o++ = *p;
+  }
+  *o = '\0';
+  snprintf(body_buf, sizeof body_buf,
+           "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"<<mock %s>> %s\"}]}", esc, tag);
+  return body_buf;
+}
+
+static uint64_t submit(struct judge_engine *e, const char *directive, const char *tag) {
+  const char *b = chat(directive, tag);
+  return judge_engine_submit(e, "/chat/completions", b, strlen(b), 10, 0);
+}
+
+/* Polls until n results are in (or 30 s pass); returns how many arrived. */
+static int collect(struct judge_engine *e, struct judge_result *out, int n) {
+  int got = 0;
+  for (double end = now_s() + 30; got < n && now_s() < end;)
+    got += judge_engine_poll(e, 100, out + got, n - got);
+  return got;
+}
+
+static void free_results(struct judge_result *r, int n) {
+  for (int i = 0; i < n; i++) judge_result_free(&r[i]);
+}
+
+static void test_redact(void) {
+  char *s = strdup("a sk-secret-1 b sk-secret-1");
+  size_t n = strlen(s);
+  s = judge_redact(s, &n, "sk-secret-1");
+  CHECK_STR(s, "a [redacted] b [redacted]");
+  CHECK(n == strlen(s));
+  s = judge_redact(s, &n, "abc"); /* too short to be a key: untouched */
+  CHECK_STR(s, "a [redacted] b [redacted]");
+  free(s);
+  s = strdup("xkeyx");
+  n = 5;
+  s = judge_redact(s, &n, "xkeyx");
+  CHECK_STR(s, "[redacted]");
+  free(s);
+}
+
+static void test_cache(const char *dir) {
+  char hex[65];
+  CHECK(judge_cache_key("abc", 3, hex) == 0);
+  /* FIPS 180-2 test vector */
+  CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  size_t len = 0;
+  errno = 0;
+  CHECK(judge_cache_get(dir, hex, &len) == NULL && errno == ENOENT);
+  CHECK(judge_cache_put(dir, hex, "{\"v\":1}", 7) == 0);
+  char *got = judge_cache_get(dir, hex, &len);
+  CHECK_STR(got, "{\"v\":1}");
+  CHECK(len == 7);
+  free(got);
+  char path[512];
+  snprintf(path, sizeof path, "%s/ba/%s.json", dir, hex);
+  CHECK(access(path, R_OK) == 0);
+  errno = 0;
+  CHECK(judge_cache_get(dir, "../../etc/passwd", &len) == NULL && errno == EINVAL);
+  CHECK(judge_cache_put(dir, "ABC", "x", 1) == -1 && errno == EINVAL);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp.*')\"", dir);
+  CHECK(system(cmd) == 0); /* no temporary file left behind */
+}
+
+static void test_retries_are_counted_exactly(void) {
+  struct judge_engine *e = engine(4, 5, NULL);
+  struct judge_result r[3];
+  submit(e, "{\"faults\": [\"500\", \"502\"]}", "c1");
+  submit(e, "{\"faults\": [\"404\"], \"message\": \"no such model\"}", "c2");
+  submit(e, "{\"faults\": [\"quota\"]}", "c3");
+  CHECK(collect(e, r, 3) == 3);
+  for (int i = 0; i < 3; i++) {
+    if (strstr(r[i].body, "no such model")) {
+      CHECK(r[i].status == 404 && r[i].attempts == 1 && !r[i].retryable);
+      CHECK_STR(r[i].error, "HTTP 404");
+    } else if (strstr(r[i].body, "insufficient_quota")) {
+      CHECK(r[i].status == 429 && r[i].attempts == 1 && !r[i].retryable);
+    } else {
+      CHECK(r[i].status == 200 && r[i].attempts == 3 && r[i].error == NULL);
+    }
+  }
+  struct judge_stats s;
+  judge_engine_stats(e, &s);
+  CHECK(s.attempts == 5 && s.retries == 2 && s.done == 3 && s.in_flight == 0);
+  free_results(r, 3);
+  judge_engine_free(e);
+}
+
+static void test_retry_after_is_waited_out(void) {
+  struct judge_engine *e = engine(1, 2, NULL);
+  struct judge_result r;
+  double t0 = now_s();
+  submit(e, "{\"faults\": [\"429\"], \"retry_after\": \"1\"}", "ra");
+  CHECK(collect(e, &r, 1) == 1);
+  CHECK(r.status == 200 && r.attempts == 2);
+  CHECK(r.wait_ms >= 1000 && now_s() - t0 >= 1.0);
+  free_results(&r, 1);
+  judge_engine_free(e);
+}
+
+/* Eight requests all answered 429 at once halve the window once (a round
+ * of requests counts once); each success then adds 1/window. */
+static void test_the_window_backs_off_and_recovers(void) {
+  struct judge_engine *e = engine(8, 2, NULL);
+  struct judge_result r[8];
+  char tag[16];
+  for (int i = 0; i < 8; i++) {
+    snprintf(tag, sizeof tag, "w%d", i);
+    submit(e, "{\"faults\": [\"429\"], \"retry_after\": \"0.2\"}", tag);
+  }
+  CHECK(collect(e, r, 8) == 8);
+  double w = 4;
+  for (int i = 0; i < 8; i++) w += 1 / w;
+  struct judge_stats s;
+  judge_engine_stats(e, &s);
+  CHECK(s.rate_limited == 8);
+  CHECK_NEAR(s.window, w, 1e-9);
+  free_results(r, 8);
+  judge_engine_free(e);
+}
+
+static void test_rate_limits_space_the_starts(void) {
+  struct judge_config c;
+  judge_config_defaults(&c);
+  c.base_url = base_url;
+  c.rpm = 1200; /* one start per 50 ms */
+  const char *err;
+  struct judge_engine *e = judge_engine_new(&c, &err);
+  struct judge_result r[3];
+  double t0 = now_s();
+  for (int i = 0; i < 3; i++) submit(e, "{}", i == 0 ? "r0" : i == 1 ? "r1" : "r2");
+  CHECK(collect(e, r, 3) == 3);
+  CHECK(now_s() - t0 >= 0.1);
+  free_results(r, 3);
+  judge_engine_free(e);
+
+  c.rpm = 0;
+  c.tpm = 60000; /* 1000 tokens a second; the bucket holds a minute's worth */
+  e = judge_engine_new(&c, &err);
+  const char *b = chat("{}", "t0");
+  t0 = now_s();
+  judge_engine_submit(e, "/chat/completions", b, strlen(b), 60000, 0); /* empties the bucket */
+  judge_engine_submit(e, "/chat/completions", b, strlen(b), 100, 0);   /* waits 100 ms */
+  CHECK(collect(e, r, 2) == 2);
+  CHECK(now_s() - t0 >= 0.1);
+  free_results(r, 2);
+  judge_engine_free(e);
+}
+
+static void test_cancel_and_dead_servers(void) {
+  struct judge_engine *e = engine(2, 0, NULL);
+  uint64_t id = submit(e, "{\"faults\": [\"timeout\"]}", "cancel");
+  struct judge_result r;
+  CHECK(judge_engine_poll(e, 50, &r, 1) == 0);
+  CHECK(judge_engine_pending(e) == 1);
+  CHECK(judge_engine_cancel(e, id) == 1);
+  CHECK(judge_engine_pending(e) == 0);
+  CHECK(judge_engine_cancel(e, id) == 0);
+  judge_engine_free(e);
+
+  struct judge_config c;
+  judge_config_defaults(&c);
+  c.base_url = "http://127.0.0.1:1/v1";
+  c.max_retries = 2;
+  c.backoff_ms = 1;
+  const char *err;
+  e = judge_engine_new(&c, &err);
+  judge_engine_submit(e, "/chat/completions", "{}", 2, 0, 0);
+  CHECK(collect(e, &r, 1) == 1);
+  CHECK(r.status == 0 && r.attempts == 3 && r.retryable);
+  CHECK(r.error && strncmp(r.error, "connection failed: ", 19) == 0);
+  free_results(&r, 1);
+  judge_engine_free(e);
+
+  c.base_url = "ftp://x";
+  CHECK(judge_engine_new(&c, &err) == NULL);
+  CHECK_STR(err, "base_url must start with http:// or https://");
+}
+
+static void test_the_key_is_redacted_from_answers(void) {
+  const char *key = "sk-c-test-0123456789";
+  struct judge_engine *e = engine(1, 0, key);
+  struct judge_result r;
+  CHECK(judge_engine_has_key(e));
+  submit(e, "{\"faults\": [\"401\"], \"message\": \"bad key {auth}\"}", "auth");
+  CHECK(collect(e, &r, 1) == 1);
+  CHECK(r.status == 401);
+  CHECK(strstr(r.body, "bad key Bearer [redacted]") != NULL);
+  CHECK(strstr(r.body, key) == NULL);
+  free_results(&r, 1);
+  judge_engine_free(e);
+}
+
+int main(void) {
+  char dir[] = "/tmp/evalua-judge-XXXXXX";
+  if (!mkdtemp(dir)) return 2;
+  test_redact();
+  test_cache(dir);
+  if (start_mock(dir)) {
+    fprintf(stderr, "the mock server did not start\n");
+    check_failed++;
+  } else {
+    test_retries_are_counted_exactly();
+    test_retry_after_is_waited_out();
+    test_the_window_backs_off_and_recovers();
+    test_rate_limits_space_the_starts();
+    test_cancel_and_dead_servers();
+    test_the_key_is_redacted_from_answers();
+  }
+  stop_mock();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd)) {}
+  return check_report();
+}

@@ -1,0 +1,152 @@
+-- ev.map: input order, errors captured per item, concurrency as the server
+-- sees it, blocking calls outside a map, progress only on a terminal.
+local lu = require "luaunit"
+local ev = require "evalua"
+local mockmod = require "tests.mock.mock"
+local h = require "tests.lua.helpers"
+
+local mock = mockmod.start()
+local say = mockmod.say
+
+local function judge(opts)
+  local o = { base_url = mock.url, model = "m", cache = false, api_key_env = false }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return ev.judge.open(o)
+end
+
+TestMap = {}
+function TestMap:setUp() mock:reset() end
+
+function TestMap:test_plain_functions_map_in_order()
+  local out, info = ev.map({ 3, 1, 2 }, function(x, i) return x * 10 + i end)
+  lu.assertEquals(out, { 31, 12, 23 })
+  lu.assertEquals(info.n, 3)
+  lu.assertEquals(info.failed, 0)
+  lu.assertEquals(ev.map({}, function() return 1 end), {})
+end
+
+function TestMap:test_results_keep_input_order_when_answers_arrive_out_of_order()
+  local j = judge()
+  local latency = { 150, 30, 120, 60, 40, 90 }
+  local out = ev.map(latency, function(ms, i)
+    return j:chat { messages = { { role = "user", content = say { latency_ms = ms } .. " order " .. i } } }.text
+  end)
+  for i = 1, #latency do lu.assertStrContains(out[i], "order " .. i) end
+  -- they overlapped: the server had all six at once
+  lu.assertEquals(mock:stats().peak_in_flight, 6)
+end
+
+function TestMap:test_an_error_becomes_that_items_result()
+  local out, info = ev.map({ 1, 2, 3 }, function(x)
+    if x == 2 then error("no two") end
+    return { ok = true, value = x }
+  end)
+  lu.assertEquals(out[1], { ok = true, value = 1 })
+  lu.assertEquals(out[2].ok, false)
+  lu.assertEquals(out[2].unmeasured, true)
+  lu.assertStrContains(out[2].error, "test_map.lua:")
+  lu.assertStrContains(out[2].error, "no two")
+  lu.assertEquals(out[3], { ok = true, value = 3 })
+  lu.assertEquals(info.failed, 1)
+  local e = ev.map({ 1 }, function() error({ code = 7 }) end)
+  lu.assertStrContains(e[1].error, "table:")
+end
+
+function TestMap:test_failed_judge_results_count_as_failures()
+  local j = judge()
+  local _, info = ev.map({ "400", "ok" }, function(x)
+    return j:chat { messages = { { role = "user", content = x == "400" and say { faults = { "400" } } or "fine" } } }
+  end)
+  lu.assertEquals(info.failed, 1)
+end
+
+function TestMap:test_concurrency_bounds_the_items_in_flight()
+  local j = judge { concurrency = 16 }
+  local items = {}
+  for i = 1, 12 do items[i] = i end
+  local t0 = ev.sys.monotonic()
+  ev.map(items, function(i)
+    return j:chat { messages = { { role = "user", content = say { latency_ms = 100 } .. " c" .. i } } }
+  end, { concurrency = 3 })
+  lu.assertEquals(mock:stats().peak_in_flight, 3)
+  local wall = ev.sys.monotonic() - t0
+  lu.assertTrue(wall >= 0.4 and wall < 1.2, "wall " .. wall) -- 4 rounds of 100 ms
+end
+
+function TestMap:test_calls_outside_a_map_block_and_nested_maps_work()
+  local j = judge()
+  local r = j:chat { messages = { { role = "user", content = "outside" } } }
+  lu.assertEquals(r.text, "mock answer: outside")
+  local out = ev.map({ 1, 2 }, function(i)
+    local inner = ev.map({ "a", "b" }, function(s)
+      return j:chat { messages = { { role = "user", content = s .. i } } }.text
+    end)
+    return table.concat(inner, ",")
+  end)
+  lu.assertEquals(out, { "mock answer: a1,mock answer: b1", "mock answer: a2,mock answer: b2" })
+end
+
+function TestMap:test_two_judges_in_one_map()
+  local a, b = judge(), judge { model = "other" }
+  local out = ev.map({ 1, 2, 3 }, function(i)
+    local ra = a:chat { messages = { { role = "user", content = "a" .. i } } }
+    local rb = b:chat { messages = { { role = "user", content = "b" .. i } } }
+    return ra.model .. "/" .. rb.model
+  end)
+  lu.assertEquals(out, { "m/other", "m/other", "m/other" })
+end
+
+function TestMap:test_a_coroutine_of_the_users_own_still_works()
+  local j = judge()
+  local out = ev.map({ 1 }, function()
+    local co = coroutine.wrap(function()
+      coroutine.yield("first")
+      return j:chat { messages = { { role = "user", content = "own" } } }.text
+    end)
+    return co() .. "+" .. co()
+  end)
+  lu.assertEquals(out[1], "first+mock answer: own")
+end
+
+function TestMap:test_a_stray_yield_fails_that_item_only()
+  local out = ev.map({ 1, 2 }, function(i)
+    if i == 1 then coroutine.yield("stray") end
+    return i
+  end)
+  lu.assertEquals(out[1].error, "ev.map: the item function yielded outside a coroutine of its own")
+  lu.assertEquals(out[2], 2)
+end
+
+function TestMap:test_bad_arguments_are_errors()
+  lu.assertErrorMsgContains("ev.map: items must be a list", ev.map, 5, print)
+  lu.assertErrorMsgContains("ev.map: fn must be a function", ev.map, {}, 5)
+  lu.assertErrorMsgContains("concurrency must be a whole number", ev.map, {}, print, { concurrency = 0 })
+  lu.assertErrorMsgContains("concurrency must be a whole number", ev.map, {}, print, { concurrency = 1.5 })
+end
+
+local PROGRESS = [[
+local ev = require "evalua"
+ev.map({1, 2, 3}, function(i) return i end, %s)
+io.stdout:write("done\n")
+]]
+
+function TestMap:test_progress_goes_to_a_terminal_only()
+  -- stderr is a file here: nothing is written
+  local r = h.run_script(PROGRESS:format("{progress = true}"))
+  lu.assertEquals(r.stdout, "done\n")
+  lu.assertEquals(r.stderr, "")
+  -- under a pseudo-terminal (util-linux script) the final line shows
+  local dir = h.tmpdir()
+  h.write(dir .. "/p.lua", PROGRESS:format("{label = 'items'}"))
+  r = h.run(("cd %s && script -qec '%s run p.lua' /dev/null"):format(dir, h.bin))
+  lu.assertStrContains(r.stdout, "items 3/3 100%")
+  lu.assertStrContains(r.stdout, "failed 0")
+  h.write(dir .. "/q.lua", PROGRESS:format("{quiet = true}"))
+  r = h.run(("cd %s && script -qec '%s run q.lua' /dev/null"):format(dir, h.bin))
+  lu.assertNotStrContains(r.stdout, "3/3")
+  h.sh("rm -rf " .. dir)
+end
+
+local code = lu.LuaUnit.run()
+mock:stop()
+os.exit(code, true)

@@ -1,0 +1,44 @@
+-- A judge metric of your own, in plain words: G-Eval turns the criterion
+-- into evaluation steps once (print them with --show-steps and pin them with
+-- steps = {...}), then scores every answer, sliced by query class and language.
+--
+--   evalua run scripts/geval_custom.lua                  # offline judge, bundled data
+--   evalua run scripts/geval_custom.lua --judge openai   # $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL
+local ev = require "evalua"
+
+local opt = ev.cli.parse(arg, {
+  usage = "evalua run scripts/geval_custom.lua [options]",
+  description = "Scores answers with a custom G-Eval criterion: same language as the question, grounded in a retrieved source.",
+  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
+  { "model", "", "judge model (default: $EVALUA_MODEL)" },
+  { "k", 3, "retrieved documents shown to the judge" },
+  { "show-steps", false, "print the evaluation steps and exit" },
+  { "quiet", false, "no progress on stderr" },
+})
+
+local ds = ev.dataset.load(opt.data)
+ds:attach_contexts(ev.dataset.corpus(opt.corpus), math.tointeger(opt.k) or 3)
+local judge = ev.judge.open(opt.judge == "offline" and "offline" or { model = opt.model ~= "" and opt.model or nil })
+
+local grounded = ev.geval {
+  name = "same_language_and_sourced",
+  criteria = "The Actual Output is written in the language of the Input, and what it states can be traced to the Context "
+    .. "(it repeats or closely paraphrases a fact from a retrieved passage). An output in another language, "
+    .. "or one whose facts are not in the Context, fails.",
+  params = { "input", "actual_output", "context" },
+  threshold = 0.6,
+}
+
+-- Steps are generated here, once, before the rows run concurrently.
+local steps, err = grounded:steps(judge)
+if opt["show-steps"] then
+  if not steps then error(err, 0) end
+  for i, s in ipairs(steps) do print(("%d. %s"):format(i, s)) end
+  return 0
+end
+
+local res = ev.evaluate(ds, { metrics = { grounded }, system = "variant", slices = { "query_class", "language" },
+                              judge = judge, quiet = opt.quiet })
+ev.report.print(res)

@@ -1,8 +1,11 @@
--- The hand-built concept lexicon behind the "hybrid" variant's second signal.
+-- The hand-built concept lexicon behind the hybrid variant's second signal
+-- (generator/concepts.lua).
 -- Each concept lists English surface forms (words or phrases, matched on
 -- stemmed tokens) and Chinese ones (matched as substrings). Mapping a query and
 -- a document onto the same concepts finds paraphrases ("file" for "object",
--- "give up" for "abort") and crosses languages, which BM25 cannot.
+-- "give up" for "abort") and crosses languages, which BM25 cannot. ASCII
+-- forms ("503", "sdk") match in documents of both languages, so the zh lists
+-- hold Chinese forms only.
 return {
   { "size",        en = { "size", "big", "bigger", "biggest", "large", "larger", "largest", "how big" },
                    zh = { "大小", "多大", "最大" } },

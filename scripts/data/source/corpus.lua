@@ -1,6 +1,7 @@
 -- The documentation of Nimbus Storage, a fictional object-storage service:
 -- the corpus of the bundled RAG data set. One entry per page:
--- { id, lang, title, text }. generate.lua writes it to corpus.jsonl.
+-- { id, lang, title, text }; ids run d001, d002, ... in order.
+-- generate.lua writes it to corpus.jsonl.
 -- Pages marked "v1 (deprecated)", release notes, FAQs and translations are
 -- deliberate: they repeat or contradict the current facts, as real docs do.
 return {

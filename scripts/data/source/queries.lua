@@ -1,9 +1,11 @@
 -- The questions of the bundled RAG data set, with their judgements.
 --
---   grades   relevance of each judged document: 3 answers the question,
---            2 strongly supports it (a translation, a summary page), 1 is
---            partially related, 0 was judged not relevant (outdated v1 pages
---            are 0: they would lead a reader to a wrong answer)
+--   grades   relevance of each judged document (docs/data.md): 3 answers
+--            the question in its language (or is the only page that does),
+--            2 answers it in the other language or as a summary or
+--            release-notes page, 1 holds part of what is needed, 0 judged
+--            not relevant (tempting pages, and outdated v1 pages, which would
+--            lead a reader to a wrong answer); unjudged means not relevant
 --   ans      the documents that contain the answer (a factoid or how-to is
 --            answered when one of them is in the pipeline's top 3)
 --   sides    comparisons only: two lists; each side needs one of its

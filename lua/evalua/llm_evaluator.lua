@@ -90,14 +90,15 @@ function M.judge_of(ctx)
   return j
 end
 
--- 1 or 0 from the ways models write a yes/no verdict; nil when unreadable.
+-- 1 or 0 from the ways models write a yes/no verdict ("idk": not
+-- established, so 0); nil when unreadable.
 function M.verdict(v)
   if v == 1 or v == true then return 1 end
   if v == 0 or v == false then return 0 end
   if type(v) == "string" then
     local s = v:lower():match("^%s*(.-)%s*$")
     if s == "1" or s == "yes" or s == "true" then return 1 end
-    if s == "0" or s == "no" or s == "false" then return 0 end
+    if s == "0" or s == "no" or s == "false" or s == "idk" then return 0 end
   end
   return nil
 end

@@ -1,6 +1,6 @@
 -- Regenerates the bundled RAG data set from its sources:
 --
---   evalua run scripts/data/generate.lua [--check] [--explain QID]
+--   evalua run scripts/data/generate.lua [--out DIR] [--check] [--explain QID]
 --
 -- reads source/corpus.lua (the documents), source/queries.lua (questions and
 -- judgements) and source/concepts.lua (the hybrid's concept lexicon), runs the
@@ -8,6 +8,8 @@
 -- corpus.jsonl, rag_eval.jsonl and human_labels.jsonl next to this file, and
 -- prints summary statistics (docs/data.md quotes them). Every run writes the
 -- same bytes: fixed seeds, no dependence on table order.
+--   --out DIR      write the three files to DIR instead (to compare a fresh
+--                  run with the committed files)
 --   --check        also list documents in some variant's top 5 that have no
 --                  judgement yet, so judging can be completed as TREC pools it
 --   --explain QID  print the reranker's features for one question (stderr)
@@ -135,9 +137,9 @@ local function label_row(p, faith, correct)
                         { "faithfulness", tostring(faith) }, { "correct", tostring(correct) } }
 end
 
-local function write(name, lines)
-  jsonl.write(DIR .. "/" .. name, lines)
-  print(string.format("wrote %s/%s (%d lines)", DIR, name, #lines))
+local function write(dir, name, lines)
+  jsonl.write(dir .. "/" .. name, lines)
+  print(string.format("wrote %s/%s (%d lines)", dir, name, #lines))
 end
 
 ---------------------------------------------------------------------------
@@ -221,7 +223,8 @@ local function parse_args()
   while arg and arg[i] do
     if arg[i] == "--check" then opts.check = true
     elseif arg[i] == "--explain" and arg[i + 1] then opts.explain, i = arg[i + 1], i + 1
-    else fail("usage: evalua run generate.lua [--check] [--explain QID]") end
+    elseif arg[i] == "--out" and arg[i + 1] then opts.out, i = arg[i + 1], i + 1
+    else fail("usage: evalua run generate.lua [--out DIR] [--check] [--explain QID]") end
     i = i + 1
   end
   return opts
@@ -280,9 +283,10 @@ local function main()
   for _, q in ipairs(queries) do
     for _, v in ipairs(VARIANTS) do eval_lines[#eval_lines + 1] = eval_row(q, v, results[q.qid][v]) end
   end
-  write("corpus.jsonl", corpus_lines)
-  write("rag_eval.jsonl", eval_lines)
-  write("human_labels.jsonl", label_lines(queries, results))
+  local out = opts.out or DIR
+  write(out, "corpus.jsonl", corpus_lines)
+  write(out, "rag_eval.jsonl", eval_lines)
+  write(out, "human_labels.jsonl", label_lines(queries, results))
 
   print_retrieval(queries, results)
   print_answers(queries, results)

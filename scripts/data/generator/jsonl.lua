@@ -29,7 +29,8 @@ end
 
 -- Writes one line per entry, checking that each parses as JSON.
 function M.write(path, lines)
-  local f = assert(io.open(path, "w"))
+  local f, err = io.open(path, "w")
+  if not f then error("cannot write " .. err, 0) end
   for i, line in ipairs(lines) do
     if not cjson.decode(line) then error(string.format("%s: line %d is not JSON", path, i), 0) end
     f:write(line, "\n")

@@ -277,7 +277,7 @@ function Dataset:sample(opts)
   end
   local out = self:filter(function(r) return chosen[r[idf]] end)
   out.hash = sys.sha256(self.hash .. "|sample|" .. n .. "|" .. (by or "") .. "|" .. seed)
-  out.sample = { n = n, by = by, seed = seed, tier = opts.tier }
+  out.sampling = { n = n, by = by, seed = seed, tier = opts.tier }
   return out
 end
 

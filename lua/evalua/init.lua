@@ -7,6 +7,12 @@ local ev = {
   sys = sys,
 }
 
+-- Registers a metric by name (see evalua.registry): ev.register(name, fn [, opts])
+-- or ev.register{name=, fn=|batch=, ...}. Then "name" works wherever a metric does.
+function ev.register(...)
+  return require("evalua.registry").register(...)
+end
+
 -- Exit with a status from anywhere in a script (0 ok, 1 gate failed, 4 undecided).
 function ev.exit(code)
   error({ evalua_exit = math.tointeger(code) or 3 }, 0)

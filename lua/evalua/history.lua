@@ -1,0 +1,170 @@
+-- Run history: a folder with history.jsonl (one record per run) and
+-- runs/<run_id>.jsonl (that run's per-item scores).
+--
+--   local hist = ev.history.open("out/history")
+--   local prev = hist:latest()                 -- or hist:find("v1.3") by label or run id
+--   local rec  = hist:append(res, { label = "v1.4", notes = "new embedder" })
+--
+-- Appends are crash- and race-safe: the item file is written atomically
+-- first, then the record goes into history.jsonl in one write(2) under an
+-- exclusive lock, so two runs finishing at once never interleave and a
+-- record never points at a missing item file.
+local json = require "evalua.json"
+local sys = require "evalua._sys"
+
+local M = {}
+local History = {}
+History.__index = History
+
+function M.open(dir)
+  if type(dir) ~= "string" then error("history.open: expected a folder path", 2) end
+  assert(sys.mkdir(dir .. "/runs"))
+  return setmetatable({ dir = dir, file = dir .. "/history.jsonl" }, History)
+end
+
+local function read_lines(path)
+  local f = io.open(path, "rb")
+  if not f then return {} end
+  local lines = {}
+  for l in f:lines() do lines[#lines + 1] = l end
+  f:close()
+  return lines
+end
+
+-- records() -> every record, oldest first. A line that is not JSON is an
+-- error naming the file and line: the history is evidence, not a cache.
+function History:records()
+  local out = {}
+  for i, l in ipairs(read_lines(self.file)) do
+    if l:find("%S") then
+      local rec, err = json.decode(l)
+      if type(rec) ~= "table" then error(("%s:%d: invalid history record: %s"):format(self.file, i, tostring(err)), 0) end
+      out[#out + 1] = rec
+    end
+  end
+  return out
+end
+
+function History:latest()
+  local all = self:records()
+  return all[#all]
+end
+
+-- find(label_or_run_id) -> the newest record with that label or run id
+function History:find(key)
+  local all = self:records()
+  for i = #all, 1, -1 do
+    if all[i].run_id == key or all[i].label == key then return all[i] end
+  end
+  return nil
+end
+
+-- Per-item scores of a record: { [system] = { [id] = { scores = {...}, slices = {...} } } }
+function History:items(rec)
+  local path = self.dir .. "/runs/" .. rec.run_id .. ".jsonl"
+  local out = {}
+  for i, l in ipairs(read_lines(path)) do
+    local it = json.decode(l)
+    if type(it) ~= "table" then error(("%s:%d: invalid item line"):format(path, i), 0) end
+    out[it.system] = out[it.system] or {}
+    out[it.system][it.id] = it
+  end
+  return out
+end
+
+-- trend(res, n) -> { runs = { {label=, time=, values = {[system] = {[metric] = mean}}} } }
+-- over the last n - 1 records and the current run; also stored as res.trend
+-- (the HTML report draws it).
+function History:trend(res, n)
+  local all, runs = self:records(), {}
+  for i = math.max(1, #all - (n or 10) + 2), #all do
+    local rec, values = all[i], {}
+    for system, dims in pairs(rec.aggregates or {}) do
+      values[system] = {}
+      for metric, a in pairs(dims.all and dims.all.all or {}) do values[system][metric] = a.mean end
+    end
+    runs[#runs + 1] = { label = rec.label, time = rec.time, values = values }
+  end
+  local values = {}
+  for _, system in ipairs(res.systems) do
+    values[system] = {}
+    for _, m in ipairs(res.metrics) do
+      local a = res:agg(system, m.name)
+      values[system][m.name] = a and a.mean
+    end
+  end
+  runs[#runs + 1] = { label = res.meta.label or "this run", time = res.meta.time, values = values }
+  res.trend = { runs = runs }
+  return res.trend
+end
+
+-- The current git commit when run inside a repository (read from .git, so
+-- no process is started).
+local function git_commit()
+  local dir = "."
+  for _ = 1, 32 do
+    local head = io.open(dir .. "/.git/HEAD", "r")
+    if head then
+      local h = head:read("l") or ""
+      head:close()
+      local ref = h:match("^ref: (.+)$")
+      if not ref then return h:match("^%x+$") end
+      local f = io.open(dir .. "/.git/" .. ref, "r")
+      if f then
+        local c = f:read("l")
+        f:close()
+        return c
+      end
+      local packed = io.open(dir .. "/.git/packed-refs", "r")
+      if packed then
+        for l in packed:lines() do
+          local c, r = l:match("^(%x+) (.+)$")
+          if r == ref then packed:close() return c end
+        end
+        packed:close()
+      end
+      return nil
+    end
+    if not sys.stat(dir .. "/..") then return nil end
+    dir = dir .. "/.."
+    if #dir > 200 then return nil end
+  end
+end
+
+local function run_id(res)
+  local t = res.meta.time:gsub("[-:]", "")
+  return t .. "-" .. sys.sha256(tostring(sys.now()) .. sys.getpid() .. tostring({})):sub(1, 8)
+end
+
+local function record_of(res, opts)
+  local judge = res.meta.judge
+  return {
+    run_id = run_id(res), time = res.meta.time, label = opts.label, notes = opts.notes,
+    git_commit = opts.git_commit or (opts.git_commit ~= false and git_commit() or nil),
+    evalua = res.meta.evalua,
+    dataset = res.meta.dataset and { path = res.meta.dataset.path, hash = res.meta.dataset.hash,
+                                     rows = res.meta.dataset.rows } or nil,
+    judge = judge and { model = judge.model, kind = judge.kind, system_fingerprint = judge.system_fingerprint } or nil,
+    systems = res.systems, metrics = (function()
+      local names = {}
+      for i, m in ipairs(res.metrics) do names[i] = m.name end
+      return names
+    end)(),
+    aggregates = res.aggregates,
+  }
+end
+
+-- append(res [, {label=, notes=}]) -> the record written
+function History:append(res, opts)
+  opts = opts or {}
+  local rec = record_of(res, opts)
+  local lines = {}
+  for i, it in ipairs(res.items) do
+    lines[i] = json.encode { id = it.id, system = it.system, scores = it.scores, slices = it.slices }
+  end
+  assert(sys.write_atomic(self.dir .. "/runs/" .. rec.run_id .. ".jsonl", table.concat(lines, "\n") .. "\n"))
+  assert(sys.append(self.file, json.encode(rec) .. "\n"))
+  return rec
+end
+
+return M

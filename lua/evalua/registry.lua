@@ -1,0 +1,127 @@
+-- Metrics by name. A metric is a table:
+--   { name = "cites_source",                -- how reports and gates call it
+--     fn = function(row, ctx) ... end,      -- per row: number | boolean | {score=, reason=}
+--                                            --   | {unmeasured = true, reason=} | nil
+--     batch = function(rows, ctx) ... end,  -- or: a list of such values for all rows at once
+--     judged = false,                        -- true when it asks the judge (coverage is reported)
+--     higher_is_better = true,
+--     description = "..." }
+-- Built-in names resolve to retrieval measures (ev.metrics), answer metrics
+-- (ev.text) or judged metrics registered by other modules; ev.register adds
+-- a user's own, after which it is indistinguishable from a built-in one.
+local M = {}
+
+local registered = {}
+local order = {}
+
+local function check_metric(m, level)
+  if type(m) ~= "table" then error("a metric is a table {name=, fn=|batch=}", level) end
+  if type(m.name) ~= "string" or m.name == "" then error("a metric needs a name", level) end
+  if type(m.fn) ~= "function" and type(m.batch) ~= "function" then
+    error(("metric '%s' needs fn(row) or batch(rows)"):format(m.name), level)
+  end
+  if m.higher_is_better == nil then m.higher_is_better = true end
+  return m
+end
+
+-- register(name, fn [, opts]) or register{name=, fn=, ...}
+function M.register(name, fn, opts)
+  local m
+  if type(name) == "table" then
+    m = name
+  else
+    m = {}
+    for k, v in pairs(opts or {}) do m[k] = v end
+    m.name, m.fn = name, fn
+  end
+  check_metric(m, 3)
+  if not registered[m.name] then order[#order + 1] = m.name end
+  registered[m.name] = m
+  return m
+end
+
+function M.registered()
+  local out = {}
+  for i, name in ipairs(order) do out[i] = registered[name] end
+  return out
+end
+
+-- ---- answer metrics over row.answer and row.gold_answers ----------------
+
+local function answer_metric(name, call, description)
+  return {
+    name = name, description = description,
+    batch = function(rows)
+      local text = require "evalua.text"
+      local out = {}
+      for i, row in ipairs(rows) do
+        if type(row.answer) ~= "string" then
+          out[i] = { unmeasured = true, reason = "no 'answer' in the row" }
+        elseif row.gold_answers == nil or (type(row.gold_answers) == "table" and #row.gold_answers == 0) then
+          out[i] = { unmeasured = true, reason = "no 'gold_answers' in the row" }
+        else
+          out[i] = call(text, row.answer, row.gold_answers)
+        end
+      end
+      return out
+    end,
+  }
+end
+
+local answer_metrics = {
+  exact_match = answer_metric("exact_match", function(t, p, g) return t.exact_match(p, g) end,
+    "1 when the answer equals a gold answer byte for byte"),
+  exact_match_norm = answer_metric("exact_match_norm",
+    function(t, p, g) return t.exact_match(p, g, { normalize = true }) end,
+    "1 when the normalised answer's tokens equal a gold answer's (SQuAD)"),
+  token_f1 = answer_metric("token_f1", function(t, p, g) return t.token_f1(p, g) end,
+    "SQuAD token F1, max over gold answers"),
+  rouge_l = answer_metric("rouge_l", function(t, p, g) return t.rouge_l(p, g) end,
+    "ROUGE-L F1 (longest common subsequence of tokens), max over gold answers"),
+  edit_similarity = answer_metric("edit_similarity", function(t, p, g) return t.edit_similarity(p, g) end,
+    "1 - Levenshtein distance / longer length, in code points, max over gold answers"),
+}
+
+-- ---- retrieval measures: ev.evaluate computes all of them in one C call --
+
+local function retrieval_metric(name)
+  return {
+    name = name, retrieval = true,
+    description = "retrieval measure " .. name .. " (trec_eval's definition; docs/retrieval.md)",
+    batch = function(rows, ctx)
+      return M.retrieval_columns(rows, { name }, ctx and ctx.retrieval)[name]
+    end,
+  }
+end
+
+-- retrieval_columns(rows, names [, opts]) -> { [name] = values aligned with rows };
+-- a row the measures cannot score (no ranking, no gold labels) is unmeasured with the reason.
+function M.retrieval_columns(rows, names, opts)
+  local r = require("evalua.metrics").evaluate(rows, names, opts)
+  local out = {}
+  for _, name in ipairs(names) do
+    local col = {}
+    for i = 1, #rows do
+      local q = r.per_query[i]
+      col[i] = q.skipped and { unmeasured = true, reason = q.skipped } or q[name]
+    end
+    out[name] = col
+  end
+  return out
+end
+
+local function is_retrieval_name(name)
+  return (pcall(require("evalua.metrics").columns, { name }))
+end
+
+-- resolve(spec) -> metric table
+function M.resolve(spec)
+  if type(spec) == "table" then return check_metric(spec, 3) end
+  if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
+  if registered[spec] then return registered[spec] end
+  if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
+  if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end
+  error(("unknown metric '%s' (register it with ev.register, or see docs/evaluate.md)"):format(spec), 3)
+end
+
+return M

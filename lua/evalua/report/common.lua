@@ -1,0 +1,94 @@
+-- What every report format shares: number formatting, the list of
+-- (system, slice) lines, coverage text and one-line summaries of metadata.
+local M = {}
+
+function M.num(x, digits)
+  if x == nil then return "-" end
+  if math.type(x) == "integer" then return tostring(x) end
+  return ("%." .. (digits or 3) .. "f"):format(x)
+end
+
+-- "57/60" when some items of the slice are unmeasured, else nil.
+function M.coverage(a)
+  if a and a.measured < a.n then return ("%d/%d"):format(a.measured, a.n) end
+end
+
+function M.slice_label(dim, value)
+  if dim == "all" then return "all" end
+  return dim .. "=" .. value
+end
+
+-- lines(res) -> { {system=, dim=, value=, label=}, ... } in report order:
+-- per system, "all" first, then each dimension's values.
+function M.lines(res)
+  local out = {}
+  for _, system in ipairs(res.systems) do
+    for _, d in ipairs(res.dims) do
+      for _, v in ipairs(res.slice_values[d]) do
+        out[#out + 1] = { system = system, dim = d, value = v, label = M.slice_label(d, v) }
+      end
+    end
+  end
+  return out
+end
+
+function M.is_worst(res, system, metric, dim, value)
+  local w = res.worst and res.worst[system] and res.worst[system][metric]
+  return w ~= nil and w.dim == dim and w.value == value
+end
+
+-- One line per metadata fact, for headers.
+function M.meta_lines(res)
+  local m, out = res.meta or {}, {}
+  out[#out + 1] = "evalua " .. tostring(m.evalua) .. ", " .. tostring(m.time)
+  if m.label then out[#out + 1] = "label: " .. m.label end
+  if m.dataset then
+    local d = m.dataset
+    out[#out + 1] = ("data: %s (%d rows, sha256 %s%s)"):format(d.path, d.rows, d.hash:sub(1, 12),
+      d.skipped > 0 and (", " .. d.skipped .. " skipped") or "")
+  end
+  local j = m.judge
+  if j then
+    out[#out + 1] = ("judge: %s%s; %d requests, %d cached, %d failed, %d tokens%s"):format(
+      tostring(j.model or j.kind), j.system_fingerprint and (" (" .. j.system_fingerprint .. ")") or "",
+      j.requests or 0, j.cache_hits or 0, j.failures or 0,
+      (j.prompt_tokens or 0) + (j.completion_tokens or 0),
+      j.cost and j.cost > 0 and (", $" .. M.num(j.cost, 4)) or "")
+  end
+  if m.notes then out[#out + 1] = "notes: " .. m.notes end
+  return out
+end
+
+-- Counts of unmeasured items per metric, with the most common reason.
+function M.unmeasured(res)
+  local out = {}
+  for _, metric in ipairs(res.metrics) do
+    local count, reasons = 0, {}
+    for _, it in ipairs(res.items) do
+      local r = it.unmeasured[metric.name]
+      if r then
+        count = count + 1
+        reasons[r] = (reasons[r] or 0) + 1
+      end
+    end
+    if count > 0 then
+      local top, best = nil, 0
+      for r, c in pairs(reasons) do
+        if c > best or (c == best and r < top) then top, best = r, c end
+      end
+      out[#out + 1] = { metric = metric.name, count = count, total = #res.items, reason = top }
+    end
+  end
+  return out
+end
+
+-- Shortens text for tables: one line, at most n code points.
+function M.clip(s, n)
+  if s == nil then return "" end
+  s = tostring(s):gsub("%s+", " ")
+  n = n or 80
+  if utf8.len(s) and utf8.len(s) > n then s = s:sub(1, utf8.offset(s, n + 1) - 1) .. "…" end
+  return s
+end
+
+return M

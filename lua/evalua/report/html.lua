@@ -1,0 +1,274 @@
+-- A single self-contained HTML file: inline CSS and SVG, no script, no
+-- network access when opened. Per metric, bars per slice and system with
+-- confidence-interval whiskers and a score histogram per system; then the
+-- lowest items with the judge's reasons. Every piece of data is escaped.
+local C = require "evalua.report.common"
+
+local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
+
+local function esc(s)
+  return (tostring(s == nil and "" or s):gsub("[<>&\"']", {
+    ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }))
+end
+
+local function fmt(x) return ("%.1f"):format(x) end
+
+-- The y range of a metric over every aggregate: [0, 1] for the usual scores.
+local function y_max(res, metric)
+  local top = 1
+  for _, system in ipairs(res.systems) do
+    for _, d in ipairs(res.dims) do
+      for _, v in ipairs(res.slice_values[d]) do
+        local a = res:agg(system, metric, d, v)
+        if a and a.hi and a.hi > top then top = a.hi end
+      end
+    end
+  end
+  return top
+end
+
+local function bar_chart(res, metric)
+  local groups = {}
+  for _, d in ipairs(res.dims) do
+    for _, v in ipairs(res.slice_values[d]) do groups[#groups + 1] = { d = d, v = v } end
+  end
+  local ns = #res.systems
+  local bar, gap = 14, 18
+  local gw = ns * bar + gap
+  local left, top, h = 44, 14, 180
+  local w = left + #groups * gw + 90 -- room for the last rotated label
+  local ymax = y_max(res, metric)
+  local function y(v) return top + h - (v / ymax) * h end
+  local out = { ('<svg class="chart bars" role="img" width="%d" height="%d" viewBox="0 0 %d %d">')
+    :format(w, top + h + 90, w, top + h + 90),
+    ("<title>%s by slice and system</title>"):format(esc(metric)) }
+  for i = 0, 4 do
+    local v = ymax * i / 4
+    out[#out + 1] = ('<line x1="%d" x2="%d" y1="%s" y2="%s" class="grid"/><text x="%d" y="%s" class="tick">%s</text>')
+      :format(left, w - 10, fmt(y(v)), fmt(y(v)), left - 4, fmt(y(v) + 4), C.num(v, 2))
+  end
+  for gi, g in ipairs(groups) do
+    local x0 = left + (gi - 1) * gw + gap / 2
+    for si, system in ipairs(res.systems) do
+      local a = res:agg(system, metric, g.d, g.v)
+      local x = x0 + (si - 1) * bar
+      if a and a.mean then
+        out[#out + 1] = ('<rect x="%s" y="%s" width="%d" height="%s" fill="%s"><title>%s, %s: %s (%d/%d measured)</title></rect>')
+          :format(fmt(x), fmt(y(a.mean)), bar - 2, fmt(h + top - y(a.mean)), PALETTE[(si - 1) % #PALETTE + 1],
+                  esc(system), esc(C.slice_label(g.d, g.v)), C.num(a.mean), a.measured, a.n)
+        if a.lo and a.hi and a.hi > a.lo then
+          local cx = x + (bar - 2) / 2
+          out[#out + 1] = ('<path class="whisker" d="M%s %sV%sM%s %sH%sM%s %sH%s"/>'):format(
+            fmt(cx), fmt(y(a.lo)), fmt(y(a.hi)), fmt(cx - 3), fmt(y(a.lo)), fmt(cx + 3),
+            fmt(cx - 3), fmt(y(a.hi)), fmt(cx + 3))
+        end
+      end
+    end
+    out[#out + 1] = ('<text class="label" transform="translate(%s,%d) rotate(35)">%s</text>')
+      :format(fmt(x0 + 2), top + h + 12, esc(C.clip(C.slice_label(g.d, g.v), 24)))
+  end
+  out[#out + 1] = "</svg>"
+  return table.concat(out)
+end
+
+-- Ten bins over [0, max]; one small chart per system.
+local function histogram(res, metric, system, color)
+  local scores = {}
+  for _, it in ipairs(res.items) do
+    if it.system == system and it.scores[metric] ~= nil then scores[#scores + 1] = it.scores[metric] end
+  end
+  local ymax, bins = y_max(res, metric), {}
+  for i = 1, 10 do bins[i] = 0 end
+  for _, s in ipairs(scores) do
+    local b = math.min(10, math.max(1, math.floor(s / ymax * 10) + 1))
+    bins[b] = bins[b] + 1
+  end
+  local peak = math.max(1, table.unpack(bins))
+  local w, h = 200, 70
+  local out = { ('<svg class="chart hist" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s: %s histogram</title>')
+    :format(w, h + 30, w, h + 30, esc(system), esc(metric)) }
+  for i, c in ipairs(bins) do
+    local bh = c / peak * h
+    out[#out + 1] = ('<rect x="%d" y="%s" width="18" height="%s" fill="%s"><title>%s to %s: %d</title></rect>')
+      :format((i - 1) * 20, fmt(h - bh), fmt(bh), color, C.num((i - 1) / 10 * ymax, 2), C.num(i / 10 * ymax, 2), c)
+  end
+  out[#out + 1] = ('<text x="0" y="%d" class="tick start">0</text><text x="%d" y="%d" class="tick">%s</text>')
+    :format(h + 14, w, h + 14, C.num(ymax, 1))
+  out[#out + 1] = ('<text x="0" y="%d" class="label">%s (n=%d)</text></svg>'):format(h + 28, esc(system), #scores)
+  return table.concat(out)
+end
+
+local function gates_html(res)
+  if not res.gates or #res.gates == 0 then return "" end
+  local out = { "<h2>Gates</h2><table><tr><th>system</th><th>gate</th><th>status</th><th>detail</th></tr>" }
+  for _, g in ipairs(res.gates) do
+    out[#out + 1] = ('<tr class="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>')
+      :format(esc(g.status), esc(g.system), esc(g.name), esc(g.status), esc(g.message))
+  end
+  out[#out + 1] = "</table>"
+  return table.concat(out)
+end
+
+local function comparison_html(res)
+  local cmp = res.comparison
+  if not cmp then return "" end
+  local out = { ("<h2>Compared with %s (%s)</h2><table><tr><th>system</th><th>slice</th><th>metric</th><th>before</th><th>after</th><th>delta</th><th>p</th></tr>")
+    :format(esc(cmp.baseline.label or cmp.baseline.run_id), esc(cmp.baseline.time)) }
+  for _, r in ipairs(cmp.rows) do
+    if r.delta then
+      out[#out + 1] = ('<tr%s><td>%s</td><td>%s</td><td>%s</td><td class=num>%s</td><td class=num>%s</td><td class=num>%s %s</td><td class=num>%s</td></tr>')
+        :format(r.regression and ' class="fail"' or "", esc(r.system), esc(C.slice_label(r.dim, r.value)), esc(r.metric),
+                C.num(r.before), C.num(r.after), r.arrow, C.num(r.delta), r.p and C.num(r.p, 4) or "-")
+    end
+  end
+  out[#out + 1] = ("</table><p>p: paired permutation test on items matched by id; red rows are significant regressions (p &lt; %s).</p>"):format(cmp.alpha)
+  return table.concat(out)
+end
+
+-- One line per system over the last runs, per metric.
+local function trend_html(res)
+  local t = res.trend
+  if not t or #t.runs < 2 then return "" end
+  local out = { ("<h2>Trend over the last %d runs</h2>"):format(#t.runs) }
+  local w, h, left, top = 460, 150, 40, 10
+  for _, m in ipairs(res.metrics) do
+    local pts, ymax = {}, 1
+    for _, run in ipairs(t.runs) do
+      for _, system in ipairs(res.systems) do
+        local v = run.values[system] and run.values[system][m.name]
+        if v and v > ymax then ymax = v end
+      end
+    end
+    local function x(i) return left + (i - 1) * (w - left - 10) / (#t.runs - 1) end
+    local function y(v) return top + h - v / ymax * h end
+    pts[#pts + 1] = ('<svg class="chart trend" role="img" width="%d" height="%d"><title>%s trend</title>'):format(w, h + 40, esc(m.name))
+    pts[#pts + 1] = ('<line x1="%d" x2="%d" y1="%s" y2="%s" class="grid"/><text x="%d" y="%s" class="tick">%s</text>')
+      :format(left, w - 10, fmt(y(ymax)), fmt(y(ymax)), left - 4, fmt(y(ymax) + 4), C.num(ymax, 2))
+    pts[#pts + 1] = ('<line x1="%d" x2="%d" y1="%s" y2="%s" class="grid"/><text x="%d" y="%s" class="tick">0</text>')
+      :format(left, w - 10, fmt(y(0)), fmt(y(0)), left - 4, fmt(y(0) + 4))
+    for si, system in ipairs(res.systems) do
+      local coords = {}
+      for i, run in ipairs(t.runs) do
+        local v = run.values[system] and run.values[system][m.name]
+        if v then coords[#coords + 1] = fmt(x(i)) .. "," .. fmt(y(v)) end
+      end
+      pts[#pts + 1] = ('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>')
+        :format(PALETTE[(si - 1) % #PALETTE + 1], table.concat(coords, " "))
+    end
+    for i, run in ipairs(t.runs) do
+      pts[#pts + 1] = ('<text class="label" x="%s" y="%d" text-anchor="middle">%s</text>')
+        :format(fmt(x(i)), top + h + 16, esc(C.clip(run.label or run.time, 12)))
+    end
+    pts[#pts + 1] = ('<text class="label" x="%d" y="%d">%s</text></svg>'):format(left, top + h + 34, esc(m.name))
+    out[#out + 1] = table.concat(pts)
+  end
+  return table.concat(out)
+end
+
+local CSS = [[
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ddd;padding:3px 8px;vertical-align:top}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}td.worst{background:#fde2e1}
+.meta{color:#555}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px}
+svg.chart{margin:4px 8px 4px 0}.grid{stroke:#eee}.tick{font-size:10px;fill:#666;text-anchor:end}.tick.start{text-anchor:start}.wide{overflow-x:auto}
+.label{font-size:11px;fill:#333}.whisker{stroke:#222;stroke-width:1.2;fill:none}.hists{display:flex;flex-wrap:wrap}
+tr.fail td{background:#fde2e1}tr.undecided td{background:#fff4d6}
+td.text{max-width:420px;white-space:pre-wrap;word-break:break-word}
+]]
+
+local function legend(res)
+  local out = { '<div class="legend">' }
+  for i, s in ipairs(res.systems) do
+    out[#out + 1] = ('<span><i style="background:%s"></i>%s</span>'):format(PALETTE[(i - 1) % #PALETTE + 1], esc(s))
+  end
+  out[#out + 1] = "</div>"
+  return table.concat(out)
+end
+
+local function summary_table(res)
+  local out = { "<table><tr><th>system</th><th>slice</th><th>n</th>" }
+  for _, m in ipairs(res.metrics) do out[#out + 1] = "<th>" .. esc(m.name) .. "</th>" end
+  out[#out + 1] = "</tr>"
+  for _, line in ipairs(C.lines(res)) do
+    local n = res:agg(line.system, res.metrics[1].name, line.dim, line.value).n
+    out[#out + 1] = ("<tr><td>%s</td><td>%s</td><td class=num>%d</td>"):format(esc(line.system), esc(line.label), n)
+    for _, m in ipairs(res.metrics) do
+      local a = res:agg(line.system, m.name, line.dim, line.value)
+      local cls = C.is_worst(res, line.system, m.name, line.dim, line.value) and "num worst" or "num"
+      local ci = a.lo and a.measured > 1 and (" [%s, %s]"):format(C.num(a.lo), C.num(a.hi)) or ""
+      local cov = C.coverage(a) and (" (" .. C.coverage(a) .. ")") or ""
+      out[#out + 1] = ('<td class="%s" title="%s">%s%s</td>'):format(cls, esc(ci), C.num(a.mean), esc(cov))
+    end
+    out[#out + 1] = "</tr>"
+  end
+  out[#out + 1] = "</table>"
+  return table.concat(out)
+end
+
+local function bottom_tables(res)
+  local out = {}
+  for _, system in ipairs(res.systems) do
+    for _, m in ipairs(res.metrics) do
+      local list = res.bottom[system][m.name]
+      if #list > 0 then
+        out[#out + 1] = ("<h3>%s: %s</h3><table><tr><th>id</th><th>score</th><th>query</th><th>answer</th><th>reason</th></tr>")
+          :format(esc(system), esc(m.name))
+        for _, b in ipairs(list) do
+          out[#out + 1] = ('<tr><td>%s</td><td class=num>%s</td><td class=text>%s</td><td class=text>%s</td><td class=text>%s</td></tr>')
+            :format(esc(b.id), C.num(b.score), esc(b.query), esc(b.answer), esc(b.reason))
+        end
+        out[#out + 1] = "</table>"
+      end
+    end
+  end
+  return table.concat(out)
+end
+
+local function problems(res)
+  local out = {}
+  local u = C.unmeasured(res)
+  if #u > 0 then
+    out[#out + 1] = "<h2>Unmeasured</h2><table><tr><th>metric</th><th>items</th><th>most common reason</th></tr>"
+    for _, x in ipairs(u) do
+      out[#out + 1] = ("<tr><td>%s</td><td>%d of %d</td><td>%s</td></tr>"):format(esc(x.metric), x.count, x.total, esc(x.reason))
+    end
+    out[#out + 1] = "</table>"
+  end
+  if #res.skipped > 0 then
+    out[#out + 1] = "<h2>Skipped input rows</h2><table><tr><th>line</th><th>problem</th></tr>"
+    for _, s in ipairs(res.skipped) do
+      out[#out + 1] = ("<tr><td>%d</td><td>%s</td></tr>"):format(s.line, esc(s.error))
+    end
+    out[#out + 1] = "</table>"
+  end
+  return table.concat(out)
+end
+
+return function(res, opts)
+  local title = opts.title or "Evaluation report"
+  local out = { "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
+    "<title>" .. esc(title) .. "</title><style>" .. CSS .. "</style></head><body>",
+    "<h1>" .. esc(title) .. "</h1>", '<div class="meta">' }
+  for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = "<div>" .. esc(l) .. "</div>" end
+  out[#out + 1] = "</div>"
+  out[#out + 1] = gates_html(res)
+  out[#out + 1] = comparison_html(res)
+  out[#out + 1] = trend_html(res)
+  out[#out + 1] = '<h2>Results</h2><div class="wide">' .. summary_table(res) .. "</div>"
+  out[#out + 1] = "<p>Cells show the mean; hover for the confidence interval. (m/n): only m of n items measured. Red: the worst slice of each metric.</p>"
+  for _, m in ipairs(res.metrics) do
+    out[#out + 1] = ('<h2 id="%s">%s</h2>'):format(esc("m-" .. m.name), esc(m.name))
+    if m.description then out[#out + 1] = "<p>" .. esc(m.description) .. "</p>" end
+    out[#out + 1] = legend(res) .. bar_chart(res, m.name) .. '<div class="hists">'
+    for i, system in ipairs(res.systems) do
+      out[#out + 1] = histogram(res, m.name, system, PALETTE[(i - 1) % #PALETTE + 1])
+    end
+    out[#out + 1] = "</div>"
+  end
+  out[#out + 1] = "<h2>Lowest items</h2>" .. bottom_tables(res)
+  out[#out + 1] = problems(res)
+  out[#out + 1] = "</body></html>"
+  return table.concat(out, "\n") .. "\n"
+end

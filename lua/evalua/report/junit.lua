@@ -1,0 +1,56 @@
+-- JUnit XML for CI: a test suite per system with a test case per slice
+-- (its metric means in <system-out>) and a test case per gate. A failed gate
+-- is a <failure>; a gate that could not be decided (too much unmeasured) is
+-- an <error>, so CI tells "regressed" from "could not measure".
+local C = require "evalua.report.common"
+
+local function xml(s)
+  s = tostring(s or "")
+  -- Characters XML 1.0 forbids are dropped; markup characters are escaped.
+  s = s:gsub("[%z\1-\8\11\12\14-\31]", "")
+  return (s:gsub("[<>&\"']", { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&apos;" }))
+end
+
+local function slice_case(res, system, d, v)
+  local lines = {}
+  for _, m in ipairs(res.metrics) do
+    local a = res:agg(system, m.name, d, v)
+    lines[#lines + 1] = ("%s = %s%s"):format(m.name, C.num(a.mean),
+      C.coverage(a) and (" (" .. C.coverage(a) .. " measured)") or "")
+  end
+  return ('    <testcase classname="%s" name="slice %s"><system-out>%s</system-out></testcase>')
+    :format(xml("evalua." .. system), xml(C.slice_label(d, v)), xml(table.concat(lines, "\n")))
+end
+
+local function gate_case(g)
+  local head = ('    <testcase classname="%s" name="gate %s">'):format(xml("evalua." .. (g.system or "run")), xml(g.name))
+  if g.status == "fail" then
+    return head .. ('<failure message="%s"/></testcase>'):format(xml(g.message))
+  elseif g.status == "undecided" then
+    return head .. ('<error message="%s"/></testcase>'):format(xml(g.message))
+  end
+  return head .. "</testcase>"
+end
+
+return function(res)
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>" }
+  local gates = res.gates or {}
+  for _, system in ipairs(res.systems) do
+    local cases, failures, errors = {}, 0, 0
+    for _, d in ipairs(res.dims) do
+      for _, v in ipairs(res.slice_values[d]) do cases[#cases + 1] = slice_case(res, system, d, v) end
+    end
+    for _, g in ipairs(gates) do
+      if g.system == system then
+        cases[#cases + 1] = gate_case(g)
+        if g.status == "fail" then failures = failures + 1 elseif g.status == "undecided" then errors = errors + 1 end
+      end
+    end
+    out[#out + 1] = ('  <testsuite name="%s" tests="%d" failures="%d" errors="%d">')
+      :format(xml(system), #cases, failures, errors)
+    for _, c in ipairs(cases) do out[#out + 1] = c end
+    out[#out + 1] = "  </testsuite>"
+  end
+  out[#out + 1] = "</testsuites>"
+  return table.concat(out, "\n") .. "\n"
+end

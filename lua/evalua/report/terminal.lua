@@ -1,0 +1,101 @@
+-- Terminal report: one aligned table per run, a line per system and slice,
+-- a column per metric. Colour (opts.color) only marks the worst slice of each
+-- metric in red; without colour the worst slice carries a "!" instead.
+local C = require "evalua.report.common"
+
+local RED, RESET = "\27[31m", "\27[0m"
+
+-- Display width: East Asian wide characters take two columns.
+local function width(s)
+  local w = 0
+  for _, cp in utf8.codes(s) do
+    local wide = (cp >= 0x1100 and cp <= 0x115F) or (cp >= 0x2E80 and cp <= 0xA4CF)
+      or (cp >= 0xAC00 and cp <= 0xD7A3) or (cp >= 0xF900 and cp <= 0xFAFF)
+      or (cp >= 0xFE30 and cp <= 0xFE4F) or (cp >= 0xFF00 and cp <= 0xFF60)
+      or (cp >= 0xFFE0 and cp <= 0xFFE6) or (cp >= 0x20000 and cp <= 0x3FFFD)
+    w = w + (wide and 2 or 1)
+  end
+  return w
+end
+
+local function pad(s, n, right)
+  local fill = (" "):rep(math.max(0, n - width(s)))
+  return right and (fill .. s) or (s .. fill)
+end
+
+local function cell(res, line, metric)
+  local a = res:agg(line.system, metric.name, line.dim, line.value)
+  local text = C.num(a and a.mean)
+  local cov = C.coverage(a)
+  if cov then text = text .. " (" .. cov .. ")" end
+  local worst = C.is_worst(res, line.system, metric.name, line.dim, line.value)
+  return text, worst
+end
+
+return function(res, opts)
+  local header = { "system", "slice", "n" }
+  for _, m in ipairs(res.metrics) do header[#header + 1] = m.name end
+  local rows, flags = {}, {}
+  for _, line in ipairs(C.lines(res)) do
+    local first = res:agg(line.system, res.metrics[1].name, line.dim, line.value)
+    local r, f = { line.system, line.label, tostring(first and first.n or 0) }, {}
+    for _, m in ipairs(res.metrics) do
+      local text, worst = cell(res, line, m)
+      if worst and not opts.color then text = text .. "!" end
+      r[#r + 1], f[#r + 1] = text, worst
+    end
+    rows[#rows + 1], flags[#rows + 1] = r, f
+  end
+  local widths = {}
+  for i, h in ipairs(header) do
+    widths[i] = width(h)
+    for _, r in ipairs(rows) do widths[i] = math.max(widths[i], width(r[i])) end
+  end
+  local out = {}
+  for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = l end
+  out[#out + 1] = ""
+  local function emit(r, f, is_header)
+    local parts = {}
+    for i, v in ipairs(r) do
+      local s = pad(v, widths[i], i >= 3)
+      if f and f[i] and opts.color then s = RED .. s .. RESET end
+      parts[i] = s
+    end
+    out[#out + 1] = table.concat(parts, "  "):gsub("%s+$", "")
+    if is_header then
+      local rule = {}
+      for i = 1, #r do rule[i] = ("-"):rep(widths[i]) end
+      out[#out + 1] = table.concat(rule, "  ")
+    end
+  end
+  emit(header, nil, true)
+  local last
+  for i, r in ipairs(rows) do
+    if last and r[1] ~= last then out[#out + 1] = "" end
+    last = r[1]
+    emit(r, flags[i])
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = opts.color and "worst slice of each metric in red" or "! marks the worst slice of each metric"
+  for _, u in ipairs(C.unmeasured(res)) do
+    out[#out + 1] = ("%s: %d of %d items unmeasured (%s)"):format(u.metric, u.count, u.total, u.reason)
+  end
+  if res.comparison then
+    local cmp = res.comparison
+    out[#out + 1] = ""
+    out[#out + 1] = ("compared with %s:"):format(cmp.baseline.label or cmp.baseline.run_id)
+    for _, r in ipairs(cmp.rows) do
+      if r.dim == "all" and r.delta then
+        out[#out + 1] = ("  %-14s %-18s %s -> %s  %s %+.3f%s"):format(r.system, r.metric, C.num(r.before),
+          C.num(r.after), r.arrow, r.delta, r.p and ("  p=%.4f%s"):format(r.p, r.regression and " REGRESSION" or "") or "")
+      end
+    end
+  end
+  for _, g in ipairs(res.gates or {}) do
+    out[#out + 1] = ("gate %-9s %s: %s"):format(g.status, g.name, g.message)
+  end
+  if #res.skipped > 0 then
+    out[#out + 1] = ("%d input rows skipped (lenient mode); see the Markdown or JSON report"):format(#res.skipped)
+  end
+  return table.concat(out, "\n") .. "\n"
+end

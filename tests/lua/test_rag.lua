@@ -29,17 +29,17 @@ function TestRag:setUp() mock:reset() end
 
 function TestRag:test_faithfulness_is_supported_over_total_with_verdicts_kept()
   local row = {
-    query = "q", answer = "Paris is the capital. It has 2 million people. " .. answer { statements = { "s1", "s2", "s3" } },
+    query = "q", answer = "Paris is the capital. It has 2 million people. " .. answer { statements = { "s1", "s2", "s3", "s4" } },
     contexts = { "Paris is the capital of France." .. answer { verdicts = {
       { statement = "s1", verdict = 1, reason = "stated" },
       { statement = "s2", verdict = "no", reason = "not stated" },
-      { statement = "s3", verdict = "yes" } } } } }
+      { statement = "s3", verdict = "yes" }, { statement = "s4", verdict = "idk" } } } } }
   local r = rag.faithfulness:score(row, judge())
-  lu.assertEquals(r.score, 2 / 3) -- verdicts 1, 0, 1
-  lu.assertEquals(r.reason, "2 of 3 statements are supported by the contexts")
+  lu.assertEquals(r.score, 2 / 4) -- verdicts 1, 0, 1, 0 ("idk" is not supported)
+  lu.assertEquals(r.reason, "2 of 4 statements are supported by the contexts")
   lu.assertEquals(r.verdicts, { { statement = "s1", verdict = 1, reason = "stated" },
                                 { statement = "s2", verdict = 0, reason = "not stated" },
-                                { statement = "s3", verdict = 1 } })
+                                { statement = "s3", verdict = 1 }, { statement = "s4", verdict = 0 } })
   lu.assertEquals(r.pass, true)
   lu.assertEquals(requests(), 2)
 end

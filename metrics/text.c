@@ -143,7 +143,17 @@ static int fold(evtext_ws *ws, evtext_str s, size_t *n, size_t *bad) {
 
 /* ---- steps 2-4: punctuation, white space, CJK, articles ------------------ */
 
-enum cls { C_PUNCT, C_SPACE, C_CJK, C_WORD, C_OTHER };
+enum cls { C_PUNCT = 'P', C_SPACE = 'S', C_CJK = 'C', C_WORD = 'W', C_OTHER = 'O' };
+
+/* ASCII by table: Python's str.split() white space (\t..\r, \x1c..\x1f,
+ * space), letters and digits, Python's string.punctuation (all other
+ * printable characters), and the remaining control characters. */
+static const char ascii_class[] =
+  "OOOOOOOOOSSSSSOOOOOOOOOOOOOOSSSS"  /* 0x00-0x1f */
+  "SPPPPPPPPPPPPPPPWWWWWWWWWWPPPPPP"  /* 0x20-0x3f */
+  "PWWWWWWWWWWWWWWWWWWWWWWWWWWPPPPP"  /* 0x40-0x5f */
+  "PWWWWWWWWWWWWWWWWWWWWWWWWWWPPPPO"; /* 0x60-0x7f */
+_Static_assert(sizeof ascii_class == 129, "one class per ASCII character");
 
 /* Ideographs, kana and Hangul syllables: each one a token. */
 static int is_cjk(int32_t c) {
@@ -161,13 +171,7 @@ static int is_cjk(int32_t c) {
 }
 
 static enum cls classify(int32_t c) {
-  if (c < 0x80) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return C_WORD;
-    /* Python's str.split() white space */
-    if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F)) return C_SPACE;
-    /* the rest of printable ASCII is exactly Python's string.punctuation */
-    return c > ' ' && c < 0x7F ? C_PUNCT : C_OTHER;
-  }
+  if (c < 0x80) return (enum cls)ascii_class[c];
   switch (utf8proc_category(c)) {
   case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
   case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:

@@ -68,19 +68,19 @@ end
 
 local function check_options(cfg)
   for k in pairs(cfg) do
-    if not OPTIONS[k] then error(("ev.judge.open: unknown option '%s'"):format(tostring(k)), 3) end
+    if not OPTIONS[k] then error(("ev.judge.open: unknown option '%s'"):format(tostring(k)), 4) end
   end
   local mode = cfg.cache_mode or "rw"
   if not CACHE_MODES[mode] then
-    error(("ev.judge.open: cache_mode must be rw, ro, off or refresh (got %s)"):format(tostring(mode)), 3)
+    error(("ev.judge.open: cache_mode must be rw, ro, off or refresh (got %s)"):format(tostring(mode)), 4)
   end
   if cfg.budget ~= nil and type(cfg.budget) ~= "table" then
-    error("ev.judge.open: budget must be a table {tokens = n, cost = usd}", 3)
+    error("ev.judge.open: budget must be a table {tokens = n, cost = usd}", 4)
   end
   for _, k in ipairs { "tokens", "cost" } do
     local v = cfg.budget and cfg.budget[k]
     if v ~= nil and (type(v) ~= "number" or v < 0) then
-      error(("ev.judge.open: budget.%s must be a number >= 0"):format(k), 3)
+      error(("ev.judge.open: budget.%s must be a number >= 0"):format(k), 4)
     end
   end
 end
@@ -88,7 +88,7 @@ end
 local function cache_dir_of(cfg, env)
   if cfg.cache == false then return nil end
   if cfg.cache ~= nil and type(cfg.cache) ~= "string" then
-    error("ev.judge.open: cache must be a folder name or false", 3)
+    error("ev.judge.open: cache must be a folder name or false", 4)
   end
   return cfg.cache or env.cache_dir or C.default_cache_dir()
 end
@@ -155,20 +155,23 @@ local function open_offline(cfg)
 end
 
 -- ev.judge.open{...} | ev.judge.open("offline") | ev.judge.open("openai")
+-- (No tail calls below: error levels count on M.open's frame.)
 function M.open(cfg)
-  if cfg == "offline" then return open_offline({}) end
-  if cfg == nil or cfg == "openai" then return open_http({}) end
+  local judge
+  if cfg == "offline" then judge = open_offline({}); return judge end
+  if cfg == nil or cfg == "openai" then judge = open_http({}); return judge end
   if type(cfg) ~= "table" then
     error("ev.judge.open: expected \"offline\", \"openai\" or a table of options", 2)
   end
-  if cfg.kind == "offline" then return open_offline(cfg) end
+  if cfg.kind == "offline" then judge = open_offline(cfg); return judge end
   if cfg.kind ~= nil and cfg.kind ~= "openai" then
     error("ev.judge.open: kind must be \"openai\" or \"offline\"", 2)
   end
   local copy = {}
   for k, v in pairs(cfg) do copy[k] = v end
   copy.kind = nil
-  return open_http(copy)
+  judge = open_http(copy)
+  return judge
 end
 
 -- Every judge opened from now on (and those open now) only counts what it
@@ -430,7 +433,7 @@ local function chat_body(self, req)
   local body = { model = req.model or self.model, messages = req.messages, stop = req.stop }
   for _, k in ipairs(SAMPLING) do
     local v = req[k]
-    if v ~= nil and type(v) ~= "number" then error(("judge:chat: %s must be a number"):format(k), 4) end
+    if v ~= nil and type(v) ~= "number" then error(("judge:chat: %s must be a number"):format(k), 3) end
     body[k] = v
   end
   if req.json then body.response_format = { type = "json_object" } end
@@ -439,7 +442,7 @@ local function chat_body(self, req)
     body.top_logprobs = req.top_logprobs
   end
   if req.extra ~= nil then
-    if type(req.extra) ~= "table" then error("judge:chat: extra must be a table", 4) end
+    if type(req.extra) ~= "table" then error("judge:chat: extra must be a table", 3) end
     for k, v in pairs(req.extra) do body[k] = v end
   end
   return body

@@ -41,11 +41,11 @@ end
 
 function TestJudge:test_logprobs_are_returned()
   local r = judge():chat { messages = user("two words"), logprobs = true, top_logprobs = 2 }
-  lu.assertEquals(#r.logprobs, 4) -- "mock answer: two words"
+  lu.assertEquals(#r.logprobs, 5) -- "mock", " answer", ":", " two", " words"
   lu.assertEquals(r.logprobs[1].token, "mock")
   lu.assertEquals(r.logprobs[1].logprob, -0.01)
-  lu.assertEquals(r.logprobs[3].top_logprobs, { { token = "two", logprob = -0.03 },
-                                                { token = "two_1", logprob = -2.03 } })
+  lu.assertEquals(r.logprobs[4].top_logprobs, { { token = " two", logprob = -0.04 },
+                                                { token = " two_1", logprob = -2.04 } })
   local body = mock:requests()[1].body
   lu.assertEquals(body.logprobs, true)
   lu.assertEquals(body.top_logprobs, 2)

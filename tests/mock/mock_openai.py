@@ -25,10 +25,14 @@ The directive's JSON may hold:
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
 
-Without "answer", chat replies are heuristic: for the judge operations of
-lua/evalua/judge/ops.lua (recognised by the JSON key their system prompt asks
-for: "statements", "verdicts", "relevance") a valid JSON answer computed by
-token overlap; otherwise a short text, or {"answer": ...} when JSON was asked.
+Without "answer", chat replies are heuristic: when the system prompt asks
+for a JSON shape the judge operations use ("statements", "verdicts",
+"relevance", "verdict", "questions", "score", "better", "steps", or "exactly
+these keys: [...]"), a valid answer of that shape computed by token overlap
+from the <question>, <answer>, <context>, <statements>, <passage>, <text>,
+<reference> ... sections of the user message; otherwise a short text, or
+{"answer": ...} when JSON was asked. Logprobs split the reply into words,
+digits and punctuation marks, each with the spaces before it.
 Usage counts whitespace-separated words (CJK characters count one each).
 
 Control endpoints (not counted as requests): GET /_mock/stats (requests,
@@ -98,25 +102,90 @@ def sentences(text):
     return [p.strip() for p in parts if p.strip() and tokens(p)]
 
 
+def overlap(words, text):
+    """Share of words (content tokens) found among text's tokens."""
+    have = set(tokens(text))
+    return sum(1 for w in words if w in have) / len(words) if words else 0.0
+
+
+def relevance(question, text):
+    q = set(content_words(question))
+    t = set(tokens(text))
+    return (len(q & t) / len(q) if q else 0.0), len(q & t), len(q)
+
+
+def f1(a, b):
+    ta, tb = content_words(a), content_words(b)
+    common = sum(min(ta.count(w), tb.count(w)) for w in set(ta))
+    if not common:
+        return 0.0
+    p, r = common / len(ta), common / len(tb)
+    return 2 * p * r / (p + r)
+
+
+def checked(statement, context):
+    share = overlap(content_words(statement), context)
+    return {"statement": statement, "verdict": 1 if share >= 0.5 else 0,
+            "reason": "%d%% of its words are in the context" % round(share * 100)}
+
+
+def labelled(user):
+    """The "Label:\nvalue" blocks of a G-Eval style test case."""
+    return dict(re.findall(r"^([A-Z][A-Za-z ]+):\n(.*?)(?=\n\n|\Z)", user, re.S | re.M))
+
+
+def score_answer(system, user):
+    m = re.search(r"from (\d+) to (\d+)", system)
+    lo, hi = (int(m.group(1)), int(m.group(2))) if m else ((0, 1) if "score 1 only" in system else (1, 5))
+    blocks = labelled(user)
+    answer = section(user, "answer") or blocks.get("Actual Output", "")
+    other = (section(user, "reference") or blocks.get("Expected Output") or blocks.get("Context")
+             or blocks.get("Input") or section(user, "question"))
+    score = lo + round(f1(answer, other) * (hi - lo))
+    return {"reason": "overlap with the reference", "score": score}
+
+
 def op_answer(system, user):
-    """Answers the judge operations by token overlap, as a cheap judge would."""
+    """A JSON answer in the shape the system prompt asks for, by token overlap."""
+    question = section(user, "question") or section(user, "query")
     if '"verdicts"' in system:
-        stmts = json.loads(section(user, "statements") or "[]")
-        ctx = set(tokens(section(user, "context")))
+        if "<statements>" in user:
+            ctx = section(user, "context") or section(user, "passage")
+            return {"verdicts": [checked(s, ctx) for s in json.loads(section(user, "statements") or "[]")]}
         out = []
-        for s in stmts:
-            words = content_words(s)
-            share = sum(1 for w in words if w in ctx) / len(words) if words else 0
-            out.append({"statement": s, "verdict": 1 if share >= 0.5 else 0,
-                        "reason": "%d%% of its words are in the context" % round(share * 100)})
+        for s in sentences(section(user, "passage") or section(user, "context")):
+            share = relevance(question, s)[0]
+            out.append({"statement": s, "verdict": 1 if share >= 1 / 3 else 0, "reason": "question overlap"})
         return {"verdicts": out}
     if '"statements"' in system:
         return {"statements": sentences(section(user, "answer"))}
+    if '"questions"' in system:
+        m = re.search(r"Write (\d+)", system)
+        answer = section(user, "answer")
+        dodge = 1 if re.search(r"(?i)(don't know|do not know|cannot|not sure|no idea)", answer) else 0
+        words = " ".join(answer.split()[:12])
+        return {"questions": [{"question": "Question %d about: %s?" % (i + 1, words), "noncommittal": dodge}
+                              for i in range(int(m.group(1)) if m else 3)]}
     if '"relevance"' in system:
-        q = set(content_words(section(user, "question")))
-        t = set(tokens(section(user, "text")))
-        score = len(q & t) / len(q) if q else 0.0
-        return {"relevance": round(score, 4), "reason": "%d of %d question words" % (len(q & t), len(q))}
+        score, found, total = relevance(question, section(user, "text") or section(user, "answer"))
+        return {"relevance": round(score, 4), "reason": "%d of %d question words" % (found, total)}
+    if '"verdict"' in system:
+        claim = section(user, "expected_answer") or section(user, "response") or section(user, "reference")
+        ok = overlap(content_words(claim), section(user, "passage") or section(user, "context")) >= 0.5
+        yes_no = '"YES"' in system or '"NO"' in system
+        return {"reason": "overlap with the passage", "verdict": ("YES" if ok else "NO") if yes_no else int(ok)}
+    if '"better"' in system:
+        ref = section(user, "reference") or question
+        fa, fb = f1(section(user, "answer_A"), ref), f1(section(user, "answer_B"), ref)
+        return {"reason": "overlap with the reference", "better": "A" if fa > fb else "B" if fb > fa else "tie"}
+    if '"steps"' in system:
+        return {"steps": ["Read the case.", "Compare the actual output with the criterion.",
+                          "Decide how far the criterion is met."]}
+    if '"score"' in system:
+        return score_answer(system, user)
+    m = re.search(r"exactly these keys: (\[.*?\])", user)
+    if m:
+        return {k: (1 if k in ("score", "verdict", "passing") else "mock") for k in json.loads(m.group(1))}
     return None
 
 
@@ -136,12 +205,20 @@ def chat_answer(req, directive):
 
 
 def logprobs_for(text, top):
+    """Word, number and punctuation tokens; a digit's alternatives are its
+    neighbours, so a probability-weighted score can be computed."""
     out = []
-    for i, tok in enumerate(text.split(" ")):
+    for i, tok in enumerate(re.findall(r"\s*(?:\d|\w+|[^\w\s]+)|\s+", text)):
         lp = -0.01 * (i + 1)
-        alts = [{"token": tok, "logprob": lp}] + [
-            {"token": "%s_%d" % (tok, k), "logprob": lp - 2.0 * k} for k in range(1, top)]
-        out.append({"token": tok, "logprob": lp, "top_logprobs": alts[:top]})
+        word = tok.lstrip()
+        if word.isdigit():
+            lead = tok[: len(tok) - len(word)]
+            alts = [(tok, lp)] + [(lead + str(int(word) + d), lp - 2.0 * k)
+                                  for k, d in ((1, 1), (2, -1), (3, 2)) if 0 <= int(word) + d <= 9]
+        else:
+            alts = [(tok, lp)] + [("%s_%d" % (tok, k), lp - 2.0 * k) for k in range(1, top)]
+        out.append({"token": tok, "logprob": lp,
+                    "top_logprobs": [{"token": t, "logprob": l} for t, l in alts[:top]]})
     return {"content": out}
 
 

@@ -248,10 +248,15 @@ function Geval.steps(self, judge)
   if not judge then error("geval: steps(judge) needs a judge to generate steps from the criteria", 2) end
   local labels = {}
   for i, p in ipairs(self.params) do labels[i] = M.params[p].label end
-  local r = E.ask(judge, "geval_steps", { criteria = self.criteria, params = labels, lo = self.lo, hi = self.hi },
-    self.prompts.steps)
+  -- Asked from a coroutine of its own, the request blocks instead of
+  -- yielding to ev.map, so the other rows wait for these steps rather than
+  -- each sending the same request.
+  local r = coroutine.wrap(function()
+    return E.ask(judge, "geval_steps", { criteria = self.criteria, params = labels, lo = self.lo, hi = self.hi },
+      self.prompts.steps)
+  end)()
   if not r.ok then return nil, "steps: " .. tostring(r.error) end
-  self.generated = self.generated or r.value -- concurrent rows keep the first answer
+  self.generated = self.generated or r.value
   return self.generated
 end
 

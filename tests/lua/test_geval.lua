@@ -20,8 +20,9 @@ end
 
 local STEPS = { "Read the input and the output.", "Check the output answers the input." }
 
+-- logprobs = false unless a test is about the weighting, so scores are the integers
 local function metric(opts)
-  local o = { name = "helpful", steps = STEPS }
+  local o = { name = "helpful", steps = STEPS, logprobs = false }
   for k, v in pairs(opts or {}) do o[k] = v end
   return ev.geval(o)
 end
@@ -69,12 +70,17 @@ function TestGeval:test_weighted_score_reasons_for_falling_back()
     "no score token with probability >= 1% among the alternatives")
 end
 
-function TestGeval:test_score_token_found_in_the_mock_logprobs()
-  -- the mock's alternatives of "4" are "4_1", "4_2", ...: not digits, so only "4" weighs
-  local r = metric():score(row('{"reason": "complete", "score": 4 }'), judge())
+function TestGeval:test_weighted_score_from_the_mock_logprobs_by_hand()
+  -- The mock gives the score token " 4" logprob l and its alternatives " 5", " 3", " 6"
+  -- logprobs l - 2, l - 4, l - 6; " 6" is below 1% (and outside 1-5), so the weights are
+  -- proportional to 1, e^-2, e^-4.
+  local r = metric { logprobs = true }:score(row('{"reason": "complete", "score": 4}'), judge())
+  local e2, e4 = math.exp(-2), math.exp(-4)
+  local g = (4 + 5 * e2 + 3 * e4) / (1 + e2 + e4)
   lu.assertEquals(r.weighted, true)
-  lu.assertEquals(r.raw, 4)
-  lu.assertEquals(r.score, 0.75) -- (4 - 1) / (5 - 1)
+  lu.assertEquals(r.integer, 4)
+  lu.assertAlmostEquals(r.raw, g, 1e-9)
+  lu.assertAlmostEquals(r.score, (g - 1) / 4, 1e-9)
   lu.assertEquals(r.reason, "complete")
   lu.assertEquals(r.pass, true)
   local body = mock:requests()[1].body
@@ -82,14 +88,13 @@ function TestGeval:test_score_token_found_in_the_mock_logprobs()
 end
 
 function TestGeval:test_fallback_to_the_integer_is_flagged()
-  -- "4}" is one token here, so the score token is not found
-  local r = metric():score(row('{"reason": "ok", "score": 2}'), judge())
+  -- the mock writes 10 as the tokens "1" and "0": no token "10" to weight
+  local r = metric { logprobs = true, scale = { 0, 10 } }:score(row('{"reason": "ok", "score": 10}'), judge())
   lu.assertEquals(r.weighted, false)
-  lu.assertEquals(r.fallback, "the score token '2' is not among the answer's tokens")
-  lu.assertEquals(r.score, 0.25)
-  lu.assertEquals(r.pass, false)
-  r = metric { logprobs = false }:score(row('{"score": 5 }'), judge())
-  lu.assertEquals({ r.score, r.weighted, r.fallback }, { 1, false, "logprobs = false" })
+  lu.assertEquals(r.fallback, "the score token '10' is not among the answer's tokens")
+  lu.assertEquals({ r.score, r.raw, r.pass }, { 1, 10, true })
+  r = metric():score(row('{"score": 2}'), judge())
+  lu.assertEquals({ r.score, r.weighted, r.fallback, r.pass }, { 0.25, false, "logprobs = false", false })
   lu.assertEquals(mock:requests()[2].body.logprobs, nil)
 end
 
@@ -138,6 +143,18 @@ function TestGeval:test_generated_steps_come_from_the_judge_cache_in_a_new_run()
   os.execute("rm -rf " .. dir)
 end
 
+function TestGeval:test_concurrent_rows_request_the_steps_once()
+  local criteria = "Useful. " .. say { answer = '{"steps": ["Judge it."]}' }
+  local m = ev.geval { name = "g", criteria = criteria, logprobs = false,
+                       prompts = { score = { system = "Score from 1 to 5.\n{{steps | numbered}}" } } }
+  local rows = {}
+  for i = 1, 12 do rows[i] = row('{"score": 3}') end
+  local j = judge()
+  local out = ev.map(rows, function(r) return m:score(r, j) end, { concurrency = 6 })
+  lu.assertEquals(mock:stats().requests, 13) -- one for the steps, one per row
+  for i = 1, 12 do lu.assertEquals(out[i].score, 0.5) end
+end
+
 function TestGeval:test_pinned_steps_ask_nothing()
   lu.assertEquals(metric():steps(), STEPS)
   lu.assertErrorMsgContains("needs a judge", function() ev.geval { name = "g", criteria = "c" }:steps() end)
@@ -170,7 +187,7 @@ end
 function TestGeval:test_rubric_and_scale_in_the_prompt()
   local m = metric { scale = { 0, 10 }, rubric = { { 9, 10, "complete" }, { 0, 4, "wrong" }, { 5, 8, "partial" } } }
   local r = m:score(row('{"score": 7 }'), judge())
-  lu.assertEquals(r.score, 0.7)
+  lu.assertEquals(r.score, 0.7) -- (7 - 0) / (10 - 0)
   local sys = mock:requests()[1].body.messages[1].content
   lu.assertStrContains(sys, "score from 0 to 10")
   lu.assertStrContains(sys, "Score bands:\n0-4: wrong\n5-8: partial\n9-10: complete\n")

@@ -41,9 +41,9 @@ end
 local function flips(res, before_items, system, metric, threshold)
   local to_fail, to_pass = {}, {}
   for _, it in ipairs(res.items) do
-    local b = it.system == system and before_items[it.id]
+    local b = it.system == system and before_items[it.id] or nil
     local x, y = b and b.scores and b.scores[metric], it.scores[metric]
-    if x ~= nil and y ~= nil then
+    if x and y then
       if x >= threshold and y < threshold then to_fail[#to_fail + 1] = it.id end
       if x < threshold and y >= threshold then to_pass[#to_pass + 1] = it.id end
     end

@@ -152,10 +152,12 @@ function M.load(path, opts)
   return ds
 end
 
--- A data set from rows already in memory (hash over their JSON form).
+-- A data set from rows already in memory (hash over their JSON form, with
+-- sorted keys so the same rows always give the same hash).
 function M.from_rows(rows, name)
+  local json = require "evalua.json"
   local parts = {}
-  for i, r in ipairs(rows) do parts[i] = cjson.encode(r) or "" end
+  for i, r in ipairs(rows) do parts[i] = json.encode(r) end
   return setmetatable({ path = name or "(rows)", rows = rows, skipped = {}, format = "rows",
                         hash = sys.sha256(table.concat(parts, "\n")) }, Dataset)
 end

@@ -28,6 +28,9 @@ local function number(x)
   return s
 end
 
+-- The shortest text that reads back as exactly x.
+M.number = number
+
 local function is_array(t)
   local mt = getmetatable(t)
   if mt and mt.__jsontype == "array" then return true end

@@ -2,9 +2,9 @@
 -- (system, slice) lines, coverage text and one-line summaries of metadata.
 local M = {}
 
+-- A score or mean with fixed decimals (counts are printed with tostring).
 function M.num(x, digits)
   if x == nil then return "-" end
-  if math.type(x) == "integer" then return tostring(x) end
   return ("%." .. (digits or 3) .. "f"):format(x)
 end
 

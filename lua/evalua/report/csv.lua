@@ -1,11 +1,11 @@
 -- CSV report: one line per item (id, system, slices, a column per metric,
 -- then the reasons of metrics that give one, the query and the answer).
 -- An unmeasured score is an empty cell, never 0.
-local C = require "evalua.report.common"
+local json = require "evalua.json"
 
 local function field(v)
   if v == nil then return "" end
-  local s = type(v) == "number" and C.num(v, 6) or tostring(v)
+  local s = type(v) == "number" and json.number(v) or tostring(v)
   if s:find('[,"\r\n]') then s = '"' .. s:gsub('"', '""') .. '"' end
   return s
 end

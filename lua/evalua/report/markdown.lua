@@ -21,10 +21,14 @@ local function mean_ci(a)
   return s
 end
 
-local function table_rows(out, header, rows)
+-- align: one letter per column, "l" or "r" (default: two left, then right).
+local function table_rows(out, header, rows, align)
   out[#out + 1] = "| " .. table.concat(header, " | ") .. " |"
   local rule = {}
-  for i = 1, #header do rule[i] = i <= 2 and "---" or "---:" end
+  for i = 1, #header do
+    local a = align and align:sub(i, i) or (i <= 2 and "l" or "r")
+    rule[i] = a == "r" and "---:" or "---"
+  end
   out[#out + 1] = "| " .. table.concat(rule, " | ") .. " |"
   for _, r in ipairs(rows) do out[#out + 1] = "| " .. table.concat(r, " | ") .. " |" end
   out[#out + 1] = ""
@@ -91,7 +95,7 @@ local function bottom(res, out)
           rows[#rows + 1] = { esc(b.id), C.num(b.score), esc(C.clip(b.query, 60)), esc(C.clip(b.answer, 80)),
                               esc(C.clip(b.reason, 100)) }
         end
-        table_rows(out, { "id", "score", "query", "answer", "reason" }, rows)
+        table_rows(out, { "id", "score", "query", "answer", "reason" }, rows, "lrlll")
       end
     end
   end
@@ -106,7 +110,7 @@ local function gates(res, out)
     local mark = g.status == "pass" and "pass" or g.status == "fail" and "**FAIL**" or "**undecided**"
     rows[#rows + 1] = { esc(g.system or ""), esc(g.name), mark, esc(g.message) }
   end
-  table_rows(out, { "system", "gate", "status", "detail" }, rows)
+  table_rows(out, { "system", "gate", "status", "detail" }, rows, "llll")
 end
 
 local function comparison(res, out)
@@ -122,7 +126,7 @@ local function comparison(res, out)
         r.regression and "**regression**" or (r.significant and "significant" or "") }
     end
   end
-  table_rows(out, { "system", "slice", "metric", "before", "after", "delta", "p", "" }, rows)
+  table_rows(out, { "system", "slice", "metric", "before", "after", "delta", "p", "" }, rows, "lllrrrrl")
   out[#out + 1] = ("p: paired permutation test on items matched by id; significant when p < %s."):format(cmp.alpha)
   out[#out + 1] = ""
   for _, system in ipairs(res.systems) do
@@ -145,14 +149,14 @@ local function problems(res, out)
     out[#out + 1] = ""
     local rows = {}
     for _, x in ipairs(u) do rows[#rows + 1] = { esc(x.metric), ("%d of %d"):format(x.count, x.total), esc(x.reason) } end
-    table_rows(out, { "metric", "items", "most common reason" }, rows)
+    table_rows(out, { "metric", "items", "most common reason" }, rows, "lrl")
   end
   if #res.skipped > 0 then
     out[#out + 1] = "## Skipped input rows"
     out[#out + 1] = ""
     local rows = {}
     for _, s in ipairs(res.skipped) do rows[#rows + 1] = { tostring(s.line), esc(s.error) } end
-    table_rows(out, { "line", "problem" }, rows)
+    table_rows(out, { "line", "problem" }, rows, "rl")
   end
 end
 

@@ -1,0 +1,94 @@
+-- Report formats against golden files (tests/golden/report.*), on a small
+-- run whose data holds every character a format must escape. To accept a
+-- deliberate change: EVALUA_UPDATE_GOLDEN=1 build/evalua run tests/lua/test_reports.lua
+-- and review the diff.
+local lu = require "luaunit"
+local ev = require "evalua"
+local h = require "tests.lua.helpers"
+
+local ROWS = {
+  { qid = "q1", variant = "base", query_class = "factoid", query = "What | is <b>this</b>?",
+    answer = '<script>alert("x")</script>, with "quotes"', s = 0.9, j = 1 },
+  { qid = "q2", variant = "base", query_class = "factoid", query = "分片上传的中止阈值是多少", answer = "三个失败分片", s = 0.4, j = false },
+  { qid = "q3", variant = "base", query_class = "how-to", query = "multi\nline & more", answer = "a, b\nc", s = 0.1, j = 0 },
+  { qid = "q1", variant = "new", query_class = "factoid", query = "What | is <b>this</b>?", answer = "fine", s = 1.0, j = 1 },
+  { qid = "q2", variant = "new", query_class = "factoid", query = "分片上传的中止阈值是多少", answer = "三个", s = 0.8, j = 1 },
+  { qid = "q3", variant = "new", query_class = "how-to", query = "multi\nline & more", answer = "steps", s = 0.5, j = 0 },
+}
+
+local metrics = {
+  { name = "score", description = "a plain score", fn = function(row) return row.s end },
+  { name = "judged", judged = true, fn = function(row)
+      if row.j == false then return { unmeasured = true, reason = "invalid JSON from the judge" } end
+      return { score = row.j, reason = "verdict <" .. row.j .. "> for " .. row.qid }
+    end },
+}
+
+local function fixture()
+  local res = ev.evaluate(ev.dataset.from_rows(ROWS, "fixture.jsonl"), {
+    metrics = metrics, system = "variant", slices = { "query_class" }, bottom = 2,
+    ci = { resamples = 500, seed = 11 },
+    meta = { time = "2026-01-02T03:04:05Z", evalua = "0.0.0-test", label = "v2 & <new>" },
+  })
+  -- a baseline with known per-item scores, without a history folder
+  local before = { base = { q1 = { scores = { score = 0.5, judged = 1 } }, q2 = { scores = { score = 0.5 } },
+                            q3 = { scores = { score = 0.5, judged = 1 } } },
+                   new = { q1 = { scores = { score = 0.5 } }, q2 = { scores = { score = 0.5 } },
+                           q3 = { scores = { score = 0.5 } } } }
+  local baseline = { run_id = "20260101T000000Z-abcdef12", label = "v1", time = "2026-01-01T00:00:00Z",
+                     aggregates = { base = { all = { all = { score = { mean = 0.5 }, judged = { mean = 1 } } } },
+                                    new = { all = { all = { score = { mean = 0.5 } } } } } }
+  ev.compare(res, { items = function() return before end }, baseline, { resamples = 500, seed = 2 })
+  ev.gate.check(res, { tiers = { by = "query_class", P0 = { "factoid" } },
+                       thresholds = { score = { P0 = 0.6, all = 0.3 }, judged = { all = 0.5 } },
+                       min_coverage = 0.9, max_regressions = 0 })
+  return res
+end
+
+local res = fixture()
+
+local function golden(name, text)
+  local path = "tests/golden/" .. name
+  if os.getenv("EVALUA_UPDATE_GOLDEN") == "1" then h.write(path, text) end
+  local want = h.read(path)
+  lu.assertNotNil(want, "missing golden file " .. path)
+  if text ~= want then
+    h.write("/tmp/evalua-golden-" .. name, text)
+    lu.fail(("%s differs from %s (got: /tmp/evalua-golden-%s)"):format(name, path, name))
+  end
+end
+
+function test_terminal() golden("report.txt", ev.report.render(res, "terminal", { color = false })) end
+function test_markdown() golden("report.md", ev.report.render(res, "md", { title = "Fixture | report" })) end
+function test_json() golden("report.json", ev.report.render(res, "json")) end
+function test_csv() golden("report.csv", ev.report.render(res, "csv")) end
+function test_html() golden("report.html", ev.report.render(res, "html", { title = "Fixture <report>" })) end
+function test_junit() golden("report.junit.xml", ev.report.render(res, "junit")) end
+
+function test_terminal_colour_only_when_asked()
+  local plain = ev.report.render(res, "terminal", { color = false })
+  lu.assertNotStrContains(plain, "\27[")
+  lu.assertStrContains(ev.report.render(res, "terminal", { color = true }), "\27[31m")
+end
+
+function test_json_round_trips_scores_and_keeps_unmeasured_out()
+  local doc = require("cjson").decode(ev.report.render(res, "json"))
+  lu.assertEquals(#doc.items, 6)
+  lu.assertEquals(doc.items[2].unmeasured.judged, "invalid JSON from the judge")
+  lu.assertNil(doc.items[2].scores.judged)
+  lu.assertEquals(doc.aggregates.base.all.all.judged.measured, 2)
+  lu.assertEquals(doc.aggregates.base.all.all.judged.n, 3)
+  lu.assertEquals(doc.meta.label, "v2 & <new>")
+end
+
+function test_write_and_a_user_defined_format()
+  local dir = h.tmpdir()
+  ev.report.register("oneline", function(r) return ("%d items\n"):format(#r.items) end, "txt")
+  local paths = ev.report.write(res, { dir = dir, name = "r", formats = { "md", "oneline" } })
+  lu.assertEquals(paths, { dir .. "/r.md", dir .. "/r.txt" })
+  lu.assertEquals(h.read(dir .. "/r.txt"), "6 items\n")
+  lu.assertErrorMsgContains("unknown report format 'pdf'", ev.report.write, res, { dir = dir, formats = { "pdf" } })
+  h.sh("rm -rf " .. dir)
+end
+
+os.exit(lu.LuaUnit.run(), true)

@@ -1,0 +1,101 @@
+-- The nightly job: evaluate one pipeline variant on a data set tier, write
+-- dated reports, append to the history, compare with the previous run (or
+-- a named baseline) and apply the gates. Meant for cron or a systemd timer
+-- (README, "Scheduled runs").
+--
+--   evalua run scripts/nightly.lua --variant hybrid_rerank --label v1.4
+--
+-- The judge comes from the environment: $OPENAI_BASE_URL (with
+-- $OPENAI_API_KEY and $EVALUA_MODEL) selects an OpenAI-compatible judge,
+-- otherwise the offline judge runs. A lock file stops two runs overlapping;
+-- a run killed midway and started again answers every judge request it had
+-- already paid for from the cache in --dir.
+--
+-- Exit status: 0 gates pass, 1 a gate failed, 4 too much unmeasured to
+-- decide, 75 another nightly run holds the lock, 2 usage, 3 input error.
+local ev = require "evalua"
+
+local opt = ev.cli.parse(arg, {
+  usage = "evalua run scripts/nightly.lua [options]",
+  description = "Nightly regression run: reports, history, comparison and gates.",
+  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "corpus", "scripts/data/corpus.jsonl", "documents that supply contexts" },
+  { "variant", "hybrid_rerank", "the pipeline variant in the data that is under test" },
+  { "tier", "smoke", "data set tier: smoke (20 queries), regression (200), deep (2000), all",
+    choices = { "smoke", "regression", "deep", "all" } },
+  { "seed", 1, "seed of the tier's stratified sample" },
+  { "label", "", "version label for the history (default: the variant)" },
+  { "notes", "", "free text kept with the run" },
+  { "dir", "out/nightly", "folder for dated reports, history, judge cache and lock" },
+  { "baseline", "", "compare with this label or run id (default: the previous run)" },
+  { "contexts", 3, "retrieved documents given to the judge as context" },
+  { "concurrency", 16, "judge requests in flight" },
+  { "quiet", false, "no progress on stderr" },
+})
+
+local sys = ev.sys
+assert(sys.mkdir(opt.dir))
+local lock, holder = sys.lock(opt.dir .. "/nightly.lock")
+if not lock then
+  io.stderr:write("nightly: another run is in progress: ", holder, "\n")
+  return 75
+end
+
+-- Data: the variant's rows, then the tier's sample, stratified by query class.
+local ds = ev.dataset.load(opt.data):filter(function(r) return r.variant == opt.variant end)
+if #ds.rows == 0 then
+  io.stderr:write(("nightly: no rows with variant '%s' in %s\n"):format(opt.variant, opt.data))
+  return 2
+end
+if opt.tier ~= "all" then ds = ds:sample { tier = opt.tier, by = "query_class", seed = opt.seed } end
+ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
+
+local configured = require("evalua._judge").env().base_url
+local judge = configured and ev.judge.open { cache = opt.dir .. "/cache", concurrency = opt.concurrency }
+  or ev.judge.open("offline")
+
+local label = opt.label ~= "" and opt.label or opt.variant
+local res = ev.evaluate(ds, {
+  metrics = { "recall@5", "mrr", "ndcg@5", "token_f1", ev.rag.faithfulness, ev.rag.context_recall },
+  slices = { "query_class", "language" },
+  judge = judge, concurrency = opt.concurrency, quiet = opt.quiet,
+  meta = { label = label, notes = opt.notes ~= "" and opt.notes or nil, variant = opt.variant,
+           tier = opt.tier },
+})
+
+local hist = ev.history.open(opt.dir .. "/history")
+local baseline = opt.baseline ~= "" and hist:find(opt.baseline) or hist:latest()
+if opt.baseline ~= "" and not baseline then
+  io.stderr:write(("nightly: no run labelled '%s' in the history\n"):format(opt.baseline))
+  return 2
+end
+if baseline then ev.compare(res, hist, baseline) end
+hist:trend(res, 10)
+
+-- Gates: thresholds per tier of query classes, and no significant regression.
+local gates = ev.gate.check(res, {
+  tiers = { by = "query_class", P0 = { "factoid" }, P1 = { "how-to" }, P2 = { "comparison" } },
+  thresholds = {
+    ["recall@5"] = { P0 = 0.7, P1 = 0.5, P2 = 0.3 },
+    faithfulness = { all = 0.6 },
+  },
+  max_regressions = 0,
+  min_coverage = 0.8,
+})
+
+-- A dated folder per run; runs within one second get -2, -3 (the lock makes this race-free).
+local folder = opt.dir .. "/reports/" .. os.date("!%Y-%m-%dT%H%M%SZ")
+local base, n = folder, 1
+while sys.stat(folder) do
+  n = n + 1
+  folder = base .. "-" .. n
+end
+ev.report.write(res, { dir = folder, name = "nightly", formats = { "md", "json", "csv", "html", "junit" },
+                       title = ("Nightly: %s (%s tier)"):format(label, opt.tier) })
+hist:append(res, { label = label, notes = res.meta.notes })
+if not opt.quiet then ev.report.print(res) end
+local status = ev.gate.exit_code(gates)
+io.stderr:write(("nightly: reports in %s; gates: %s\n"):format(folder,
+  status == 0 and "pass" or status == 1 and "FAILED" or "undecided"))
+lock:unlock()
+return status

@@ -12,6 +12,7 @@
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
 #include "modules.h"
+#include "parallel.h"
 #include "runtime.h"
 
 #define SCRATCH_MT "evalua.retrieval.scratch"
@@ -447,6 +448,7 @@ static int l_load_trec(lua_State *L) {
   *t = NULL;
   luaL_setmetatable(L, TREC_MT);
   if (!(*t = evr_trec_new())) luaL_error(L, "not enough memory");
+  evr_trec_set_parallel(*t, evalua_run_two);
   struct evr_error err;
   if (evr_trec_read_qrels(*t, qrels, &err) || evr_trec_read_run(*t, run, &err)) {
     luaL_pushfail(L);

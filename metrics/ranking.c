@@ -21,7 +21,7 @@ struct evr_ranker {
   double *grades;      /* judged grades in insertion order */
   size_t n_judged, cap_judged;
   struct item *items, *tmp;
-  size_t n_items, cap_items;
+  size_t n_items, cap_items, cap_tmp;
   double *rel, *rel_all, *sorted;
   size_t cap_rel, cap_rel_all, cap_sorted;
   char *arena;
@@ -111,33 +111,44 @@ int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double scor
   return 0;
 }
 
-/* trec_eval's order: a before b when a's score is higher, or equal with a
- * greater id (byte order, a proper prefix being smaller, as strcmp). */
-static int before(const struct item *a, const struct item *b) {
-  if (a->score != b->score) return a->score > b->score;
-  size_t n = a->len < b->len ? a->len : b->len;
-  int c = n ? memcmp(a->id, b->id, n) : 0;
-  return c ? c > 0 : a->len > b->len;
+/* strcmp's order over byte strings that need no terminator. */
+static inline int id_cmp(const char *a, size_t la, const char *b, size_t lb) {
+  size_t n = la < lb ? la : lb;
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return (unsigned char)a[i] < (unsigned char)b[i] ? -1 : 1;
+  return (la > lb) - (la < lb);
 }
 
-static void insertion_sort(struct item *a, size_t n) {
+/* trec_eval's order: a before b when a's score is higher, or equal with a
+ * greater id (byte order, a proper prefix being smaller, as strcmp). */
+static inline int before(const struct item *a, const struct item *b) {
+  if (a->score != b->score) return a->score > b->score;
+  return id_cmp(a->id, a->len, b->id, b->len) > 0;
+}
+
+/* Insertion sort, given up (returning -1) once it has moved more than
+ * budget items: runs usually arrive in score order with only ties out of
+ * place, which this sorts in one pass. */
+static int insertion_sort(struct item *a, size_t n, size_t budget) {
+  size_t moved = 0;
   for (size_t i = 1; i < n; i++) {
+    if (!before(&a[i], &a[i - 1])) continue;
     struct item x = a[i];
     size_t j = i;
     for (; j > 0 && before(&x, &a[j - 1]); j--) a[j] = a[j - 1];
     a[j] = x;
+    if ((moved += i - j) > budget) return -1;
   }
+  return 0;
 }
 
-/* Bottom-up merge sort over runs of 16 sorted by insertion; most runs
- * arrive sorted or nearly so, which the callers check first. */
-static int sort_items(struct evr_ranker *r) {
+/* Bottom-up merge sort over insertion-sorted runs of 16. */
+static int merge_sort(struct evr_ranker *r) {
   struct item *a = r->items;
   size_t n = r->n_items, run = 16;
-  for (size_t i = 0; i < n; i += run) insertion_sort(a + i, n - i < run ? n - i : run);
+  for (size_t i = 0; i < n; i += run) insertion_sort(a + i, n - i < run ? n - i : run, (size_t)-1);
   if (n <= run) return 0;
-  size_t cap = 0;
-  if (reserve(&r->tmp, &cap, n, sizeof *r->tmp)) return -1;
+  if (reserve(&r->tmp, &r->cap_tmp, n, sizeof *r->tmp)) return -1;
   struct item *src = a, *dst = r->tmp;
   for (size_t w = run; w < n; w *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
@@ -151,15 +162,12 @@ static int sort_items(struct evr_ranker *r) {
     src = dst, dst = t;
   }
   if (src != a) memcpy(a, src, n * sizeof *a);
-  free(r->tmp);
-  r->tmp = NULL;
   return 0;
 }
 
 static int order_by_score(struct evr_ranker *r) {
-  for (size_t i = 1; i < r->n_items; i++)
-    if (before(&r->items[i], &r->items[i - 1])) return sort_items(r);
-  return 0;
+  if (!insertion_sort(r->items, r->n_items, 4 * r->n_items + 64)) return 0;
+  return merge_sort(r);
 }
 
 static int desc(const void *a, const void *b) {
@@ -173,7 +181,16 @@ static int sort_judged(struct evr_ranker *r, size_t *n_out) {
   size_t n = 0;
   for (size_t i = 0; i < r->n_judged; i++)
     if (r->grades[i] >= 0) r->sorted[n++] = r->grades[i];
-  if (n > 1) qsort(r->sorted, n, sizeof *r->sorted, desc);
+  if (n > 32) {
+    qsort(r->sorted, n, sizeof *r->sorted, desc);
+  } else {
+    for (size_t i = 1; i < n; i++) {
+      double g = r->sorted[i];
+      size_t j = i;
+      for (; j > 0 && r->sorted[j - 1] < g; j--) r->sorted[j] = r->sorted[j - 1];
+      r->sorted[j] = g;
+    }
+  }
   *n_out = n;
   return 0;
 }

@@ -12,11 +12,20 @@
 #include "evalua/idtab.h"
 #include "evalua/trec.h"
 
+/* Mapping a file with all its pages at once costs one call instead of a
+ * page fault per 4 KB (Linux). */
+#ifdef MAP_POPULATE
+#define MAP_POPULATE_IF_ANY MAP_POPULATE
+#else
+#define MAP_POPULATE_IF_ANY 0
+#endif
+
 struct file {
   const char *path;
   char *data;
   size_t size;
   int mapped;
+  char *tail; /* a copy of a last line that lacks its newline, with one */
 };
 
 struct query {
@@ -33,10 +42,20 @@ struct evr_trec {
   uint32_t *order; /* query indices in qid byte order */
   struct evr_trec_judgment *judged;
   size_t n_judged, cap_judged;
-  struct evr_trec_result *results;
-  size_t n_results, cap_results;
+  struct evr_trec_result *results; /* a mapping of its own (see map_results) */
+  size_t n_results, cap_results, results_bytes;
+  size_t gap_lo, gap_hi;           /* results[gap_lo, gap_hi) hold nothing */
+  int results_borrowed;            /* another evr_trec's (a half being read) */
   const char *runid;
   size_t runid_len;
+  evr_parallel_fn parallel;
+  struct chunk *ids; /* copies of the query ids, compact for fast lookups */
+};
+
+struct chunk {
+  struct chunk *next;
+  size_t cap, used;
+  char data[];
 };
 
 struct evr_trec *evr_trec_new(void) {
@@ -45,16 +64,21 @@ struct evr_trec *evr_trec_new(void) {
   return t;
 }
 
+void evr_trec_set_parallel(struct evr_trec *t, evr_parallel_fn fn) { t->parallel = fn; }
+
 static void close_file(struct file *f) {
   if (f->mapped) munmap(f->data, f->size);
   else free(f->data);
+  free(f->tail);
 }
 
 void evr_trec_free(struct evr_trec *t) {
   if (!t) return;
   close_file(&t->qrels), close_file(&t->run);
   evr_idtab_free(&t->qids);
-  free(t->queries), free(t->order), free(t->judged), free(t->results);
+  if (t->results && !t->results_borrowed) munmap(t->results, t->results_bytes);
+  free(t->queries), free(t->order), free(t->judged);
+  for (struct chunk *c = t->ids, *next; c; c = next) next = c->next, free(c);
   free(t);
 }
 
@@ -90,10 +114,9 @@ static int open_file(const char *path, struct file *f, struct evr_error *err) {
   int r = 0;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     f->size = (size_t)st.st_size;
-    f->data = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    f->data = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE_IF_ANY, fd, 0);
     f->mapped = f->data != MAP_FAILED;
     if (!f->mapped) f->data = NULL, f->size = 0, r = read_all(fd, f);
-    else madvise(f->data, f->size, MADV_WILLNEED);
   } else if (!S_ISDIR(st.st_mode)) {
     r = read_all(fd, f);
   } else {
@@ -106,51 +129,136 @@ static int open_file(const char *path, struct file *f, struct evr_error *err) {
 
 /* ---- lines and fields ------------------------------------------------------ */
 
-static const unsigned char blank[256] = {[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1};
+/* Byte classes: 1 separates fields, 2 ends a line, 0 is part of a field. */
+static const unsigned char cls[256] = {[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1, ['\n'] = 2};
 
-#define MAX_FIELDS 7 /* a run line's six, plus one to see that more follow */
+#define MAX_FIELDS 6
 
 struct line {
   const char *f[MAX_FIELDS];
   size_t len[MAX_FIELDS];
   int n;
+  int more;          /* a field follows the last one split */
+  const char *rest;  /* where it starts */
 };
 
-/* Splits [p, end) into at most MAX_FIELDS fields. */
-static void split_line(const char *p, const char *end, struct line *l) {
-  l->n = 0;
-  while (l->n < MAX_FIELDS) {
-    while (p < end && blank[(unsigned char)*p]) p++;
-    if (p == end) return;
+/* The end of the field at p, 8 bytes at a time while they lie before
+ * stop: the first byte below 0x21 is found with word arithmetic (exact for
+ * the lowest such byte on a little-endian machine), then checked against
+ * the table, since other control bytes belong to fields. */
+static inline const char *field_end(const char *p, const char *stop) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  while (stop - p >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t low = (w - ones * 0x21) & ~w & highs;
+    if (!low) {
+      p += 8;
+      continue;
+    }
+    p += __builtin_ctzll(low) / 8;
+    if (cls[(unsigned char)*p]) return p;
+    p++;
+  }
+#else
+  (void)stop;
+#endif
+  while (!cls[(unsigned char)*p]) p++;
+  return p;
+}
+
+/* Splits the line at p, which ends with a newline before stop, into at most
+ * max fields without splitting past them; returns the start of the next line. */
+static const char *split_line(const char *p, const char *stop, struct line *l, int max) {
+  l->n = l->more = 0;
+  for (;;) {
+    while (cls[(unsigned char)*p] == 1) p++;
+    if (*p == '\n') return p + 1;
+    if (l->n == max) {
+      l->more = 1, l->rest = p;
+      while (*p != '\n') p++;
+      return p + 1;
+    }
     const char *s = p;
-    while (p < end && !blank[(unsigned char)*p]) p++;
+    p = field_end(p, stop);
     l->f[l->n] = s;
     l->len[l->n++] = (size_t)(p - s);
   }
 }
 
-static const char *line_end(const char *p, const char *end) {
-  const char *nl = memchr(p, '\n', (size_t)(end - p));
-  return nl ? nl : end;
+static size_t field_len(const char *p) {
+  const char *s = p;
+  while (!cls[(unsigned char)*p]) p++;
+  return (size_t)(p - s);
+}
+
+typedef int (*line_fn)(void *ctx, size_t no, const struct line *l, struct evr_error *err);
+
+/* Gives the lines of [p, stop), each ending with a newline, to fn; *no is
+ * the number of the line before p, and then of the last line given. */
+static int lines_in(const char *p, const char *stop, size_t *no, int max, void *ctx, line_fn fn,
+                    struct evr_error *err) {
+  while (p < stop) {
+    struct line l;
+    p = split_line(p, stop, &l, max);
+    ++*no;
+    if (l.n > 0 && l.f[0][0] != '#' && fn(ctx, *no, &l, err)) return -1;
+  }
+  return 0;
+}
+
+/* Where f's complete lines end; a last line without a newline is copied,
+ * with one, to f->tail. */
+static const char *complete_lines(struct file *f, struct evr_error *err) {
+  const char *end = f->data + f->size, *stop = end;
+  while (stop > f->data && stop[-1] != '\n') stop--;
+  if (stop < end && !f->tail) {
+    size_t n = (size_t)(end - stop);
+    if (!(f->tail = malloc(n + 1))) return evr_error_set(err, "%s: out of memory", f->path), NULL;
+    memcpy(f->tail, stop, n);
+    f->tail[n] = '\n';
+  }
+  return stop;
+}
+
+static size_t tail_len(const struct file *f, const char *stop) {
+  return f->tail ? (size_t)(f->data + f->size - stop) + 1 : 0;
+}
+
+/* Gives all of f's lines to fn. */
+static int each_line(const struct file *cf, int max, void *ctx, line_fn fn, struct evr_error *err) {
+  struct file *f = (struct file *)cf;
+  size_t no = 0;
+  if (!f->size) return 0;
+  const char *stop = complete_lines(f, err);
+  if (!stop) return -1;
+  if (lines_in(f->data, stop, &no, max, ctx, fn, err)) return -1;
+  return f->tail ? lines_in(f->tail, f->tail + tail_len(f, stop), &no, max, ctx, fn, err) : 0;
 }
 
 /* The numbers of the first two lines of f whose first field is qid and
  * third is doc (for naming both copies of a repeated document). */
+struct pair_search {
+  const char *qid, *doc;
+  size_t qlen, dlen, found, lines[2];
+};
+
+static int match_pair(void *ctx, size_t no, const struct line *l, struct evr_error *err) {
+  struct pair_search *ps = ctx;
+  (void)err;
+  if (ps->found < 2 && l->n >= 3 && l->len[0] == ps->qlen && l->len[2] == ps->dlen &&
+      !memcmp(l->f[0], ps->qid, ps->qlen) && !memcmp(l->f[2], ps->doc, ps->dlen))
+    ps->lines[ps->found++] = no;
+  return 0;
+}
+
 static void find_pair(const struct file *f, const char *qid, size_t qlen, const char *doc, size_t dlen,
                       size_t lines[2]) {
-  const char *p = f->data, *end = f->data + f->size;
-  size_t no = 0, found = 0;
-  lines[0] = lines[1] = 0;
-  while (p < end && found < 2) {
-    const char *eol = line_end(p, end);
-    struct line l;
-    no++;
-    split_line(p, eol, &l);
-    if (l.n >= 3 && l.len[0] == qlen && l.len[2] == dlen && !memcmp(l.f[0], qid, qlen) &&
-        !memcmp(l.f[2], doc, dlen))
-      lines[found++] = no;
-    p = eol + 1;
-  }
+  struct pair_search ps = {qid, doc, qlen, dlen, 0, {0, 0}};
+  struct evr_error err;
+  each_line(f, 3, &ps, match_pair, &err);
+  lines[0] = ps.lines[0], lines[1] = ps.lines[1];
 }
 
 /* ---- numbers --------------------------------------------------------------- */
@@ -215,12 +323,39 @@ static int grow(void *p, size_t *cap, size_t n, size_t sz) {
   return 0;
 }
 
+/* Room for the records of every line of a run of size bytes: a line has
+ * at least 12 (six one-byte fields, five separators, a newline), and the
+ * pages never written cost no memory. */
+static int map_results(struct evr_trec *t, size_t size) {
+  size_t n = size / 12 + 4, bytes = n * sizeof *t->results;
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return -1;
+  t->results = p, t->cap_results = n, t->results_bytes = bytes;
+  return 0;
+}
+
 /* The index of query qid, added when new; -1 when out of memory. */
+/* A copy of id that lives as long as t; NULL when out of memory. */
+static const char *keep_id(struct evr_trec *t, const char *id, size_t len) {
+  struct chunk *c = t->ids;
+  if (!c || c->cap - c->used < len) {
+    size_t cap = len > 65536 ? len : 65536;
+    if (!(c = malloc(sizeof *c + cap))) return NULL;
+    c->next = t->ids, c->cap = cap, c->used = 0;
+    t->ids = c;
+  }
+  char *dst = c->data + c->used;
+  memcpy(dst, id, len);
+  c->used += len;
+  return dst;
+}
+
 static long intern(struct evr_trec *t, const char *qid, size_t len) {
+  uint32_t *v = evr_idtab_get(&t->qids, qid, len);
+  if (v) return *v;
   int found;
-  uint32_t *v = evr_idtab_put(&t->qids, qid, len, (uint32_t)t->n_queries, &found);
-  if (!v) return -1;
-  if (found) return *v;
+  if (!(qid = keep_id(t, qid, len)) || !(v = evr_idtab_put(&t->qids, qid, len, (uint32_t)t->n_queries, &found)))
+    return -1;
   if (grow(&t->queries, &t->cap_queries, t->n_queries + 1, sizeof *t->queries)) return -1;
   t->queries[t->n_queries] = (struct query){qid, (uint32_t)len, 0, 0, 0, 0};
   return (long)t->n_queries++;
@@ -237,69 +372,63 @@ static int bad_line(struct evr_error *err, const struct file *f, size_t no, cons
   return -1;
 }
 
-/* Calls line_fn for each line that is neither blank nor a comment. The
- * previous line's query is remembered, since lines usually come grouped. */
+/* Lines usually come grouped by query, so the previous line's query is
+ * remembered and compared before the table is asked. */
 struct reader {
   struct evr_trec *t;
   const struct file *f;
-  size_t no;
   const char *last_qid;
   size_t last_len;
   long last_q;
 };
 
+static inline int same(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
 static long query_of(struct reader *rd, const char *qid, size_t len) {
-  if (rd->last_qid && len == rd->last_len && !memcmp(qid, rd->last_qid, len)) return rd->last_q;
+  if (rd->last_qid && len == rd->last_len && same(qid, rd->last_qid, len)) return rd->last_q;
   long q = intern(rd->t, qid, len);
   rd->last_qid = qid, rd->last_len = len, rd->last_q = q;
   return q;
 }
 
-static int qrels_line(struct reader *rd, const struct line *l, struct evr_error *err) {
+static int qrels_line(void *ctx, size_t no, const struct line *l, struct evr_error *err) {
+  struct reader *rd = ctx;
   struct evr_trec *t = rd->t;
-  if (l->n != 4) {
-    evr_error_set(err, "%s:%zu: expected 4 fields (QID ITER DOCNO REL), found %s%d", rd->f->path, rd->no,
-                  l->n > 4 ? "more than " : "", l->n > 4 ? 4 : l->n);
+  if (l->n != 4 || l->more) {
+    evr_error_set(err, "%s:%zu: expected 4 fields (QID ITER DOCNO REL), found %s%d", rd->f->path, no,
+                  l->more ? "more than " : "", l->n);
     return -1;
   }
   int32_t grade;
   if (parse_grade(l->f[3], l->len[3], &grade))
-    return bad_line(err, rd->f, rd->no, "relevance is not an integer:", l->f[3], l->len[3]);
+    return bad_line(err, rd->f, no, "relevance is not an integer:", l->f[3], l->len[3]);
   long q = query_of(rd, l->f[0], l->len[0]);
   if (q < 0 || grow(&t->judged, &t->cap_judged, t->n_judged + 1, sizeof *t->judged)) return oom(err, rd->f);
   t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[2], (uint32_t)l->len[2], grade, (uint32_t)q, 0};
   return 0;
 }
 
-static int run_line(struct reader *rd, const struct line *l, struct evr_error *err) {
+/* Five fields are split; the sixth (RUNID) is only seen to exist, and
+ * measured for the last line alone. */
+static int run_line(void *ctx, size_t no, const struct line *l, struct evr_error *err) {
+  struct reader *rd = ctx;
   struct evr_trec *t = rd->t;
-  if (l->n < 6) {
-    evr_error_set(err, "%s:%zu: expected 6 fields (QID Q0 DOCNO RANK SCORE RUNID), found %d", rd->f->path,
-                  rd->no, l->n);
+  if (!l->more) {
+    evr_error_set(err, "%s:%zu: expected 6 fields (QID Q0 DOCNO RANK SCORE RUNID), found %d", rd->f->path, no,
+                  l->n);
     return -1;
   }
   double score;
-  if (parse_score(l->f[4], l->len[4], &score))
-    return bad_line(err, rd->f, rd->no, "score is not a number:", l->f[4], l->len[4]);
-  if (isnan(score)) return bad_line(err, rd->f, rd->no, "score is not a number:", l->f[4], l->len[4]);
+  if (parse_score(l->f[4], l->len[4], &score) || isnan(score))
+    return bad_line(err, rd->f, no, "score is not a number:", l->f[4], l->len[4]);
   long q = query_of(rd, l->f[0], l->len[0]);
-  if (q < 0 || grow(&t->results, &t->cap_results, t->n_results + 1, sizeof *t->results)) return oom(err, rd->f);
+  if (q < 0 || t->n_results == t->cap_results) return oom(err, rd->f);
   t->results[t->n_results++] = (struct evr_trec_result){l->f[2], score, (uint32_t)l->len[2], (uint32_t)q};
-  t->runid = l->f[5], t->runid_len = l->len[5];
-  return 0;
-}
-
-static int each_line(struct reader *rd, int (*fn)(struct reader *, const struct line *, struct evr_error *),
-                     struct evr_error *err) {
-  const char *p = rd->f->data, *end = p + rd->f->size;
-  while (p < end) {
-    const char *eol = line_end(p, end);
-    struct line l;
-    rd->no++;
-    split_line(p, eol, &l);
-    if (l.n > 0 && l.f[0][0] != '#' && fn(rd, &l, err)) return -1;
-    p = eol + 1;
-  }
+  t->runid = l->rest;
   return 0;
 }
 
@@ -309,6 +438,30 @@ static uint32_t key_at(const char *rec, size_t q_off) {
   uint32_t q;
   memcpy(&q, rec + q_off, sizeof q);
   return q;
+}
+
+/* Moves n records of size bytes into one block per query, in place (a
+ * counting sort that follows permutation cycles, so a large run needs no
+ * second copy). The query index is a uint32_t at q_off; start[q] and
+ * count[q] (nq each) receive the blocks. */
+/* Files usually come grouped: then the blocks are where they are. Records
+ * in [lo, hi) are skipped. */
+static int grouped(const char *a, size_t n, size_t lo, size_t hi, size_t size, size_t q_off, size_t nq,
+                   size_t *start, size_t *count) {
+  memset(start, 0, nq * sizeof *start);
+  memset(count, 0, nq * sizeof *count);
+  for (size_t i = 0, prev = (size_t)-1; i < n; prev = i++) {
+    if (i == lo && hi > lo) i = hi;
+    if (i >= n) break;
+    uint32_t q = key_at(a + i * size, q_off);
+    if (prev != (size_t)-1 && q == key_at(a + prev * size, q_off)) {
+      count[q]++;
+      continue;
+    }
+    if (count[q]) return 0;
+    start[q] = i, count[q] = 1;
+  }
+  return 1;
 }
 
 /* Moves n records of size bytes into one block per query, in place (a
@@ -337,6 +490,25 @@ static int group(void *recs, size_t n, size_t size, size_t q_off, size_t nq, siz
   return 0;
 }
 
+/* The blocks of the run's records: where they lie when the run is grouped
+ * by query; else after closing any gap and sorting in place. */
+static int group_results(struct evr_trec *t, size_t nq, size_t *start, size_t *count) {
+  const size_t sz = sizeof *t->results, off = offsetof(struct evr_trec_result, q);
+  if (grouped((const char *)t->results, t->n_results, t->gap_lo, t->gap_hi, sz, off, nq, start, count)) return 0;
+  if (t->gap_hi > t->gap_lo) {
+    memmove(t->results + t->gap_lo, t->results + t->gap_hi, (t->n_results - t->gap_hi) * sz);
+    t->n_results -= t->gap_hi - t->gap_lo;
+    t->gap_lo = t->gap_hi = 0;
+  }
+  return group(t->results, t->n_results, sz, off, nq, start, count);
+}
+
+static int group_judged(struct evr_trec *t, size_t nq, size_t *start, size_t *count) {
+  const size_t sz = sizeof *t->judged, off = offsetof(struct evr_trec_judgment, q);
+  if (grouped((const char *)t->judged, t->n_judged, 0, 0, sz, off, nq, start, count)) return 0;
+  return group(t->judged, t->n_judged, sz, off, nq, start, count);
+}
+
 struct qkey {
   const char *qid;
   uint32_t len, index;
@@ -356,8 +528,7 @@ static int index_queries(struct evr_trec *t, int run) {
   struct qkey *keys = malloc((nq + 1) * sizeof *keys);
   uint32_t *order = malloc((nq + 1) * sizeof *order);
   int r = !start || !count || !keys || !order ? -1
-        : run ? group(t->results, t->n_results, sizeof *t->results, offsetof(struct evr_trec_result, q), nq, start, count)
-              : group(t->judged, t->n_judged, sizeof *t->judged, offsetof(struct evr_trec_judgment, q), nq, start, count);
+        : run ? group_results(t, nq, start, count) : group_judged(t, nq, start, count);
   for (size_t q = 0; !r && q < nq; q++) {
     struct query *e = &t->queries[q];
     if (run) e->r_start = start[q], e->r_count = count[q];
@@ -376,15 +547,111 @@ static int index_queries(struct evr_trec *t, int run) {
 
 int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->qrels.path) return evr_error_set(err, "%s: a qrels file was already read", path), -1;
-  struct reader rd = {t, &t->qrels, 0, NULL, 0, 0};
-  if (open_file(path, &t->qrels, err) || each_line(&rd, qrels_line, err)) return -1;
+  struct reader rd = {t, &t->qrels, NULL, 0, 0};
+  if (open_file(path, &t->qrels, err) || each_line(&t->qrels, 4, &rd, qrels_line, err)) return -1;
   return index_queries(t, 0) ? oom(err, &t->qrels) : 0;
+}
+
+/* One half of a run: its lines, and the data set its records go to (the
+ * real one for the first half, a private one for the second). */
+struct half {
+  struct evr_trec *t;
+  const char *p, *stop, *tail, *tail_end;
+  size_t no;
+  int failed;
+  struct evr_error err;
+};
+
+static void read_half(void *arg) {
+  struct half *h = arg;
+  struct reader rd = {h->t, &h->t->run, NULL, 0, 0};
+  h->failed = lines_in(h->p, h->stop, &h->no, 5, &rd, run_line, &h->err) ||
+              (h->tail && lines_in(h->tail, h->tail_end, &h->no, 5, &rd, run_line, &h->err));
+}
+
+/* Gives the second half's records, written in t's array after a gap,
+ * t's query indices. */
+static int merge_half(struct evr_trec *t, struct evr_trec *b, size_t base) {
+  uint32_t *map = malloc((b->n_queries + 1) * sizeof *map);
+  if (!map) return -1;
+  for (size_t q = 0; q < b->n_queries; q++) {
+    long g = intern(t, b->queries[q].qid, b->queries[q].len);
+    if (g < 0) return free(map), -1;
+    map[q] = (uint32_t)g;
+  }
+  for (size_t i = 0; i < b->n_results; i++) b->results[i].q = map[b->results[i].q];
+  t->gap_lo = t->n_results, t->gap_hi = base;
+  t->n_results = base + b->n_results;
+  if (b->runid) t->runid = b->runid;
+  free(map);
+  return 0;
+}
+
+/* The start of the first line at or after p (before stop) whose query
+ * differs from the previous line's, so that no query straddles a split. */
+static const char *query_boundary(const char *p, const char *stop) {
+  p = (const char *)memchr(p, '\n', (size_t)(stop - p)) + 1;
+  const char *prev = NULL;
+  size_t prev_len = 0;
+  while (p < stop) {
+    struct line l;
+    const char *next = split_line(p, stop, &l, 1);
+    if (l.n && prev && (l.len[0] != prev_len || memcmp(l.f[0], prev, prev_len))) return p;
+    if (l.n) prev = l.f[0], prev_len = l.len[0];
+    p = next;
+  }
+  return stop;
+}
+
+/* Reads the run in two halves at once when the host can run two jobs;
+ * records, query order and errors are those of one pass. */
+static int read_run_lines(struct evr_trec *t, struct evr_error *err) {
+  struct file *f = &t->run;
+  if (!f->size) return 0;
+  const char *stop = complete_lines(f, err), *mid;
+  if (!stop) return -1;
+  const char *tail = f->tail, *tail_end = f->tail ? f->tail + tail_len(f, stop) : NULL;
+  mid = f->data + (size_t)(stop - f->data) / 2;
+  mid = mid < stop ? query_boundary(mid, stop) : stop;
+  struct evr_trec *b = t->parallel && mid < stop ? evr_trec_new() : NULL;
+  if (!b) {
+    struct half whole = {t, f->data, stop, tail, tail_end, 0, 0, {""}};
+    read_half(&whole);
+    if (whole.failed) *err = whole.err;
+    return whole.failed ? -1 : 0;
+  }
+  /* the first half cannot reach base: it has at most (mid - data) / 12 lines */
+  size_t base = t->n_results + (size_t)(mid - f->data) / 12 + 1;
+  b->run.path = f->path;
+  b->results = t->results + base, b->cap_results = t->cap_results - base, b->results_borrowed = 1;
+  struct half h[2] = {{t, f->data, mid, NULL, NULL, 0, 0, {""}}, {b, mid, stop, tail, tail_end, 0, 0, {""}}};
+  void *args[2] = {&h[0], &h[1]};
+  t->parallel(read_half, args);
+  int r = 0;
+  if (h[0].failed) {
+    *err = h[0].err, r = -1;
+  } else if (h[1].failed) { /* again, alone, to number its lines from the first half's */
+    struct evr_trec *again = evr_trec_new();
+    if (!again) return evr_error_set(err, "%s: out of memory", f->path), evr_trec_free(b), -1;
+    again->run.path = f->path;
+    again->results = b->results, again->cap_results = b->cap_results, again->results_borrowed = 1;
+    struct half h1 = {again, mid, stop, tail, tail_end, h[0].no, 0, {""}};
+    read_half(&h1);
+    *err = h1.err, r = -1;
+    evr_trec_free(again);
+  } else if (merge_half(t, b, base)) {
+    r = oom(err, f);
+  }
+  evr_trec_free(b);
+  return r;
 }
 
 int evr_trec_read_run(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->run.path) return evr_error_set(err, "%s: a run file was already read", path), -1;
-  struct reader rd = {t, &t->run, 0, NULL, 0, 0};
-  if (open_file(path, &t->run, err) || each_line(&rd, run_line, err)) return -1;
+  if (open_file(path, &t->run, err)) return -1;
+  if (map_results(t, t->run.size)) return oom(err, &t->run);
+  if (read_run_lines(t, err)) return -1;
+  if (t->runid) t->runid_len = field_len(t->runid);
   return index_queries(t, 1) ? oom(err, &t->run) : 0;
 }
 
@@ -394,8 +661,9 @@ size_t evr_trec_count(const struct evr_trec *t) { return t->order ? t->n_queries
 
 void evr_trec_query(const struct evr_trec *t, size_t i, struct evr_trec_query *out) {
   const struct query *q = &t->queries[t->order[i]];
-  *out = (struct evr_trec_query){q->qid, q->len, t->judged + q->j_start, q->j_count,
-                                 t->results + q->r_start, q->r_count, q->j_count > 0, q->r_count > 0};
+  *out = (struct evr_trec_query){q->qid, q->len, q->j_count ? t->judged + q->j_start : NULL, q->j_count,
+                                 q->r_count ? t->results + q->r_start : NULL, q->r_count, q->j_count > 0,
+                                 q->r_count > 0};
 }
 
 const char *evr_trec_runid(const struct evr_trec *t, size_t *len) {

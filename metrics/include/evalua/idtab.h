@@ -23,17 +23,65 @@ struct evr_idtab {
   uint32_t gen;
 };
 
-uint64_t evr_hash(const char *s, size_t len);
+#include <string.h>
+
+/* 64-bit multiply-xorshift over 8-byte words: a handful of cycles for the
+ * short ids of TREC files, and good enough spread for linear probing. */
+static inline uint64_t evr_hash(const char *s, size_t len) {
+  const uint64_t m = 0x9E3779B97F4A7C15ull;
+  uint64_t h = 0x243F6A8885A308D3ull ^ (len * m);
+  while (len >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h = (h ^ w) * m;
+    h ^= h >> 29;
+    s += 8, len -= 8;
+  }
+  if (len) {
+    uint64_t w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * m;
+    h ^= h >> 29;
+  }
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 31);
+}
 
 void evr_idtab_init(struct evr_idtab *t);
 void evr_idtab_free(struct evr_idtab *t);
 void evr_idtab_clear(struct evr_idtab *t);
 /* Room for n keys without growing; 0, or -1 when out of memory. */
 int evr_idtab_reserve(struct evr_idtab *t, size_t n);
+/* The slot holding key, or the empty slot where it would go. */
+static inline struct evr_idslot *evr_idtab_probe(const struct evr_idtab *t, uint64_t h, const char *key,
+                                                 size_t len) {
+  size_t mask = t->cap - 1;
+  for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    struct evr_idslot *s = &t->slots[i];
+    if (s->gen != t->gen) return s;
+    if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0) return s;
+  }
+}
+
 /* The value slot of key, inserting it with value v when absent (*found = 0).
  * NULL when out of memory. */
-uint32_t *evr_idtab_put(struct evr_idtab *t, const char *key, size_t len, uint32_t v, int *found);
+static inline uint32_t *evr_idtab_put(struct evr_idtab *t, const char *key, size_t len, uint32_t v, int *found) {
+  if (2 * (t->count + 1) > t->cap && evr_idtab_reserve(t, t->count + 1)) return NULL;
+  uint64_t h = evr_hash(key, len);
+  struct evr_idslot *s = evr_idtab_probe(t, h, key, len);
+  *found = s->gen == t->gen;
+  if (!*found) {
+    *s = (struct evr_idslot){h, key, (uint32_t)len, t->gen, v};
+    t->count++;
+  }
+  return &s->value;
+}
+
 /* The value slot of key, or NULL. */
-uint32_t *evr_idtab_get(const struct evr_idtab *t, const char *key, size_t len);
+static inline uint32_t *evr_idtab_get(const struct evr_idtab *t, const char *key, size_t len) {
+  if (!t->cap) return NULL;
+  struct evr_idslot *s = evr_idtab_probe(t, evr_hash(key, len), key, len);
+  return s->gen == t->gen ? &s->value : NULL;
+}
 
 #endif

@@ -43,6 +43,12 @@ struct evr_trec_query {
 struct evr_trec *evr_trec_new(void);
 void evr_trec_free(struct evr_trec *t);
 
+/* Runs job(args[0]) and job(args[1]) and returns when both are done. A
+ * host with threads runs them at once; the library has none of its own. */
+typedef void (*evr_parallel_fn)(void (*job)(void *), void *args[2]);
+/* Lets evr_trec_read_run read a run in two halves at once. */
+void evr_trec_set_parallel(struct evr_trec *t, evr_parallel_fn fn);
+
 /* Read one qrels file and one run file ("-": standard input), each at most
  * once. 0, or -1 with err set ("FILE:LINE: problem" or "FILE: problem"). */
 int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err);

@@ -257,7 +257,8 @@ static int correlation(lua_State *L, int (*f)(const double *, const double *, si
   size_t n = check_pairs(L, "x", "y", &x, &y);
   int rc = f(x, y, n, &r);
   check_rc(L, rc);
-  if (rc) return undefined(L, n < 2 ? "needs at least 2 pairs" : is_constant(x, n) ? "x is constant" : "y is constant");
+  if (rc)
+    return undefined(L, n < 2 ? "needs at least 2 pairs" : is_constant(x, n) ? "x is constant" : "y is constant");
   lua_pushnumber(L, r);
   return 1;
 }
@@ -304,7 +305,8 @@ static int l_cohen_kappa(lua_State *L) {
   enum evstats_weights weights = EVSTATS_UNWEIGHTED;
   if (w && strcmp(w, "linear") == 0) weights = EVSTATS_LINEAR;
   else if (w && strcmp(w, "quadratic") == 0) weights = EVSTATS_QUADRATIC;
-  else if (w) luaL_argerror(L, 3, lua_pushfstring(L, "option 'weights' must be \"linear\" or \"quadratic\", got \"%s\"", w));
+  else if (w)
+    luaL_argerror(L, 3, lua_pushfstring(L, "option 'weights' must be \"linear\" or \"quadratic\", got \"%s\"", w));
   size_t *codes = lua_newuserdatauv(L, 2 * n * sizeof *codes, 0);
   double *values = NULL;
   if (weights == EVSTATS_UNWEIGHTED) {
@@ -319,7 +321,8 @@ static int l_cohen_kappa(lua_State *L) {
     lists_copy_numbers(L, 2, 2, "b", 0, ab + n, n);
     evstats_categories(ab, ab + n, n, codes, codes + n, values, &k);
     if (k > 1000) /* weighing costs k^2: this is a rating scale or a mistake */
-      luaL_argerror(L, 3, lua_pushfstring(L, "weighted kappa needs a rating scale, got %I distinct values", (lua_Integer)k));
+      luaL_argerror(L, 3, lua_pushfstring(L, "weighted kappa needs a rating scale, got %I distinct values",
+                                          (lua_Integer)k));
   }
   double kappa = 0;
   int rc = evstats_cohen_kappa(codes, codes + n, n, k, values, weights, &kappa);

@@ -111,7 +111,8 @@ static int score_error(lua_State *L, int rc, const evtext_error *e, const struct
   lua_Integer byte = (lua_Integer)e->byte + 1, k = (lua_Integer)e->which + 1;
   if (e->which < 0) {
     if (o->item)
-      return luaL_argerror(L, o->pred_arg, lua_pushfstring(L, "preds[%I]: invalid UTF-8 at byte %I", o->item, byte));
+      return luaL_argerror(L, o->pred_arg,
+                           lua_pushfstring(L, "preds[%I]: invalid UTF-8 at byte %I", o->item, byte));
     return luaL_argerror(L, o->pred_arg, lua_pushfstring(L, "invalid UTF-8 at byte %I", byte));
   }
   const char *where = o->item ? (o->gold_list ? lua_pushfstring(L, "golds[%I][%I]: ", o->item, k)
@@ -140,6 +141,7 @@ static enum evtext_metric with_options(lua_State *L, enum evtext_metric plain, i
 
 /* metric(pred, gold_or_golds [, opts]) */
 static int single(lua_State *L, enum evtext_metric metric) {
+  lua_settop(L, 3); /* results pushed later must not pass for arguments */
   size_t plen;
   const char *pred = check_text(L, 1, &plen);
   luaL_checkany(L, 2);
@@ -157,6 +159,7 @@ static int single(lua_State *L, enum evtext_metric metric) {
 
 /* metric_batch(preds, golds [, opts]) -> list of scores */
 static int batch(lua_State *L, enum evtext_metric metric) {
+  lua_settop(L, 3);
   size_t n = lists_check_list(L, 1), ng = lists_check_list(L, 2);
   if (ng != n)
     luaL_argerror(L, 2, lua_pushfstring(L, "#golds is %I but #preds is %I", (lua_Integer)ng, (lua_Integer)n));
@@ -193,6 +196,7 @@ static int l_edit_similarity_batch(lua_State *L) { return batch(L, EVTEXT_EDIT);
 
 /* normalize(s) -> the tokens joined by single spaces */
 static int l_normalize(lua_State *L) {
+  lua_settop(L, 1);
   size_t len;
   const char *s = check_text(L, 1, &len);
   struct box *b = acquire(L);
@@ -207,6 +211,7 @@ static int l_normalize(lua_State *L) {
 
 /* tokens(s) -> list of the normalised tokens */
 static int l_tokens(lua_State *L) {
+  lua_settop(L, 1);
   size_t len, n = 0;
   const char *s = check_text(L, 1, &len);
   struct box *b = acquire(L);

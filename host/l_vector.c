@@ -70,7 +70,8 @@ static int paired(lua_State *L, vector_fn f) {
     lua_rawgeti(L, 2, li);
     size_t nb = inner_length(L, 2, "b", li);
     if (na != nb)
-      luaL_argerror(L, 2, lua_pushfstring(L, "#b[%I] is %I but #a[%I] is %I", li, (lua_Integer)nb, li, (lua_Integer)na));
+      luaL_argerror(L, 2, lua_pushfstring(L, "#b[%I] is %I but #a[%I] is %I", li, (lua_Integer)nb, li,
+                                          (lua_Integer)na));
     if (na == 0) luaL_argerror(L, 1, lua_pushfstring(L, "a[%I] is empty", li));
     if (na > cap) {
       buf = lists_new_array(L, 2 * na);

@@ -1,32 +1,42 @@
--- Prompt experiment: one judge metric run with two or more prompt variants
--- over the same rows, side by side per query class, each variant tested
--- against the first with paired tests on the items both measured.
+-- Prompt experiment: two or more prompt variants over the same rows, side by
+-- side per query class, each variant tested against the first with paired
+-- tests on the items both measured. The variants change either the judge's
+-- prompt (--target judge) or the prompt of the system under test, whose
+-- answers come from an OpenAI-compatible endpoint (--target system).
 --
---   evalua run scripts/prompt_experiment.lua                        # faithfulness, offline judge
+--   evalua run scripts/prompt_experiment.lua                        # faithfulness judge prompts, offline judge
 --   evalua run scripts/prompt_experiment.lua --judge openai         # a model judge reads the prompts
 --   evalua run scripts/prompt_experiment.lua --metric correctness --variant terse=my_prompt.txt
+--   evalua run scripts/prompt_experiment.lua --target system --metric token_f1   # answers from $OPENAI_BASE_URL
 local ev = require "evalua"
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/prompt_experiment.lua [options]",
-  description = "Compares prompt variants of a judge metric on the same rows, per query class, with paired tests.",
+  description = "Compares prompt variants (of a judge metric, or of the system under test) on the same rows, "
+    .. "per query class, with paired tests.",
   { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
   { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
-  { "k", 3, "retrieved documents given to the judge" },
-  { "metric", "faithfulness", "the judge metric whose prompt varies",
-    choices = { "faithfulness", "context_precision", "correctness" } },
-  { "variant", {}, "another variant NAME=FILE: FILE (a template) replaces the system message of the judging step",
+  { "k", 3, "retrieved documents in the contexts" },
+  { "target", "judge", "what the variants change", choices = { "judge", "system" } },
+  { "metric", "faithfulness", "the metric compared (token_f1 needs --target system)",
+    choices = { "faithfulness", "context_precision", "correctness", "token_f1" } },
+  { "variant", {}, "another variant NAME=FILE: FILE (a template) replaces the system message of the varied prompt",
     list = true },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },
-  { "concurrency", 16, "judge requests in flight" },
+  { "pipeline", "hybrid_rerank", "--target system: the pipeline variant whose retrieval gives the contexts" },
+  { "system-url", "", "--target system: base URL of the system's endpoint (default: $OPENAI_BASE_URL)" },
+  { "system-model", "", "--target system: the system's model (default: $EVALUA_MODEL)" },
+  { "concurrency", 16, "requests in flight" },
   { "resamples", 10000, "permutation test resamples" },
   { "seed", 1, "permutation test seed" },
   { "quiet", false, "no progress on stderr" },
 })
 
--- The step each metric's prompt variants replace, and a built-in alternative
--- to its default prompt: stricter about what counts.
+-- ---- the variants ------------------------------------------------------------
+
+-- Judge target: the step of each metric whose prompt varies, and a built-in
+-- alternative to its default: stricter about what counts.
 local STEP = { faithfulness = "verdicts", context_precision = "verdict", correctness = "grade" }
 local STRICT = {
   faithfulness = [[You check statements against a context, strictly. A statement gets verdict 1 only when the context states it explicitly, with the same numbers, names and conditions; a statement that needs any inference, rounding or outside knowledge gets verdict 0.
@@ -41,87 +51,164 @@ Reply with JSON only: {"reason": "one sentence", "verdict": 0}]],
 Reply with JSON only: {"reason": "one or two sentences", "score": 3}]],
 }
 
-local variants = { { name = "default" }, { name = "strict", prompt = { system = STRICT[opt.metric] } } }
-for _, spec in ipairs(opt.variant) do
-  local name, path = spec:match("^([%w_%-]+)=(.+)$")
-  if not name then ev.cli.usage_error("--variant expects NAME=FILE, got '%s'", spec) end
-  variants[#variants + 1] = { name = name, prompt = { system = ev.template.file(path) } }
+-- System target: the answering prompt, with the row's fields as variables.
+local ANSWER_USER = "{{#contexts}}[{{@index}}] {{.}}\n{{/contexts}}\nQuestion: {{query}}"
+local ANSWER = {
+  default = [[Answer the question from the numbered passages only, in the language of the question, in one or two sentences. If the passages do not contain the answer, say so.]],
+  cite = [[Answer the question from the numbered passages only, in the language of the question, in one or two sentences, and end each sentence with the number of the passage it comes from, like [2]. If the passages do not contain the answer, say so.]],
+}
+
+local function extra_variants(variants)
+  for _, spec in ipairs(opt.variant) do
+    local name, path = spec:match("^([%w_%-]+)=(.+)$")
+    if not name then ev.cli.usage_error("--variant expects NAME=FILE, got '%s'", spec) end
+    variants[#variants + 1] = { name = name, system = ev.template.file(path) }
+  end
+  return variants
 end
+
+if opt.target == "judge" and not STEP[opt.metric] then
+  ev.cli.usage_error("--metric %s compares no judge prompt; use it with --target system", opt.metric)
+end
+if opt.target == "system" and opt.metric == "context_precision" then
+  ev.cli.usage_error("--metric context_precision does not read the answer; pick another for --target system")
+end
+
+local variants
+if opt.target == "judge" then
+  variants = extra_variants { { name = "default" }, { name = "strict", system = STRICT[opt.metric] } }
+else
+  variants = extra_variants { { name = "default", system = ANSWER.default }, { name = "cite", system = ANSWER.cite } }
+end
+
+-- ---- running ------------------------------------------------------------------------
 
 local ds = ev.dataset.load(opt.data)
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), math.tointeger(opt.k) or 3)
 local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil, concurrency = opt.concurrency })
+local quiet = opt.quiet
 
-local metrics = {}
-for i, v in ipairs(variants) do
-  v.metric = ev.rag[opt.metric] { name = ("%s[%s]"):format(opt.metric, v.name), prompts = { [STEP[opt.metric]] = v.prompt } }
-  metrics[i] = v.metric
+local function metric_for(v)
+  if opt.metric == "token_f1" then return "token_f1" end
+  local o = { name = ("%s[%s]"):format(opt.metric, v.name) }
+  if opt.target == "judge" then o.prompts = { [STEP[opt.metric]] = v.system and { system = v.system } or nil } end
+  return ev.rag[opt.metric](o)
 end
 
-local res = ev.evaluate(ds, { metrics = metrics, slices = { "query_class" }, judge = judge,
-                              concurrency = opt.concurrency, quiet = opt.quiet })
+-- Judge target: every variant's metric on every row, in one evaluation.
+-- Returns the items and scores[v][i], reasons[v][i] (unmeasured).
+local function judge_runs()
+  local metrics = {}
+  for i, v in ipairs(variants) do metrics[i] = metric_for(v) end
+  local res = ev.evaluate(ds, { metrics = metrics, slices = { "query_class" }, judge = judge,
+                                concurrency = opt.concurrency, quiet = quiet })
+  local scores, reasons = {}, {}
+  for vi, m in ipairs(metrics) do
+    scores[vi], reasons[vi] = {}, {}
+    for i, it in ipairs(res.items) do
+      scores[vi][i], reasons[vi][i] = it.scores[m.name], it.unmeasured[m.name]
+    end
+  end
+  return res.items, scores, reasons
+end
 
--- Paired scores of variant v against the first, over items measured by both.
-local function pairs_of(items, v)
+-- System target: each variant's answers to the pipeline's rows, then the metric on them.
+local function system_runs()
+  local rows = ds:filter(function(r) return r.variant == opt.pipeline end).rows
+  if #rows == 0 then ev.cli.usage_error("no rows of pipeline '%s' in %s", opt.pipeline, opt.data) end
+  local sut = ev.judge.open { base_url = opt["system-url"] ~= "" and opt["system-url"] or nil,
+                              model = opt["system-model"] ~= "" and opt["system-model"] or nil,
+                              concurrency = opt.concurrency }
+  local user = ev.template(ANSWER_USER, "answer/user")
+  local items, scores, reasons = nil, {}, {}
+  for vi, v in ipairs(variants) do
+    local sys = ev.template.load(v.system, v.name .. "/system")
+    local answered = ev.map(rows, function(row)
+      local r = sut:chat { messages = { { role = "system", content = sys:render(row) },
+                                        { role = "user", content = user:render(row) } }, temperature = 0 }
+      local copy = {}
+      for k, x in pairs(row) do copy[k] = x end
+      copy.answer = r.ok and r.text or nil
+      return copy
+    end, { concurrency = opt.concurrency, quiet = quiet, label = "answering (" .. v.name .. ")" })
+    local res = ev.evaluate(answered, { metrics = { metric_for(v) }, slices = { "query_class" }, judge = judge,
+                                        concurrency = opt.concurrency, quiet = quiet })
+    local name = res.metrics[1].name
+    items, scores[vi], reasons[vi] = res.items, {}, {}
+    for i, it in ipairs(res.items) do scores[vi][i], reasons[vi][i] = it.scores[name], it.unmeasured[name] end
+  end
+  return items, scores, reasons
+end
+
+local items, scores, reasons
+if opt.target == "judge" then items, scores, reasons = judge_runs() else items, scores, reasons = system_runs() end
+
+-- ---- the table ------------------------------------------------------------------------
+
+local function fmt_p(t) return t and t.p and ("%.4f"):format(t.p) or "-" end
+
+local function cell(idx, vi)
+  local sum, n = 0, 0
+  for _, i in ipairs(idx) do
+    local s = scores[vi][i]
+    if s ~= nil then sum, n = sum + s, n + 1 end
+  end
+  return n > 0 and ("%.3f (%d/%d)"):format(sum / n, n, #idx) or ("- (0/%d)"):format(#idx)
+end
+
+-- Variant vi against the first over the items both measured.
+local function comparison(idx, vi)
   local a, b, changed = {}, {}, 0
-  for _, it in ipairs(items) do
-    local x, y = it.scores[variants[1].metric.name], it.scores[v.metric.name]
+  for _, i in ipairs(idx) do
+    local x, y = scores[1][i], scores[vi][i]
     if x ~= nil and y ~= nil then
       a[#a + 1], b[#b + 1] = x, y
       if x ~= y then changed = changed + 1 end
     end
   end
-  return a, b, changed
+  local delta = #a > 0 and ("%+.3f"):format(ev.stats.mean(b) - ev.stats.mean(a)) or "-"
+  local perm = #a > 1 and ev.stats.paired_permutation(b, a, { resamples = math.tointeger(opt.resamples),
+                                                              seed = math.tointeger(opt.seed) }) or nil
+  local t = #a > 1 and ev.stats.paired_ttest(b, a) or nil
+  return ("  %-16s %7s %7d %8s %8s"):format(cell(idx, vi), delta, changed, fmt_p(perm), fmt_p(t))
 end
 
-local function fmt_p(t) return t and t.p and ("%.4f"):format(t.p) or "-" end
-
-local function cell(items, v)
-  local sum, n = 0, 0
-  for _, it in ipairs(items) do
-    local s = it.scores[v.metric.name]
-    if s ~= nil then sum, n = sum + s, n + 1 end
-  end
-  return n > 0 and ("%.3f (%d/%d)"):format(sum / n, n, #items) or ("- (0/%d)"):format(#items)
-end
-
-local function line(label, items)
-  local out = { ("%-12s %4d  %-16s"):format(label, #items, cell(items, variants[1])) }
-  for i = 2, #variants do
-    local v = variants[i]
-    local a, b, changed = pairs_of(items, v)
-    local delta = #a > 0 and ("%+.3f"):format((ev.stats.mean(b)) - (ev.stats.mean(a))) or "-"
-    local perm = #a > 1 and ev.stats.paired_permutation(b, a, { resamples = math.tointeger(opt.resamples), seed = math.tointeger(opt.seed) }) or nil
-    local t = #a > 1 and ev.stats.paired_ttest(b, a) or nil
-    out[#out + 1] = ("  %-16s %7s %7d %8s %8s"):format(cell(items, v), delta, changed, fmt_p(perm), fmt_p(t))
-  end
+local function line(label, idx)
+  local out = { ("%-12s %4d  %-16s"):format(label, #idx, cell(idx, 1)) }
+  for vi = 2, #variants do out[#out + 1] = comparison(idx, vi) end
   return table.concat(out)
 end
 
-print(("metric: %s, step '%s'; judge: %s; %d rows; each variant against '%s': paired permutation test (%d resamples, seed %d) and paired t-test")
-  :format(opt.metric, STEP[opt.metric], judge.kind == "offline" and "offline" or judge.model, #ds.rows, variants[1].name, opt.resamples, opt.seed))
+local varied = opt.target == "judge" and ("the judge's '%s' prompt"):format(STEP[opt.metric])
+  or ("the answering prompt (pipeline %s)"):format(opt.pipeline)
+print(("metric: %s; varied: %s; judge: %s; %d items; each variant against '%s': "
+  .. "paired permutation test (%d resamples, seed %d) and paired t-test"):format(opt.metric, varied,
+  judge.kind == "offline" and "offline" or judge.model, #items, variants[1].name, opt.resamples, opt.seed))
 local head = { ("%-12s %4s  %-16s"):format("query_class", "n", variants[1].name) }
-for i = 2, #variants do
-  head[#head + 1] = ("  %-16s %7s %7s %8s %8s"):format(variants[i].name, "delta", "changed", "p(perm)", "p(t)")
+for vi = 2, #variants do
+  head[#head + 1] = ("  %-16s %7s %7s %8s %8s"):format(variants[vi].name, "delta", "changed", "p(perm)", "p(t)")
 end
 print(table.concat(head))
-local classes = {}
-for _, it in ipairs(res.items) do classes[it.slices.query_class] = classes[it.slices.query_class] or {} end
-local names = {}
-for c in pairs(classes) do names[#names + 1] = c end
-table.sort(names)
-for _, it in ipairs(res.items) do table.insert(classes[it.slices.query_class], it) end
-print(line("all", res.items))
-for _, c in ipairs(names) do print(line(c, classes[c])) end
-for _, v in ipairs(variants) do
-  local n, first = 0, nil
-  for _, it in ipairs(res.items) do
-    local why = it.unmeasured[v.metric.name]
-    if why then n, first = n + 1, first or why end
-  end
-  if n > 0 then print(("%s: %d of %d unmeasured (first: %s)"):format(v.name, n, #res.items, first)) end
+
+local all, by_class, classes = {}, {}, {}
+for i, it in ipairs(items) do
+  all[i] = i
+  local c = it.slices.query_class
+  if not by_class[c] then by_class[c], classes[#classes + 1] = {}, c end
+  table.insert(by_class[c], i)
 end
-if judge.kind == "offline" then
+table.sort(classes)
+print(line("all", all))
+for _, c in ipairs(classes) do print(line(c, by_class[c])) end
+
+for vi, v in ipairs(variants) do
+  local n, first = 0, nil
+  for i = 1, #items do
+    if reasons[vi][i] then n, first = n + 1, first or reasons[vi][i] end
+  end
+  if n > 0 then print(("%s: %d of %d unmeasured (first: %s)"):format(v.name, n, #items, first)) end
+end
+if opt.target == "judge" and judge.kind == "offline" then
   print("note: the offline judge does not read prompts, so its variants agree; run with --judge openai to compare prompts")
 end

@@ -56,6 +56,9 @@ function TestScripts:test_prompt_experiment_usage_errors()
   lu.assertStrContains(r.stderr, "--variant expects NAME=FILE, got 'nofile'")
   r = run("scripts/prompt_experiment.lua", "--metric bleu")
   lu.assertEquals(r.status, 2)
+  r = run("scripts/prompt_experiment.lua", "--metric token_f1")
+  lu.assertEquals(r.status, 2)
+  lu.assertStrContains(r.stderr, "--metric token_f1 compares no judge prompt; use it with --target system")
 end
 
 function TestScripts:test_both_scripts_against_the_mock_judge()
@@ -69,6 +72,14 @@ function TestScripts:test_both_scripts_against_the_mock_judge()
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrContains(r.stdout, "all           180  ")
   lu.assertEquals(#lines_matching(r.stdout, "unmeasured"), 0, r.stdout)
+  -- the system under test answers through the mock; the offline judge scores the answers
+  mock:reset()
+  r = run("scripts/prompt_experiment.lua", "--target system --metric faithfulness --quiet --resamples 200",
+    mock_env(mock, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrContains(r.stdout, "varied: the answering prompt (pipeline hybrid_rerank)")
+  lu.assertStrMatches(r.stdout, ".*\nall%s+60  %d%.%d%d%d %(60/60%)%s+%d%.%d%d%d %(60/60%).*")
+  lu.assertEquals(mock:stats().requests, 120) -- 60 answers per variant
   mock:stop()
   h.sh("rm -rf " .. dir)
 end

@@ -66,6 +66,7 @@ static inline struct evr_idslot *evr_idtab_probe(const struct evr_idtab *t, uint
 /* The value slot of key, inserting it with value v when absent (*found = 0).
  * NULL when out of memory. */
 static inline uint32_t *evr_idtab_put(struct evr_idtab *t, const char *key, size_t len, uint32_t v, int *found) {
+  *found = 0;
   if (2 * (t->count + 1) > t->cap && evr_idtab_reserve(t, t->count + 1)) return NULL;
   uint64_t h = evr_hash(key, len);
   struct evr_idslot *s = evr_idtab_probe(t, h, key, len);

@@ -11,6 +11,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include <sys/epoll.h>
+#include <unistd.h>
+
 #include <curl/curl.h>
 
 #include "judge_engine.h"
@@ -55,6 +58,8 @@ struct judge_engine {
   double window, last_decrease;
   double rpm_next, tpm_level, tpm_time;
   int refusals;             /* consecutive connections refused */
+  int epfd;                 /* the sockets curl asked us to watch */
+  double timer_at;          /* when curl wants its timeout call; < 0: never */
   struct judge_stats st;
 };
 
@@ -155,6 +160,28 @@ static const char *check_config(const struct judge_config *c) {
   return NULL;
 }
 
+/* curl tells which sockets to watch for what (CURLMOPT_SOCKETFUNCTION);
+ * epoll then wakes us for the active ones only. */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void *socketp) {
+  (void)easy, (void)socketp;
+  struct judge_engine *e = ud;
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(e->epfd, EPOLL_CTL_DEL, s, NULL); /* may be closed already: fine */
+    return 0;
+  }
+  struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+                           .data.fd = s};
+  if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, s, &ev) && errno == ENOENT) epoll_ctl(e->epfd, EPOLL_CTL_ADD, s, &ev);
+  return 0;
+}
+
+static int on_timer(CURLM *multi, long timeout_ms, void *ud) {
+  (void)multi;
+  struct judge_engine *e = ud;
+  e->timer_at = timeout_ms < 0 ? -1 : now_ms() + (double)timeout_ms;
+  return 0;
+}
+
 struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err) {
   if ((*err = check_config(c))) return NULL;
   *err = "out of memory";
@@ -171,12 +198,18 @@ struct judge_engine *judge_engine_new(const struct judge_config *c, const char *
   e->c.headers = NULL;
   e->multi = curl_multi_init();
   e->pool = calloc((size_t)c->concurrency, sizeof *e->pool);
-  if (!e->base_url || !e->multi || !e->pool || build_headers(e, c)) {
+  e->epfd = epoll_create1(EPOLL_CLOEXEC);
+  e->timer_at = -1;
+  if (!e->base_url || !e->multi || !e->pool || e->epfd < 0 || build_headers(e, c)) {
     judge_engine_free(e);
     return NULL;
   }
   curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->concurrency);
   curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency + 4);
+  curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+  curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
   e->window = c->concurrency;
   e->last_decrease = -1e300;
   e->rng = c->seed ? c->seed : (uint64_t)(now_ms() * 1000) ^ (uint64_t)(uintptr_t)e;
@@ -209,6 +242,7 @@ void judge_engine_free(struct judge_engine *e) {
   for (int i = 0; i < e->pool_n; i++) curl_easy_cleanup(e->pool[i]);
   free(e->pool);
   if (e->multi) curl_multi_cleanup(e->multi);
+  if (e->epfd > 0) close(e->epfd);
   curl_slist_free_all(e->headers);
   if (e->api_key) memset(e->api_key, 0, strlen(e->api_key));
   free(e->api_key);
@@ -516,10 +550,24 @@ static void drain_messages(struct judge_engine *e) {
   }
 }
 
-static void perform(struct judge_engine *e) {
+/* Runs curl's timeout processing when it is due (it starts new transfers too). */
+static void fire_timer(struct judge_engine *e) {
+  if (e->timer_at < 0 || now_ms() < e->timer_at) return;
+  e->timer_at = -1;
   int running;
-  curl_multi_perform(e->multi, &running);
-  drain_messages(e);
+  curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+}
+
+/* Waits up to wait_ms for socket activity and hands it to curl. */
+static void wait_events(struct judge_engine *e, double wait_ms) {
+  struct epoll_event ev[64];
+  int n = epoll_wait(e->epfd, ev, 64, (int)ceil(wait_ms));
+  for (int i = 0; i < n; i++) {
+    int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0)
+             | (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+    int running;
+    curl_multi_socket_action(e->multi, ev[i].data.fd, mask, &running);
+  }
 }
 
 /* ---- polling --------------------------------------------------------------- */
@@ -541,29 +589,21 @@ static void hand_over(struct jreq *r, struct judge_result *out) {
   out->wait_ms = r->wait_ms;
 }
 
-static void sleep_ms(double ms) {
-  struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
-}
-
 int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max) {
   double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
   for (;;) {
     start_eligible(e);
-    if (e->flight.n) perform(e);
-    start_eligible(e);
+    fire_timer(e);
+    drain_messages(e);
     double now = now_ms();
     if (e->done.n || now >= deadline) break;
     double wait = deadline - now, t = next_timer(e, now);
+    if (!e->flight.n && t < 0) break; /* nothing pending */
     if (t >= 0) wait = fmin(wait, t);
-    if (e->flight.n) {
-      curl_multi_poll(e->multi, NULL, 0, (int)ceil(wait), NULL);
-      perform(e);
-    } else if (t >= 0) {
-      sleep_ms(wait);
-    } else {
-      break; /* nothing pending */
-    }
+    if (e->timer_at >= 0) wait = fmin(wait, fmax(0, e->timer_at - now));
+    wait_events(e, wait);
+    fire_timer(e);
+    drain_messages(e);
     if (e->done.n) break;
   }
   int n = 0;

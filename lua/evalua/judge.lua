@@ -227,12 +227,14 @@ local function chat_result(env, req)
   if type(msg) ~= "table" or type(msg.content) ~= "string" then
     return nil, "the response has no choices[1].message.content"
   end
-  local r = { ok = true, text = msg.content, finish_reason = choice.finish_reason }
-  if req.logprobs and type(choice.logprobs) == "table" then r.logprobs = choice.logprobs.content end
+  local r = { ok = true, text = msg.content,
+              finish_reason = type(choice.finish_reason) == "string" and choice.finish_reason or nil }
+  local lp = req.logprobs and type(choice.logprobs) == "table" and choice.logprobs.content
+  if type(lp) == "table" then r.logprobs = json.denull(lp) end
   if req.json then
     local value, err = json.lenient(msg.content)
     if value == nil then return r, err end
-    r.json = value
+    r.json = json.denull(value)
   end
   return r
 end
@@ -241,8 +243,8 @@ local function embed_result(env, req)
   if type(env.data) ~= "table" then return nil, "the response has no data list" end
   local vectors = {}
   for _, item in ipairs(env.data) do
-    local i = math.tointeger(item.index)
-    if type(item) ~= "table" or type(item.embedding) ~= "table" or not i then
+    local i = type(item) == "table" and math.tointeger(item.index)
+    if not i or type(item.embedding) ~= "table" then
       return nil, "a data item has no index and embedding"
     end
     vectors[i + 1] = item.embedding
@@ -264,7 +266,8 @@ local function decorate(r, env)
 end
 
 -- Turns a decoded response into a result; nil, message, partial when the
--- envelope is wrong (or, with json, the answer is not JSON).
+-- envelope is wrong (or, with json, the answer is not JSON). Every field is
+-- type-checked, so a JSON null reads as absent.
 local function read_envelope(path, env, req)
   local r, why
   if path == "/embeddings" then r, why = embed_result(env, req) else r, why = chat_result(env, req) end
@@ -277,12 +280,15 @@ end
 local function read_response(path, body, req)
   local env, err = json.decode(body)
   if type(env) ~= "table" then return nil, "the response is not JSON: " .. tostring(err) end
-  return read_envelope(path, json.denull(env), req)
+  return read_envelope(path, env, req)
 end
 
+-- A cache entry: one line of metadata (the request, without headers or
+-- key), then the server's response as it came. A hit decodes the response
+-- only, however long the request was.
 local function cache_entry(url, text, sample, body)
-  return table.concat { '{"v":1,"url":', json.encode(url), ',"sample":', tostring(sample),
-                        ',"request":', text, ',"response":', body, "}" }
+  return table.concat { '{"v":2,"url":', json.encode(url), ',"sample":', tostring(sample),
+                        ',"request":', text, "}\n", body }
 end
 
 local function cache_lookup(self, st, key, path, req)
@@ -291,9 +297,9 @@ local function cache_lookup(self, st, key, path, req)
     if err then st.stats.cache_errors = st.stats.cache_errors + 1 end
     return nil
   end
-  local entry = json.decode(data)
-  if type(entry) ~= "table" or entry.v ~= 1 or type(entry.response) ~= "table" then return nil end
-  local r = read_envelope(path, json.denull(entry.response), req)
+  local nl = data:find("\n", 1, true)
+  if not nl or data:sub(1, 7) ~= '{"v":2,' then return nil end
+  local r = read_response(path, data:sub(nl + 1), req)
   if not r then return nil end
   r.cached, r.attempts, r.latency_ms = true, 0, 0
   return r

@@ -97,9 +97,11 @@ function TestProcess:test_a_killed_run_resumes_sending_only_the_missing_requests
   local cached = count_lines(("find %s/cache -name '*.json'"):format(dir))
   local sent_before = mock:stats().requests
   lu.assertTrue(cached > 0 and cached < 20, "cached " .. cached)
-  -- every entry on disk is whole
+  -- every entry on disk is whole: a metadata line, then the response
   for path in io.popen(("find %s/cache -name '*.json'"):format(dir)):lines() do
-    lu.assertIsTable(cjson.decode(h.read(path)), path)
+    local meta, response = h.read(path):match("^([^\n]*)\n(.*)$")
+    lu.assertEquals(cjson.decode(meta).v, 2, path)
+    lu.assertIsTable(cjson.decode(response).choices, path)
   end
   local r = h.run(cmd)
   lu.assertEquals(r.status, 0, r.stderr)

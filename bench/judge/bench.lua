@@ -1,0 +1,102 @@
+-- The judge client's benchmark (run it through bench/judge/run.sh, which
+-- starts the mock servers). Prints ratios against references measured in
+-- the same run:
+--   1. the mock's own rate: the bare C engine (no Lua per request) against
+--      a mock that answers at once, concurrency 64;
+--   2. 2,000 chat requests at 50 ms server latency, concurrency 64, through
+--      ev.map + judge:chat: wall time over the ideal bound
+--      (requests x latency / concurrency), CPU per request, peak RSS;
+--   3. 10,000 requests answered from the cache.
+-- usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR
+local ev = require "evalua"
+local C = require "evalua._judge"
+
+local url50, url0, cache = arg[1], arg[2], arg[3]
+assert(url50 and url0 and cache, "usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR")
+local N, LATENCY, CONCURRENCY, CACHED = 2000, 0.050, 64, 10000
+
+local function peak_rss_mb()
+  for line in io.lines("/proc/self/status") do
+    local kb = line:match("^VmHWM:%s*(%d+)")
+    if kb then return tonumber(kb) / 1024 end
+  end
+end
+
+local function body(i)
+  return ('{"model":"m","messages":[{"role":"user","content":"question %d"}]}'):format(i)
+end
+
+-- 1. The server's own limit: the engine alone, requests kept 64 deep.
+local function mock_rate(n)
+  local e = C.engine { base_url = url0, api_key_env = false, concurrency = CONCURRENCY }
+  local t0, sent, got = ev.sys.monotonic(), 0, 0
+  while sent < CONCURRENCY do sent = sent + 1; e:submit("/chat/completions", body(sent)) end
+  while got < n do
+    for _ in ipairs(e:poll(100)) do
+      got = got + 1
+      if sent < n then sent = sent + 1; e:submit("/chat/completions", body(sent)) end
+    end
+  end
+  e:close()
+  return n / (ev.sys.monotonic() - t0)
+end
+
+-- 2. The judge as a script uses it.
+local function judged_run()
+  local judge = ev.judge.open { base_url = url50, model = "m", cache = false, api_key_env = false,
+                                concurrency = CONCURRENCY }
+  local items = {}
+  for i = 1, N do items[i] = i end
+  local t0, c0, latency = ev.sys.monotonic(), ev.sys.cputime(), 0
+  local out = ev.map(items, function(i)
+    local r = judge:chat { messages = { { role = "user", content = "question " .. i } } }
+    latency = latency + (r.latency_ms or 0)
+    return r.ok
+  end, { concurrency = CONCURRENCY, quiet = true })
+  local wall, cpu = ev.sys.monotonic() - t0, ev.sys.cputime() - c0
+  for i = 1, N do assert(out[i] == true, "request " .. i .. " failed") end
+  return wall, cpu / N * 1000, latency / N
+end
+
+-- 3. Answers from the cache: filled first (server at 0 ms), then read.
+local function cached_run()
+  local items = {}
+  for i = 1, CACHED do items[i] = i end
+  local function pass()
+    local judge = ev.judge.open { base_url = url0, model = "m", cache = cache, api_key_env = false,
+                                  concurrency = CONCURRENCY }
+    local t0 = ev.sys.monotonic()
+    ev.map(items, function(i)
+      return judge:chat { messages = { { role = "user", content = "cached question " .. i } } }.ok
+    end, { concurrency = CONCURRENCY, quiet = true })
+    return ev.sys.monotonic() - t0, judge:stats()
+  end
+  local fill = pass()
+  local read, s = pass()
+  assert(s.cache_hits == CACHED and s.requests == 0, "the second pass was not all cache hits")
+  return fill, read
+end
+
+local rate = mock_rate(5000)
+print(("mock server, 0 ms latency, bare engine at concurrency %d: %.0f requests/s"):format(CONCURRENCY, rate))
+print(("  (the 50 ms run below needs %.0f requests/s: %.0f%% of that)"):format(
+  CONCURRENCY / LATENCY, CONCURRENCY / LATENCY / rate * 100))
+
+local ideal = N * LATENCY / CONCURRENCY
+local rounds = math.ceil(N / CONCURRENCY) * LATENCY
+local walls = {}
+for run = 1, 3 do
+  local wall, cpu_ms, lat = judged_run()
+  walls[run] = wall
+  print(("%d chat requests, 50 ms latency, concurrency %d, run %d: wall %.3f s = %.3f x ideal %.4f s "
+    .. "(goal <= 1.10); client CPU %.3f ms/request (goal < 0.2); mean latency seen %.1f ms")
+    :format(N, CONCURRENCY, run, wall, wall / ideal, ideal, cpu_ms, lat))
+end
+table.sort(walls)
+print(("  median %.3f x ideal; whole rounds alone (%d x 50 ms) would be %.3f x ideal"):format(
+  walls[2] / ideal, math.ceil(N / CONCURRENCY), rounds / ideal))
+print(("peak RSS after these runs: %.1f MB (goal < 60)"):format(peak_rss_mb()))
+
+local fill, read = cached_run()
+print(("%d requests from the cache: %.3f s (goal < 1 s); filling it took %.3f s"):format(CACHED, read, fill))
+print(("peak RSS at the end: %.1f MB"):format(peak_rss_mb()))

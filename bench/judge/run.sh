@@ -1,0 +1,28 @@
+#!/bin/sh
+# Benchmarks the judge client against two mock servers (50 ms and 0 ms
+# latency) and prints ratios against the ideal bound (bench/judge/bench.lua).
+# usage: bench/judge/run.sh [BUILD_DIR]     (default: build)
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$(cd "${1:-build}" && pwd)/evalua
+tmp=$(mktemp -d)
+mock="$root/tests/mock/mock_openai.py"
+pids=""
+cleanup() {
+  for p in $pids; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+start() { # start NAME LATENCY_MS: a mock that dies with this script
+  python3 "$mock" --port-file "$tmp/$1.port" --latency-ms "$2" --no-record --watch-pid $$ >/dev/null 2>&1 &
+  pids="$pids $!"
+}
+start slow 50
+start fast 0
+for i in $(seq 100); do
+  [ -s "$tmp/slow.port" ] && [ -s "$tmp/fast.port" ] && break
+  sleep 0.1
+done
+"$bin" run "$root/bench/judge/bench.lua" "http://127.0.0.1:$(cat "$tmp/slow.port")/v1" \
+  "http://127.0.0.1:$(cat "$tmp/fast.port")/v1" "$tmp/cache"

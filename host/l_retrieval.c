@@ -387,8 +387,14 @@ static void evaluate_rows(lua_State *L, struct batch *b, const struct opts *o) {
       lua_settop(L, top);
       continue;
     }
-    if (lua_getfield(L, row, "retrieved") != LUA_TTABLE)
-      fail(L, 1, where, lua_isnil(L, -1) ? "field 'retrieved' is missing" : "field 'retrieved' is not a list");
+    int rt = lua_getfield(L, row, "retrieved");
+    if (rt == LUA_TNIL) {
+      lua_pushvalue(L, row + 1);
+      add_skipped(L, b, i, "no retrieved list", 1);
+      lua_settop(L, top);
+      continue;
+    }
+    if (rt != LUA_TTABLE) fail(L, 1, where, "field 'retrieved' is not a list");
     lua_pushfstring(L, "%sretrieved", where);
     int by_score = read_ranking(L, 1, lua_gettop(L) - 1, b->s->rk, lua_tostring(L, -1));
     struct evr_ranking r;

@@ -120,12 +120,13 @@ local rows = {
   { qid = "q2", retrieved = { { id = "b", score = 0.5 }, { id = "a", score = 0.9 } }, graded_relevance = { a = 1, b = 3 } },
   { qid = "q3", retrieved = { "x" } },                         -- no gold: skipped
   { qid = "q4", retrieved = {}, gold_doc_ids = { "a" } },      -- retrieved nothing: zeros
+  { qid = "q5", gold_doc_ids = { "a" } },                      -- no ranking: skipped
 }
 
 function test_evaluate_rows()
   local r = m.evaluate(rows, { "map", "ndcg@2", "num_rel", "llamaindex.mrr" })
   lu.assertEquals(r.columns, { "map", "ndcg@2", "num_rel", "llamaindex.mrr" })
-  lu.assertEquals(#r.per_query, 4)
+  lu.assertEquals(#r.per_query, 5)
   lu.assertAlmostEquals(r.per_query[1].map, 1 / 3, EPS)
   lu.assertEquals(r.per_query[2].qid, "q2")
   -- q2 by score: a then b; gains 1 then 3; ideal 3 then 1
@@ -133,7 +134,9 @@ function test_evaluate_rows()
   lu.assertEquals(r.per_query[3], { qid = "q3", skipped = "no gold labels" })
   lu.assertEquals(r.per_query[4].map, 0)
   lu.assertNil(r.per_query[4]["llamaindex.mrr"])
-  lu.assertEquals(r.skipped, { { index = 3, qid = "q3", reason = "no gold labels" } })
+  lu.assertEquals(r.per_query[5], { qid = "q5", skipped = "no retrieved list" })
+  lu.assertEquals(r.skipped, { { index = 3, qid = "q3", reason = "no gold labels" },
+                               { index = 5, qid = "q5", reason = "no retrieved list" } })
   lu.assertAlmostEquals(r.summary.map, (1 / 3 + 1 + 0) / 3, EPS)
   lu.assertEquals(r.n.map, 3)
   lu.assertEquals(r.summary.num_rel, 3 + 2 + 1) -- counts are summed
@@ -147,7 +150,8 @@ function test_evaluate_rows_errors_name_row_and_field()
     lu.assertFalse(ok)
     return msg
   end
-  lu.assertStrContains(err({ { qid = "q1", gold_doc_ids = { "a" } } }), "row 1 (qid q1): field 'retrieved' is missing")
+  lu.assertStrContains(err({ { qid = "q1", retrieved = "d1 d2", gold_doc_ids = { "a" } } }),
+    "row 1 (qid q1): field 'retrieved' is not a list")
   lu.assertStrContains(err({ { qid = 7, retrieved = { { id = "a", score = 1 }, "b" }, gold_doc_ids = { "a" } } }),
     "row 1 (qid 7): retrieved[2] is a plain id among {id=, score=} entries")
   lu.assertStrContains(err({ { retrieved = { { id = "a" }, { id = "b", score = 2 } }, gold_doc_ids = { "a" } } }),

@@ -58,6 +58,8 @@ static const char *opt_string(lua_State *L, int t, const char *field, const char
  * header (Azure's api-key, say) never passes through Lua either. */
 static const char *header_value(lua_State *L, const char *name) {
   if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  if (lua_type(L, -1) == LUA_TTABLE && evalua_runtime(L)->sandbox)
+    luaL_error(L, "judge header '%s': values from the environment are not available in --sandbox mode", name);
   if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "env") == LUA_TSTRING) {
     const char *v = getenv(lua_tostring(L, -1));
     lua_pop(L, 1);
@@ -100,7 +102,17 @@ static const char *const *collect_headers(lua_State *L, int t) {
   return lines;
 }
 
-static const char *api_key(lua_State *L, int t) {
+static int same_url(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  while (na && a[na - 1] == '/') na--;
+  while (nb && b[nb - 1] == '/') nb--;
+  return na == nb && !strncmp(a, b, na);
+}
+
+/* The key to send. Under --sandbox a script cannot pick which secret to
+ * read, and the key goes only to the server the operator configured
+ * ($OPENAI_BASE_URL, else OpenAI's): elsewhere no key is sent. */
+static const char *api_key(lua_State *L, int t, const char *base_url) {
   if (lua_getfield(L, t, "api_key") != LUA_TNIL)
     luaL_error(L, "judge option 'api_key' is not accepted: name the environment variable "
                   "that holds the key with api_key_env (default OPENAI_API_KEY)");
@@ -110,7 +122,14 @@ static const char *api_key(lua_State *L, int t) {
     return NULL; /* api_key_env = false: send no key */
   }
   lua_pop(L, 1);
-  return getenv(opt_string(L, t, "api_key_env", "OPENAI_API_KEY"));
+  const char *var = opt_string(L, t, "api_key_env", "OPENAI_API_KEY");
+  if (evalua_runtime(L)->sandbox) {
+    if (strcmp(var, "OPENAI_API_KEY"))
+      luaL_error(L, "judge option 'api_key_env' is not available in --sandbox mode");
+    const char *home = getenv("OPENAI_BASE_URL");
+    if (!same_url(base_url, home && *home ? home : "https://api.openai.com/v1")) return NULL;
+  }
+  return getenv(var);
 }
 
 /* ---- the engine ---------------------------------------------------------- */
@@ -140,7 +159,7 @@ static int l_engine(lua_State *L) {
   c.tpm = opt_number(L, 1, "tpm", 0, 0);
   c.seed = (uint64_t)opt_number(L, 1, "seed", 0, 0);
   c.headers = collect_headers(L, 1);
-  c.api_key = api_key(L, 1);
+  c.api_key = api_key(L, 1, c.base_url);
   struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->e = NULL;
   u->n = u->next = 0;

@@ -135,6 +135,37 @@ print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = "/tmp/elsewhe
   h.sh("rm -rf " .. dir)
 end
 
+function TestProcess:test_the_sandbox_sends_the_key_only_to_the_configured_server()
+  local code = ([[
+local ev = require "evalua"
+local function ask(opts)
+  opts.model, opts.cache = "m", false
+  return ev.judge.open(opts):chat { messages = { { role = "user", content = "where does it go" } } }.ok
+end
+print(ask {})                          -- $OPENAI_BASE_URL: the key goes along
+print(ask { base_url = "%s/" })        -- the same server
+print(ask { base_url = "%s" })         -- another address: no key
+print(pcall(ev.judge.open, { model = "m", api_key_env = "HOME" }))
+print(pcall(ev.judge.open, { model = "m", headers = { ["api-key"] = { env = "HOME" } } }))
+]]):format(mock.url, mock.url:gsub("127%.0%.0%.1", "localhost"))
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", code)
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=%s %s run --sandbox --out out script.lua")
+    :format(dir, mock.url, KEY, h.bin))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local lines = {}
+  for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  lu.assertEquals({ lines[1], lines[2], lines[3] }, { "true", "true", "true" })
+  lu.assertStrContains(lines[4], "'api_key_env' is not available in --sandbox mode")
+  lu.assertStrContains(lines[5], "values from the environment are not available in --sandbox mode")
+  local seen = mock:requests()
+  lu.assertEquals(#seen, 3)
+  lu.assertEquals(seen[1].headers.authorization, "Bearer " .. KEY)
+  lu.assertEquals(seen[2].headers.authorization, "Bearer " .. KEY)
+  lu.assertNil(seen[3].headers.authorization)
+  h.sh("rm -rf " .. dir)
+end
+
 local code = lu.LuaUnit.run()
 mock:stop()
 os.exit(code, true)

@@ -193,6 +193,20 @@ static int l_stat(lua_State *L) {
   return 1;
 }
 
+/* input_error(msg): raises msg (a string, so pcall callers see the usual
+ * kind of error) and remembers it, so the command line prints it without a
+ * traceback: a bad data file is not a bug in the script. */
+static int l_input_error(lua_State *L) {
+  luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, EVALUA_INPUT_ERRORS);
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return lua_error(L);
+}
+
 static int l_versions(lua_State *L) {
   const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
   lua_createtable(L, 0, 5);
@@ -214,7 +228,7 @@ static const luaL_Reg sys_funcs[] = {
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
-  {"versions", l_versions}, {NULL, NULL},
+  {"versions", l_versions}, {"input_error", l_input_error}, {NULL, NULL},
 };
 
 static const luaL_Reg lock_methods[] = {

@@ -54,6 +54,14 @@ static int msghandler(lua_State *L) {
     return 1;
   }
   const char *msg = lua_tostring(L, 1);
+  if (msg && lua_getfield(L, LUA_REGISTRYINDEX, EVALUA_INPUT_ERRORS) == LUA_TTABLE) {
+    lua_pushvalue(L, 1);
+    int input = lua_rawget(L, -2) == LUA_TBOOLEAN;
+    lua_pop(L, 2);
+    if (input) return 1; /* the message names file and line; a traceback adds nothing */
+  } else {
+    lua_pop(L, 1);
+  }
   if (!msg) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
     else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));

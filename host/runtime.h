@@ -8,6 +8,8 @@
 #include <lua.h>
 
 #define EVALUA_MAX_READ_DIRS 16
+/* Registry table of messages raised by _sys.input_error (printed without a traceback). */
+#define EVALUA_INPUT_ERRORS "evalua.input_errors"
 
 struct evalua_runtime {
   /* configuration */

@@ -34,7 +34,7 @@ local labels = ev.dataset.load(opt.labels, { schema = { [opt.field] = "integer!"
 for _, l in ipairs(labels.rows) do
   local v = l[opt.field]
   if v < 1 or v > scale then
-    error(("%s:%d: field '%s': expected 1..%d, got %s"):format(opt.labels, l._line, opt.field, scale, v), 0)
+    ev.input_error(("%s:%d: field '%s': expected 1..%d, got %s"):format(opt.labels, l._line, opt.field, scale, v))
   end
 end
 
@@ -44,7 +44,7 @@ local function scores_from_report(path)
   local doc = require("evalua.json").decode(f:read("a"))
   f:close()
   if type(doc) ~= "table" or type(doc.items) ~= "table" then
-    error(path .. ": not an evalua JSON report (no items)", 0)
+    ev.input_error(path .. ": not an evalua JSON report (no items)")
   end
   local out = {}
   for _, it in ipairs(doc.items) do

@@ -14,14 +14,14 @@ Dataset.__index = Dataset
 
 local function read_file(path)
   local f, err = io.open(path, "rb")
-  if not f then error(("cannot read data set: %s"):format(err), 0) end
+  if not f then sys.input_error(("cannot read data set: %s"):format(err)) end
   local s = f:read("a")
   f:close()
   return s
 end
 
 local function input_error(path, line, msg)
-  error(("%s:%d: %s"):format(path, line, msg), 0)
+  sys.input_error(("%s:%d: %s"):format(path, line, msg))
 end
 
 -- A null object member becomes an absent key, so "missing" has one meaning;

@@ -38,7 +38,7 @@ function History:records()
   for i, l in ipairs(read_lines(self.file)) do
     if l:find("%S") then
       local rec, err = json.decode(l)
-      if type(rec) ~= "table" then error(("%s:%d: invalid history record: %s"):format(self.file, i, tostring(err)), 0) end
+      if type(rec) ~= "table" then sys.input_error(("%s:%d: invalid history record: %s"):format(self.file, i, tostring(err))) end
       out[#out + 1] = rec
     end
   end
@@ -65,7 +65,7 @@ function History:items(rec)
   local out = {}
   for i, l in ipairs(read_lines(path)) do
     local it = json.decode(l)
-    if type(it) ~= "table" then error(("%s:%d: invalid item line"):format(path, i), 0) end
+    if type(it) ~= "table" then sys.input_error(("%s:%d: invalid item line"):format(path, i)) end
     out[it.system] = out[it.system] or {}
     out[it.system][it.id] = it
   end

@@ -13,6 +13,10 @@ function ev.register(...)
   return require("evalua.registry").register(...)
 end
 
+-- Raises a bad-input message ("data.jsonl:12: field 'x': ..."): exit status 3,
+-- printed without a traceback, since the input is at fault, not the script.
+ev.input_error = sys.input_error
+
 -- Exit with a status from anywhere in a script (0 ok, 1 gate failed, 4 undecided).
 function ev.exit(code)
   error({ evalua_exit = math.tointeger(code) or 3 }, 0)

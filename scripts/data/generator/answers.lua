@@ -95,4 +95,35 @@ function M.hallucinate(queries, results, count)
   end
 end
 
+-- The documents an answer is drawn from, as a citing generator reports
+-- them: the answering page (one per side of a comparison), the distractor
+-- of a wrong answer, nothing for a refusal, and for a hallucination the top
+-- result, which does not hold it. `mistake` replaces one citation by a page
+-- the pipeline never retrieved, as generators sometimes invent sources.
+function M.cite(q, res, mistake, corpus_ids)
+  local pos, cited = top_positions(res.retrieved, 3), {}
+  local function best(ids)
+    local r, id = nil, nil
+    for _, x in ipairs(ids) do
+      if pos[x] and (not r or pos[x] < r) then r, id = pos[x], x end
+    end
+    return id
+  end
+  if res.kind == "correct" or res.kind == "partial" then
+    for _, ids in ipairs(q.sides or { q.ans }) do cited[#cited + 1] = best(ids) end
+  elseif res.kind == "wrong" then
+    local ids = {}
+    for _, w in ipairs(q.wrong or {}) do ids[#ids + 1] = w[1] end
+    cited[1] = best(ids)
+  elseif res.kind == "hallucinated" then
+    cited[1] = res.retrieved[1].id
+  end
+  if mistake and #cited > 0 then
+    local retrieved = {}
+    for _, e in ipairs(res.retrieved) do retrieved[e.id] = true end
+    repeat cited[#cited] = corpus_ids[math.random(#corpus_ids)] until not retrieved[cited[#cited]]
+  end
+  return cited
+end
+
 return M

@@ -276,9 +276,7 @@ static int add_printed(struct evr_measures *m, const char *spec, struct evr_erro
   return evr_measures_add_trec(m, tm, us + 1, err);
 }
 
-int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error *err) {
-  if (strlen(spec) >= sizeof m->cols->name)
-    return evr_error_set(err, "unknown measure '%.60s...'", spec), -1;
+static int add_any(struct evr_measures *m, const char *spec, struct evr_error *err) {
   int r = add_alias(m, spec, err);
   if (r <= 0) return r;
   const char *dot = strchr(spec, '.');
@@ -287,4 +285,15 @@ int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error 
   r = add_printed(m, spec, err);
   if (r <= 0) return r;
   return evr_error_set(err, "unknown measure '%s'", spec), -1;
+}
+
+/* A measure that gives one column keeps the name it was asked by; a list
+ * of cutoffs gives columns named as trec_eval prints them. */
+int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error *err) {
+  if (strlen(spec) >= sizeof m->cols->name)
+    return evr_error_set(err, "unknown measure '%.60s...'", spec), -1;
+  size_t before = m->n;
+  if (add_any(m, spec, err)) return -1;
+  if (m->n == before + 1) snprintf(m->cols[before].name, sizeof m->cols->name, "%s", spec);
+  return 0;
 }

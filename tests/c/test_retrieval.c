@@ -102,8 +102,9 @@ static void test_measure_names(void) {
   CHECK_STR(m.cols[0].name, "P_5");
   CHECK_STR(m.cols[1].name, "P_10");
   CHECK(m.cols[2].kind == EVR_NDCG_CUT && m.cols[2].k == 3);
-  CHECK_STR(m.cols[3].name, "iprec_at_recall_0.50");
-  CHECK_STR(m.cols[4].name, "ndcg_2=5");
+  CHECK_STR(m.cols[3].name, "iprec_at_recall_0.5"); /* one column: named as asked */
+  CHECK(m.cols[3].x == 0.5);
+  CHECK_STR(m.cols[4].name, "ndcg.2=5");
   CHECK(m.cols[4].gains && m.cols[4].gains->n == 1 && m.cols[4].gains->gain[0] == 5);
   CHECK(evr_measures_add(&m, "P.0", &err) && strstr(err.msg, "cutoff '0' is not a positive integer"));
   CHECK(evr_measures_add(&m, "ndcg.x=1", &err) && strstr(err.msg, "GRADE=GAIN"));

@@ -19,9 +19,10 @@ struct evr_measures {
 void evr_measures_init(struct evr_measures *m);
 void evr_measures_free(struct evr_measures *m);
 
-/* Appends the column(s) of one measure as a user writes it; a trec_eval
- * cutoff list gives one column per cutoff, in increasing order. 0, or -1
- * with err set ("unknown measure 'x'", "bad cutoff ..."). */
+/* Appends the column(s) of one measure as a user writes it. One column is
+ * named spec; a trec_eval cutoff list gives one column per cutoff, in
+ * increasing order, named as trec_eval prints them ("P_5"). 0, or -1 with
+ * err set ("unknown measure 'x'", "bad cutoff ..."). */
 int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error *err);
 
 /* trec_eval's measures, in the order it prints them. */

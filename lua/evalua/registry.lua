@@ -48,19 +48,35 @@ end
 
 -- ---- answer metrics over row.answer and row.gold_answers ----------------
 
-local function answer_metric(name, call, description)
+local function missing_answer(row)
+  if type(row.answer) ~= "string" then return "no 'answer' in the row" end
+  local g = row.gold_answers
+  if g == nil or (type(g) == "table" and #g == 0) then return "no 'gold_answers' in the row" end
+end
+
+-- One C call for the whole column; if it rejects a row (invalid UTF-8, say),
+-- rows are scored one by one so only the bad ones are unmeasured.
+local function answer_metric(name, fn, description, opts)
   return {
     name = name, description = description,
     batch = function(rows)
       local text = require "evalua.text"
-      local out = {}
+      local out, idx, preds, golds = {}, {}, {}, {}
       for i, row in ipairs(rows) do
-        if type(row.answer) ~= "string" then
-          out[i] = { unmeasured = true, reason = "no 'answer' in the row" }
-        elseif row.gold_answers == nil or (type(row.gold_answers) == "table" and #row.gold_answers == 0) then
-          out[i] = { unmeasured = true, reason = "no 'gold_answers' in the row" }
+        local why = missing_answer(row)
+        if why then
+          out[i] = { unmeasured = true, reason = why }
         else
-          out[i] = call(text, row.answer, row.gold_answers)
+          idx[#idx + 1], preds[#preds + 1], golds[#golds + 1] = i, row.answer, row.gold_answers
+        end
+      end
+      local ok, values = pcall(text[fn .. "_batch"], preds, golds, opts)
+      for j, i in ipairs(idx) do
+        if ok then
+          out[i] = values[j]
+        else
+          local one_ok, v = pcall(text[fn], preds[j], golds[j], opts)
+          out[i] = one_ok and v or { unmeasured = true, reason = tostring(v) }
         end
       end
       return out
@@ -69,16 +85,14 @@ local function answer_metric(name, call, description)
 end
 
 local answer_metrics = {
-  exact_match = answer_metric("exact_match", function(t, p, g) return t.exact_match(p, g) end,
+  exact_match = answer_metric("exact_match", "exact_match",
     "1 when the answer equals a gold answer byte for byte"),
-  exact_match_norm = answer_metric("exact_match_norm",
-    function(t, p, g) return t.exact_match(p, g, { normalize = true }) end,
-    "1 when the normalised answer's tokens equal a gold answer's (SQuAD)"),
-  token_f1 = answer_metric("token_f1", function(t, p, g) return t.token_f1(p, g) end,
-    "SQuAD token F1, max over gold answers"),
-  rouge_l = answer_metric("rouge_l", function(t, p, g) return t.rouge_l(p, g) end,
+  exact_match_norm = answer_metric("exact_match_norm", "exact_match",
+    "1 when the normalised answer equals a normalised gold answer (SQuAD)", { normalize = true }),
+  token_f1 = answer_metric("token_f1", "token_f1", "SQuAD token F1, max over gold answers"),
+  rouge_l = answer_metric("rouge_l", "rouge_l",
     "ROUGE-L F1 (longest common subsequence of tokens), max over gold answers"),
-  edit_similarity = answer_metric("edit_similarity", function(t, p, g) return t.edit_similarity(p, g) end,
+  edit_similarity = answer_metric("edit_similarity", "edit_similarity",
     "1 - Levenshtein distance / longer length, in code points, max over gold answers"),
 }
 

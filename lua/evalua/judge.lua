@@ -127,6 +127,7 @@ local function open_http(cfg)
   }, Judge)
   private[self] = {
     engine = engine, dir = dir, read = mode == "rw" or mode == "ro",
+    inflight = mode ~= "off" and {} or nil, -- cache key -> engine id of a request being sent
     write = mode == "rw" or mode == "refresh", price = price, budget = cfg.budget or {},
     dry_run = cfg.dry_run or truthy_env(env.dry_run) or global_dry_run,
     max_retries = cfg.max_retries or 5, repair = cfg.json_repair ~= false,
@@ -331,11 +332,12 @@ local function budget_check(st, prompt, completion)
 end
 
 -- Sends text to path until it gets a well-formed answer or gives up.
-local function exchange(self, st, path, text, req, est)
+local function exchange(self, st, path, text, req, est, key)
   local s, prior, waited = st.stats, 0, 0
   s.requests = s.requests + 1
   while true do
     local id = st.engine:submit(path, text, est, prior)
+    if st.inflight then st.inflight[key] = id end
     local d = sched.await(st.engine, id)
     s.attempts = s.attempts + d.attempts - prior
     if d.error then return failure_of(st, d) end
@@ -356,6 +358,23 @@ end
 
 local repair_request
 
+-- The answer of an identical request already in flight (id lead), as a
+-- cached answer; nil when it came back unusable, so the caller asks itself.
+local function share_answer(st, lead, path, req)
+  local d = sched.await(st.engine, lead)
+  local s = st.stats
+  if d.error then
+    s.failures = s.failures + 1
+    return failure_of(st, d)
+  end
+  local r = read_response(path, d.body, req)
+  if not r then return nil end
+  r.cached, r.attempts, r.latency_ms = true, 0, d.latency_ms
+  s.cache_hits = s.cache_hits + 1
+  stats_mod.saw(s, r.model, r.system_fingerprint)
+  return r
+end
+
 -- One logical request: cache, dry run, budget, then the server.
 local function request(self, path, body, req)
   local st = private[self]
@@ -371,6 +390,11 @@ local function request(self, path, body, req)
       return hit
     end
   end
+  local lead = st.inflight and st.inflight[key]
+  if lead then
+    local shared = share_answer(st, lead, path, req)
+    if shared then return shared end
+  end
   local prompt, completion = estimate_request(body)
   if st.dry_run then
     stats_mod.dry(s, prompt, completion, cost_of(st.price, prompt, completion))
@@ -382,7 +406,8 @@ local function request(self, path, body, req)
     return { ok = false, error = refused, unmeasured = true, budget_exhausted = true }
   end
   st.reserved.tokens, st.reserved.cost = st.reserved.tokens + est_tokens, st.reserved.cost + est_cost
-  local r, why, raw = exchange(self, st, path, text, req, est_tokens)
+  local r, why, raw = exchange(self, st, path, text, req, est_tokens, key)
+  if st.inflight then st.inflight[key] = nil end
   st.reserved.tokens, st.reserved.cost = st.reserved.tokens - est_tokens, st.reserved.cost - est_cost
   if r.usage then account(self, st, r, est_tokens) end
   if r.ok and why then -- a JSON answer that does not parse

@@ -201,6 +201,28 @@ function TestJudge:test_the_cache_avoids_every_repeat()
   h.sh("rm -rf " .. dir)
 end
 
+function TestJudge:test_identical_requests_in_flight_are_sent_once()
+  local dir = h.tmpdir()
+  local j = judge { cache = dir }
+  local items = {}
+  for i = 1, 10 do items[i] = i end
+  local msg = user(say { latency_ms = 100 } .. " the same question")
+  local out = ev.map(items, function() return j:chat { messages = msg } end)
+  lu.assertEquals(requests(), 1)
+  local cached = 0
+  for i = 1, 10 do
+    lu.assertEquals(out[i].text, out[1].text)
+    if out[i].cached then cached = cached + 1 end
+  end
+  lu.assertEquals(cached, 9)
+  lu.assertEquals({ j:stats().requests, j:stats().cache_hits }, { 1, 9 })
+  -- with the cache off, every call goes to the server
+  local off = judge { cache = false }
+  ev.map(items, function() return off:chat { messages = msg } end)
+  lu.assertEquals(requests(), 11)
+  h.sh("rm -rf " .. dir)
+end
+
 function TestJudge:test_failures_are_not_cached()
   local dir = h.tmpdir()
   local msg = user(say { faults = { "400" } })

@@ -10,6 +10,7 @@ S.WAIT = setmetatable({}, { __name = "evalua.judge.WAIT" })
 
 local workers = setmetatable({}, { __mode = "k" }) -- coroutine -> true
 local ready = setmetatable({}, { __mode = "k" })   -- engine -> {id -> result}
+local want = setmetatable({}, { __mode = "k" })    -- engine -> {id -> waiters}
 
 function S.add_worker(co) workers[co] = true end
 
@@ -28,16 +29,32 @@ function S.drive(eng, timeout_ms)
   return #done
 end
 
--- The finished result of request id on eng, removed from the file, or nil.
+-- The finished result of request id on eng, or nil. Several callers may
+-- wait for one request (identical requests share it); the result leaves the
+-- file when the last of them has it.
 function S.take(eng, id)
   local box = ready[eng]
   local r = box and box[id]
-  if r then box[id] = nil end
+  if r then
+    local w = want[eng]
+    local n = (w and w[id] or 1) - 1
+    if n > 0 then w[id] = n else
+      box[id] = nil
+      if w then w[id] = nil end
+    end
+  end
   return r
 end
 
--- Waits for request id on eng and returns its engine result.
+-- Waits for request id on eng and returns its engine result (a table the
+-- waiters share: read it, do not change it).
 function S.await(eng, id)
+  local w = want[eng]
+  if not w then
+    w = {}
+    want[eng] = w
+  end
+  w[id] = (w[id] or 0) + 1
   local co = coroutine.running()
   -- A worker yields to ev.map, unless a C function (a table.sort comparator,
   -- a gsub callback) sits between it and the map: then it blocks instead.

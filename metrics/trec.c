@@ -296,16 +296,19 @@ static int parse_score(const char *s, size_t len, double *out) {
   return stop == buf + len && len ? 0 : -1;
 }
 
+/* An integer grade; "2.0" is read as 2, as trec_eval reads it, but "0.5"
+ * is refused where trec_eval would silently take 0. */
 static int parse_grade(const char *s, size_t len, int32_t *out) {
   const char *p = s, *end = s + len;
   int neg = p < end && *p == '-';
   if (p < end && (*p == '-' || *p == '+')) p++;
-  if (p == end || end - p > 9) return -1;
+  const char *digits = p;
   int32_t v = 0;
-  for (; p < end; p++) {
-    if (*p < '0' || *p > '9') return -1;
-    v = v * 10 + (*p - '0');
-  }
+  for (; p < end && *p >= '0' && *p <= '9' && p - digits < 9; p++) v = v * 10 + (*p - '0');
+  if (p == digits) return -1;
+  if (p < end && *p == '.')
+    for (p++; p < end && *p == '0'; p++) {}
+  if (p != end) return -1;
   *out = neg ? -v : v;
   return 0;
 }

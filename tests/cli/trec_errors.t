@@ -28,6 +28,11 @@ Malformed lines:
   $ printf 'q1 0 d1 1\nq1 0 d2 x\n' > bad; "$EVALUA" trec bad run
   evalua trec: bad:2: relevance is not an integer: 'x'
   [3]
+  $ printf 'q1 0 d1 1\nq1 0 d2 0.5\n' > bad; "$EVALUA" trec bad run
+  evalua trec: bad:2: relevance is not an integer: '0.5'
+  [3]
+  $ printf 'q1 0 d1 1.0\nq1 0 d2 0\nq2 0 d1 2.00\n' > ok; "$EVALUA" trec -m map ok run
+  map                   \tall\t0.7500 (esc)
   $ printf 'q1 0 d1 1\nq1 d2 1\n' > bad; "$EVALUA" trec bad run
   evalua trec: bad:2: expected 4 fields (QID ITER DOCNO REL), found 3
   [3]

@@ -533,9 +533,16 @@ function Judge:ask(name, vars)
   return { ok = true, value = value, reason = reason, cached = r.cached, judge = self.model }
 end
 
--- judge:stats() -> accounts of this judge
+-- judge:stats() -> accounts of this judge (with, for an HTTP judge, what
+-- the engine saw: 429s, the most requests in flight, the current window)
 function Judge:stats()
-  return stats_mod.snapshot(private[self].stats)
+  local st = private[self]
+  local out = stats_mod.snapshot(st.stats)
+  if st.engine then
+    local e = st.engine:stats()
+    out.rate_limited, out.peak_in_flight, out.concurrency_window = e.rate_limited, e.peak_in_flight, e.window
+  end
+  return out
 end
 
 -- judge:estimate() -> what a dry run counted; judge:estimate(fn) runs fn

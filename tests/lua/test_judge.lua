@@ -90,7 +90,8 @@ function TestJudge:test_exact_retry_counts_for_each_fault()
   lu.assertEquals(r.attempts, 7)
   lu.assertEquals(requests(), 7)
   local s = j:stats()
-  lu.assertEquals({ s.requests, s.attempts, s.retries, s.failures }, { 1, 7, 6, 0 })
+  lu.assertEquals({ s.requests, s.attempts, s.retries, s.failures, s.rate_limited }, { 1, 7, 6, 0, 1 })
+  lu.assertEquals(s.concurrency_window, 16 / 2 + 1 / 8) -- halved by the 429, then + 1/window for the success
 end
 
 function TestJudge:test_a_malformed_body_is_retried()
@@ -164,6 +165,8 @@ function TestJudge:test_the_concurrency_cap_holds_at_the_server()
   local wall = ev.sys.monotonic() - t0
   for i = 1, 16 do lu.assertEquals(out[i], true) end
   lu.assertEquals(mock:stats().peak_in_flight, 4)
+  lu.assertEquals(j:stats().peak_in_flight, 4)
+  lu.assertEquals(j:stats().concurrency_window, 4)
   lu.assertTrue(wall >= 0.4 and wall < 1.2, "wall " .. wall) -- 16 / 4 = 4 rounds of 100 ms
 end
 

@@ -197,6 +197,34 @@ function test_trec_files_and_rows_give_the_same_numbers()
   lu.assertEquals(("%6.4f"):format(r.summary.map), "0.1667")
 end
 
+-- The fixture's run and qrels as JSONL rows, loaded as a user loads a data
+-- set: every per-query line of trec_eval's out.test.aq for the measures
+-- evalua implements comes out the same.
+function test_jsonl_rows_give_trec_eval_numbers()
+  local cjson = require "cjson"
+  local data = assert(m.load_trec(F .. "qrels.test", F .. "results.test"))
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  for _, row in ipairs(data:rows()) do f:write(cjson.encode(row), "\n") end
+  f:close()
+  local rows = ev.dataset.load(path).rows
+  os.remove(path)
+  local r = m.evaluate(rows, { "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall.5,10,15,20,30,100,200,500,1000", "ndcg", "ndcg_cut", "map_cut", "success.1,5,10" })
+  local want, lines = {}, 0
+  for name, qid, value in io.open(F .. "out.test.aq"):read("a"):gmatch("(%S+)%s*\t(%S+)\t(%S+)\n") do
+    want[qid .. " " .. name] = value
+  end
+  for _, q in ipairs(r.per_query) do
+    for _, col in ipairs(r.columns) do
+      local fmt = col:match("^num_") and "%d" or "%6.4f"
+      lu.assertEquals(fmt:format(q[col]), want[q.qid .. " " .. col], q.qid .. " " .. col)
+      lines = lines + 1
+    end
+  end
+  lu.assertEquals(lines, 3 * 58) -- 58 columns of three queries
+end
+
 function test_load_trec_errors()
   local data, msg = m.load_trec(F .. "qrels.test", "no/such/run")
   lu.assertNil(data)

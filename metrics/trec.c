@@ -41,7 +41,7 @@ struct evr_trec {
   size_t n_queries, cap_queries;
   uint32_t *order; /* query indices in qid byte order */
   struct evr_trec_judgment *judged;
-  size_t n_judged, cap_judged;
+  size_t n_judged, cap_judged, judged_bytes; /* a mapping of its own, as results */
   struct evr_trec_result *results; /* a mapping of its own (see map_results) */
   size_t n_results, cap_results, results_bytes;
   size_t gap_lo, gap_hi;           /* results[gap_lo, gap_hi) hold nothing */
@@ -77,7 +77,8 @@ void evr_trec_free(struct evr_trec *t) {
   close_file(&t->qrels), close_file(&t->run);
   evr_idtab_free(&t->qids);
   if (t->results && !t->results_borrowed) munmap(t->results, t->results_bytes);
-  free(t->queries), free(t->order), free(t->judged);
+  if (t->judged) munmap(t->judged, t->judged_bytes);
+  free(t->queries), free(t->order);
   for (struct chunk *c = t->ids, *next; c; c = next) next = c->next, free(c);
   free(t);
 }
@@ -326,15 +327,27 @@ static int grow(void *p, size_t *cap, size_t n, size_t sz) {
   return 0;
 }
 
-/* Room for the records of every line of a run of size bytes: a line has
- * at least 12 (six one-byte fields, five separators, a newline), and the
- * pages never written cost no memory. */
+/* Room for n records of sz bytes, mapped so that the pages never written
+ * cost no memory; NULL when there is no room. */
+static void *map_records(size_t n, size_t sz, size_t *bytes) {
+  *bytes = n * sz;
+  void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* Room for the records of every line of a run of size bytes: a line has at
+ * least 12 (six one-byte fields, five separators, a newline). */
 static int map_results(struct evr_trec *t, size_t size) {
-  size_t n = size / 12 + 4, bytes = n * sizeof *t->results;
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return -1;
-  t->results = p, t->cap_results = n, t->results_bytes = bytes;
-  return 0;
+  t->cap_results = size / 12 + 4;
+  t->results = map_records(t->cap_results, sizeof *t->results, &t->results_bytes);
+  return t->results ? 0 : -1;
+}
+
+/* The same for qrels, whose lines have at least 8 bytes. */
+static int map_judged(struct evr_trec *t, size_t size) {
+  t->cap_judged = size / 8 + 4;
+  t->judged = map_records(t->cap_judged, sizeof *t->judged, &t->judged_bytes);
+  return t->judged ? 0 : -1;
 }
 
 /* The index of query qid, added when new; -1 when out of memory. */
@@ -410,7 +423,7 @@ static int qrels_line(void *ctx, size_t no, const struct line *l, struct evr_err
   if (parse_grade(l->f[3], l->len[3], &grade))
     return bad_line(err, rd->f, no, "relevance is not an integer:", l->f[3], l->len[3]);
   long q = query_of(rd, l->f[0], l->len[0]);
-  if (q < 0 || grow(&t->judged, &t->cap_judged, t->n_judged + 1, sizeof *t->judged)) return oom(err, rd->f);
+  if (q < 0 || t->n_judged == t->cap_judged) return oom(err, rd->f);
   t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[2], (uint32_t)l->len[2], grade, (uint32_t)q, 0};
   return 0;
 }
@@ -551,7 +564,9 @@ static int index_queries(struct evr_trec *t, int run) {
 int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->qrels.path) return evr_error_set(err, "%s: a qrels file was already read", path), -1;
   struct reader rd = {t, &t->qrels, NULL, 0, 0};
-  if (open_file(path, &t->qrels, err) || each_line(&t->qrels, 4, &rd, qrels_line, err)) return -1;
+  if (open_file(path, &t->qrels, err)) return -1;
+  if (map_judged(t, t->qrels.size)) return oom(err, &t->qrels);
+  if (each_line(&t->qrels, 4, &rd, qrels_line, err)) return -1;
   return index_queries(t, 0) ? oom(err, &t->qrels) : 0;
 }
 

@@ -125,7 +125,9 @@ E.step("rag_statements", {
     end
     return out
   end,
-  offline = function(vars) return offline.sentences(vars.answer), "offline: one statement per sentence" end,
+  offline = function(vars)
+    return offline.claims(vars.answer), "offline: one statement per sentence; refusals make none"
+  end,
 })
 
 E.step("rag_verdicts", { prompt = P.verdicts, parse = parse_checked, offline = offline_checked })

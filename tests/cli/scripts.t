@@ -48,7 +48,7 @@ A report format of one's own:
 Calibration warns when the judge disagrees with people:
 
   $ "$EVALUA" run scripts/calibrate.lua --quiet | grep -E '^(calibration|warning)'
-  calibration of judge metric 'faithfulness' against human 'faithfulness' (1..5): 60 labelled items
+  calibration of judge metric 'faithfulness' against human 'faithfulness' (1..5): 50 labelled items, 10 without a judge score
   warning: Spearman rho * is under 0.7: the judge does not order items the way people do (glob)
 
 Bad input stops with the file, line and field, and exit status 3:

@@ -40,8 +40,12 @@ end
 function TestOffline:test_statements_verdicts_relevance()
   local j = ev.judge.open("offline")
   lu.assertEquals(j:ask("statements", { answer = "Paris is big. It has a tower." }),
-                  { ok = true, value = { "Paris is big.", "It has a tower." }, reason = "split at sentence ends",
+                  { ok = true, value = { "Paris is big.", "It has a tower." }, reason = "split at sentence ends, refusals dropped",
                     judge = "offline" })
+  -- a sentence that declines to answer is not a claim
+  lu.assertEquals(j:ask("statements", { answer = "The documentation does not say. Try support." }).value,
+                  { "Try support." })
+  lu.assertEquals(j:ask("statements", { answer = "文档中没有提到这一点。" }).value, {})
   -- content tokens paris, capital, france: 3 of 3 in the context; bananas, blue: 0 of 2
   local v = j:ask("verdicts", { statements = STATEMENTS, context = { CTX } })
   lu.assertEquals(v.value, {
@@ -52,6 +56,13 @@ function TestOffline:test_statements_verdicts_relevance()
   local one = { statements = { "Paris has bananas" }, context = CTX }
   lu.assertEquals(j:ask("verdicts", one).value[1].verdict, 0)
   lu.assertEquals(ev.judge.open { kind = "offline", support_threshold = 0.3 }:ask("verdicts", one).value[1].verdict, 1)
+  -- a number the context never mentions makes a statement unsupported,
+  -- whatever the word overlap (4 of 4 words here)
+  local ctx = "Incomplete multipart uploads are deleted after 7 days."
+  local nums = j:ask("verdicts", { statements = { "Incomplete uploads deleted after 30 days.",
+                                                  "Incomplete uploads deleted after 7 days." }, context = ctx }).value
+  lu.assertEquals({ nums[1].verdict, nums[1].reason }, { 0, "the number 30 is not in the context" })
+  lu.assertEquals(nums[2].verdict, 1)
   -- question 分片上传的中止阈值是多少: 10 content characters (的, 是 are stopwords); 6 in the text
   lu.assertEquals(j:ask("relevance", { question = "分片上传的中止阈值是多少", text = "连续三个分片失败后中止上传。" }),
                   { ok = true, value = 0.6, reason = "6 of 10 question words appear in the text", judge = "offline" })

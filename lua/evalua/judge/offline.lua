@@ -105,6 +105,31 @@ function O.sentences(text)
   return out
 end
 
+-- Sentences that decline to answer make no claim about the world.
+O.refusal_patterns = {
+  "does not say", "doesn't say", "couldn't find", "could not find", "can't find", "cannot find",
+  "don't answer", "do not answer", "doesn't answer", "does not answer", "not mentioned",
+  "no information", "i don't know", "i do not know", "cannot answer", "can't answer", "unable to answer",
+  "没有提到", "没有说明", "无法回答", "不知道", "没有相关信息", "找不到", "わかりません", "分かりません",
+}
+
+function O.is_refusal(sentence)
+  local low = sentence:lower()
+  for _, p in ipairs(O.refusal_patterns) do
+    if low:find(p, 1, true) then return true end
+  end
+  return false
+end
+
+-- Claims of an answer: its sentences, without the ones that decline to answer.
+function O.claims(text)
+  local out = {}
+  for _, s in ipairs(O.sentences(text)) do
+    if not O.is_refusal(s) then out[#out + 1] = s end
+  end
+  return out
+end
+
 -- Share of the statement's content tokens found in the context token set.
 function O.support(statement, context_set)
   local words = O.content_tokens(statement)
@@ -116,19 +141,32 @@ function O.support(statement, context_set)
   return found / #words, found, #words
 end
 
+-- A number the statement gives that the context never mentions: the
+-- commonest way a fluent answer goes wrong, and word overlap alone misses it.
+local function unsupported_number(statement, context_set)
+  for _, t in ipairs(O.tokens(statement)) do
+    if t:find("%d") and not context_set[t] then return t end
+  end
+end
+
+-- A statement is supported when its numbers all occur in the context and
+-- at least `threshold` of its content words do.
 function O.verdicts(statements, context, threshold)
   threshold = threshold or O.support_threshold
   local ctx = set_of(O.tokens(context))
   local out = {}
   for i, s in ipairs(statements) do
     local share, found, total = O.support(s, ctx)
-    out[i] = {
-      statement = s,
-      verdict = total > 0 and share >= threshold and 1 or 0,
-      reason = total == 0 and "the statement has no words"
-        or ("%d of %d words are in the context (%d%%; supported from %d%%)"):format(
-          found, total, math.floor(share * 100 + 0.5), math.floor(threshold * 100 + 0.5)),
-    }
+    local number = unsupported_number(s, ctx)
+    local reason
+    if total == 0 then reason = "the statement has no words"
+    elseif number then reason = ("the number %s is not in the context"):format(number)
+    else
+      reason = ("%d of %d words are in the context (%d%%; supported from %d%%)"):format(
+        found, total, math.floor(share * 100 + 0.5), math.floor(threshold * 100 + 0.5))
+    end
+    out[i] = { statement = s, verdict = total > 0 and not number and share >= threshold and 1 or 0,
+               reason = reason }
   end
   return out
 end

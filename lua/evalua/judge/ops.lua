@@ -69,7 +69,7 @@ R.registry.statements = {
     return out
   end,
   offline = function(p)
-    return offline.sentences(p.answer), "split at sentence ends"
+    return offline.claims(p.answer), "split at sentence ends, refusals dropped"
   end,
 }
 

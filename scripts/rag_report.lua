@@ -20,7 +20,7 @@ local opt = ev.cli.parse(arg, {
   { "concurrency", 16, "judge requests in flight" },
   { "cache", "", "judge cache folder (default: the judge's own default)" },
   { "lenient", false, "skip bad input rows (listed in the report) instead of stopping" },
-  { "dry-run", false, "count the judge requests and tokens without sending any" },
+  { "dry-run", false, "count the judge requests and tokens without sending any (steps that depend on an answer are not counted)" },
   { "quiet", false, "no progress on stderr" },
 })
 
@@ -57,9 +57,10 @@ local res = ev.evaluate(ds, {
 })
 
 if opt["dry-run"] then
-  local e = judge:stats()
-  print(("dry run: %d judge requests, about %d prompt tokens; nothing was sent"):format(
-    e.requests or 0, e.prompt_tokens or 0))
+  local e = judge:estimate()
+  print(("dry run: at least %d judge requests, about %d prompt and %d completion tokens%s; nothing was sent"):format(
+    e.requests or 0, e.prompt_tokens or 0, e.completion_tokens or 0,
+    e.cost and (", about $%.4f"):format(e.cost) or ""))
   return 0
 end
 

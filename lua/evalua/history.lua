@@ -144,7 +144,7 @@ local function record_of(res, opts)
     evalua = res.meta.evalua,
     dataset = res.meta.dataset and { path = res.meta.dataset.path, hash = res.meta.dataset.hash,
                                      rows = res.meta.dataset.rows } or nil,
-    judge = judge and { model = judge.model, kind = judge.kind, system_fingerprint = judge.system_fingerprint } or nil,
+    judge = judge and { model = judge.model, system_fingerprints = judge.system_fingerprints } or nil,
     systems = res.systems, metrics = (function()
       local names = {}
       for i, m in ipairs(res.metrics) do names[i] = m.name end

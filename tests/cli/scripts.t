@@ -39,6 +39,17 @@ Custom metrics flow into every format:
   html ok
   junit.xml ok
 
+The README's example script runs as printed:
+
+  $ awk '/^```lua$/ { f = 1; next } /^```$/ { if (f) exit } f' README.md | sed "s|dir = \"out\"|dir = \"$OUT/readme\"|" > "$CRAMTMP/example.lua"
+  $ "$EVALUA" run "$CRAMTMP/example.lua" | grep -E '^(system|hybrid +all) ' | tr -s ' '
+  system slice n recall@5 mrr token_f1 faithfulness short_answer
+  hybrid all 60 0.693 0.888 0.602 0.912 (57/60) 0.917
+  $ ls "$OUT/readme"
+  mine.html
+  mine.json
+  mine.md
+
 A report format of one's own:
 
   $ "$EVALUA" run scripts/custom_report.lua --out "$OUT" 2>/dev/null | head -2

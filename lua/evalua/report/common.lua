@@ -48,11 +48,14 @@ function M.meta_lines(res)
       d.skipped > 0 and (", " .. d.skipped .. " skipped") or "")
   end
   local j = m.judge
-  if j then
-    out[#out + 1] = ("judge: %s%s; %d requests, %d cached, %d failed, %d tokens%s"):format(
-      tostring(j.model or j.kind), j.system_fingerprint and (" (" .. j.system_fingerprint .. ")") or "",
-      j.requests or 0, j.cache_hits or 0, j.failures or 0,
-      (j.prompt_tokens or 0) + (j.completion_tokens or 0),
+  if j and j.model == "offline" then
+    out[#out + 1] = "judge: offline (deterministic heuristics, no network)"
+  elseif j then
+    local fp = j.system_fingerprints and #j.system_fingerprints > 0
+      and (" (" .. table.concat(j.system_fingerprints, ", ") .. ")") or ""
+    out[#out + 1] = ("judge: %s%s; %d requests, %d cached, %d retries, %d failed, %d invalid answers, %d tokens%s"):format(
+      tostring(j.model), fp, j.requests or 0, j.cache_hits or 0, j.retries or 0, j.failures or 0,
+      j.invalid or 0, (j.prompt_tokens or 0) + (j.completion_tokens or 0),
       j.cost and j.cost > 0 and (", $" .. M.num(j.cost, 4)) or "")
   end
   if m.notes then out[#out + 1] = "notes: " .. m.notes end

@@ -1,0 +1,57 @@
+-- scripts/rag_report.lua with an OpenAI-compatible judge (the mock server):
+-- every judged metric is measured, a rerun is answered from the cache, and
+-- a dry run sends nothing.
+local lu = require "luaunit"
+local cjson = require "cjson"
+local h = require "tests.lua.helpers"
+local mockmod = require "tests.mock.mock"
+
+local mock = mockmod.start()
+local dir = h.tmpdir()
+local ENV = ("OPENAI_BASE_URL=%s EVALUA_MODEL=mock-judge EVALUA_CACHE_DIR=%s/cache OPENAI_API_KEY=sk-rag-report-key")
+  :format(mock.url, dir)
+
+local function report(args)
+  return h.run(("%s %s run scripts/rag_report.lua --judge openai --quiet --out %s/out %s"):format(
+    ENV, h.bin, dir, args or ""))
+end
+
+function test_openai_judge_measures_every_judged_metric_then_the_cache_answers()
+  local r = report("--format json,md")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrContains(r.stdout, "judge: mock-judge (fp_mock); ")
+  local sent = mock:stats().requests
+  lu.assertTrue(sent > 180 * 4, "requests: " .. sent)
+  local doc = cjson.decode(h.read(dir .. "/out/rag_report.json"))
+  for _, m in ipairs { "faithfulness", "answer_relevance", "context_precision", "context_recall" } do
+    local a = doc.aggregates.hybrid_rerank.all.all[m]
+    lu.assertNotNil(a.mean, m)
+    -- refusals make no statements, so faithfulness may leave a few unmeasured
+    lu.assertTrue(a.measured >= 55, m .. " measured " .. a.measured)
+  end
+  lu.assertEquals(doc.meta.judge.requests, sent)
+  local asked = sent + doc.meta.judge.cache_hits -- repeats within a run are answered from the cache too
+  -- the same report again: every answer from the cache, nothing sent
+  r = report("--format json")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(mock:stats().requests, sent)
+  doc = cjson.decode(h.read(dir .. "/out/rag_report.json"))
+  lu.assertEquals(doc.meta.judge.requests, 0)
+  lu.assertEquals(doc.meta.judge.cache_hits, asked)
+  -- the key is in no file written
+  lu.assertEquals(h.run("grep -rl sk-rag-report-key " .. dir).stdout, "")
+end
+
+function test_dry_run_sends_nothing()
+  local before = mock:stats().requests
+  local r = h.run(("%s EVALUA_CACHE_DIR=%s/empty %s run scripts/rag_report.lua --judge openai --dry-run --quiet")
+    :format(ENV, dir, h.bin))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "dry run: at least 720 judge requests, about %d+ prompt and %d+ completion tokens; nothing was sent\n")
+  lu.assertEquals(mock:stats().requests, before)
+end
+
+local status = lu.LuaUnit.run()
+mock:stop()
+h.sh("rm -rf " .. dir)
+os.exit(status, true)

@@ -145,8 +145,8 @@ struct line {
 
 /* The end of the field at p, 8 bytes at a time while they lie before
  * stop: the first byte below 0x21 is found with word arithmetic (exact for
- * the lowest such byte on a little-endian machine), then checked against
- * the table, since other control bytes belong to fields. */
+ * the lowest such byte on a little-endian machine), then checked, since
+ * other control bytes belong to fields. */
 static inline const char *field_end(const char *p, const char *stop) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
   const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
@@ -158,8 +158,10 @@ static inline const char *field_end(const char *p, const char *stop) {
       p += 8;
       continue;
     }
-    p += __builtin_ctzll(low) / 8;
-    if (cls[(unsigned char)*p]) return p;
+    unsigned k = (unsigned)__builtin_ctzll(low) / 8;
+    unsigned b = (unsigned)(w >> (8 * k)) & 0xff; /* the byte itself, not loaded again */
+    p += k;
+    if (b == ' ' || b - '\t' <= '\r' - '\t') return p; /* a separator or the newline */
     p++;
   }
 #else
@@ -271,30 +273,33 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
  * of up to 15 digits take the fast path: the digits form an integer below
  * 2^53 and one correctly rounded division by an exact power of ten gives
  * the nearest double. Anything else goes to strtod. */
-static int parse_score(const char *s, size_t len, double *out) {
+static int parse_score_slow(const char *s, size_t len, double *out) {
+  char buf[128];
+  if (!len || len >= sizeof buf) return -1;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  char *stop;
+  *out = strtod(buf, &stop);
+  return stop == buf + len ? 0 : -1;
+}
+
+static inline int parse_score(const char *s, size_t len, double *out) {
   const char *p = s, *end = s + len;
   int neg = p < end && *p == '-';
   if (p < end && (*p == '-' || *p == '+')) p++;
   uint64_t m = 0;
   int digits = 0, frac = -1;
   for (; p < end; p++) {
-    if (*p >= '0' && *p <= '9') m = m * 10 + (uint64_t)(*p - '0'), digits++;
+    unsigned d = (unsigned)(unsigned char)*p - '0';
+    if (d <= 9) m = m * 10 + d, digits++;
     else if (*p == '.' && frac < 0) frac = digits;
     else break;
   }
-  if (p == end && digits && digits <= 15) {
-    double v = (double)m;
-    if (frac >= 0) v /= pow10_exact[digits - frac];
-    *out = neg ? -v : v;
-    return 0;
-  }
-  char buf[128];
-  if (len >= sizeof buf) return -1;
-  memcpy(buf, s, len);
-  buf[len] = '\0';
-  char *stop;
-  *out = strtod(buf, &stop);
-  return stop == buf + len && len ? 0 : -1;
+  if (p != end || !digits || digits > 15) return parse_score_slow(s, len, out);
+  double v = (double)m;
+  if (frac >= 0) v /= pow10_exact[digits - frac];
+  *out = neg ? -v : v;
+  return 0;
 }
 
 /* An integer grade; "2.0" is read as 2, as trec_eval reads it, but "0.5"
@@ -580,11 +585,60 @@ struct half {
   struct evr_error err;
 };
 
+/* The field at p when it is followed by blanks and then more on the same
+ * line: its length, with *next at what follows; 0 when the line is not that
+ * regular (the caller then takes the general path). */
+static inline size_t next_field(const char *p, const char *stop, const char **next) {
+  const char *e = field_end(p, stop);
+  const char *n = e;
+  if (cls[(unsigned char)*n] != 1) return 0;
+  while (cls[(unsigned char)*n] == 1) n++;
+  if (*n == '\n') return 0;
+  *next = n;
+  return (size_t)(e - p);
+}
+
+/* A common run line in one straight pass: six fields or more, no comment.
+ * Returns the start of the next line, or NULL to read this one with the
+ * general splitter (which also words the errors). */
+static inline const char *run_fast(struct reader *rd, const char *p, const char *stop) {
+  struct evr_trec *t = rd->t;
+  const char *qid = p, *doc, *rank, *sc, *runid;
+  size_t qlen, dlen, slen;
+  double score;
+  if (cls[(unsigned char)*p] || *p == '#' || !(qlen = next_field(qid, stop, &p)) || !next_field(p, stop, &doc) ||
+      !(dlen = next_field(doc, stop, &rank)) || !next_field(rank, stop, &sc) ||
+      !(slen = next_field(sc, stop, &runid)) || parse_score(sc, slen, &score) || isnan(score) ||
+      t->n_results == t->cap_results)
+    return NULL;
+  long q = query_of(rd, qid, qlen);
+  if (q < 0) return NULL;
+  t->results[t->n_results++] = (struct evr_trec_result){doc, score, (uint32_t)dlen, (uint32_t)q};
+  t->runid = runid;
+  for (p = runid; *p != '\n'; p++) {}
+  return p + 1;
+}
+
+static int run_lines_in(struct reader *rd, const char *p, const char *stop, size_t *no, struct evr_error *err) {
+  while (p < stop) {
+    ++*no;
+    const char *next = run_fast(rd, p, stop);
+    if (next) {
+      p = next;
+      continue;
+    }
+    struct line l;
+    p = split_line(p, stop, &l, 5);
+    if (l.n > 0 && l.f[0][0] != '#' && run_line(rd, *no, &l, err)) return -1;
+  }
+  return 0;
+}
+
 static void read_half(void *arg) {
   struct half *h = arg;
   struct reader rd = {h->t, &h->t->run, NULL, 0, 0};
-  h->failed = lines_in(h->p, h->stop, &h->no, 5, &rd, run_line, &h->err) ||
-              (h->tail && lines_in(h->tail, h->tail_end, &h->no, 5, &rd, run_line, &h->err));
+  h->failed = run_lines_in(&rd, h->p, h->stop, &h->no, &h->err) ||
+              (h->tail && run_lines_in(&rd, h->tail, h->tail_end, &h->no, &h->err));
 }
 
 /* Gives the second half's records, written in t's array after a gap,

@@ -162,6 +162,19 @@ function M.from_rows(rows, name)
                         hash = sys.sha256(table.concat(parts, "\n")) }, Dataset)
 end
 
+-- trec(qrels_path, run_path [, {complete = true}]) -> Dataset: TREC files as
+-- rows ({qid, retrieved = {{id=, score=}...}, gold_doc_ids, graded_relevance}),
+-- read by the C reader of ev.metrics. complete = true keeps queries that are
+-- in the qrels but not in the run (with an empty ranking), as trec_eval -c.
+function M.trec(qrels, run, opts)
+  local data, err = require("evalua.metrics").load_trec(qrels, run)
+  if not data then sys.input_error(err) end
+  local rows = data:rows { complete = opts and opts.complete or false }
+  local hash = sys.sha256(sys.sha256(read_file(qrels)) .. sys.sha256(read_file(run)))
+  return setmetatable({ path = qrels .. " + " .. run, rows = rows, skipped = {}, hash = hash,
+                        format = "trec" }, Dataset)
+end
+
 -- corpus(path) -> { [id] = {id=, title=, text=} }, checked like any data set.
 function M.corpus(path)
   local ds = M.load(path, { schema = false })

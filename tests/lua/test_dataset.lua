@@ -119,4 +119,47 @@ function test_corpus_and_attach_contexts()
   h.sh("rm -rf " .. dir)
 end
 
+function test_trec_files_load_into_the_same_rows_as_jsonl()
+  local dir = h.tmpdir()
+  h.write(dir .. "/qrels", "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d9 1\n")
+  h.write(dir .. "/run", "q1 Q0 d2 1 9.5 sys\nq1 Q0 d1 2 7.25 sys\n")
+  local ds = ev.dataset.trec(dir .. "/qrels", dir .. "/run")
+  lu.assertEquals(#ds.rows, 1) -- q2 has no ranking: left out unless complete = true
+  local r = ds.rows[1]
+  lu.assertEquals(r.qid, "q1")
+  lu.assertEquals(r.retrieved, { { id = "d2", score = 9.5 }, { id = "d1", score = 7.25 } })
+  lu.assertEquals(r.graded_relevance, { d1 = 2, d2 = 0, d3 = 1 })
+  lu.assertEquals(#ev.dataset.trec(dir .. "/qrels", dir .. "/run", { complete = true }).rows, 2)
+  local res = ev.evaluate(ds, { metrics = { "recall@2", "mrr" }, ci = false })
+  -- relevant: d1, d3 (grade >= 1); d1 retrieved at rank 2
+  lu.assertEquals(res:agg("all", "recall@2").mean, 0.5)
+  lu.assertEquals(res:agg("all", "mrr").mean, 0.5)
+  lu.assertEquals(#ds.hash, 64)
+  h.write(dir .. "/bad", "q1 Q0 d2 1 high sys\n")
+  local ok, err = pcall(ev.dataset.trec, dir .. "/qrels", dir .. "/bad")
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, dir .. "/bad:1:")
+  h.sh("rm -rf " .. dir)
+end
+
+function test_a_metric_can_combine_others()
+  ev.register("grounded_f1", function(row, ctx)
+    local f = ev.rag.faithfulness.fn(row, ctx)
+    if f.unmeasured then return f end
+    return 0.5 * f.score + 0.5 * ev.text.token_f1(row.answer, row.gold_answers)
+  end)
+  local rows = {
+    -- one supported sentence of two; token F1 with "seven days": 2 of 7 answer tokens match,
+    -- P = 2/7, R = 1, F1 = 2PR / (P + R) = 4/9
+    { qid = "a", answer = "Uploads expire after seven days. Pigs fly.", gold_answers = { "seven days" },
+      contexts = { "Incomplete uploads expire after seven days." } },
+    { qid = "b", answer = "I couldn't find this in the provided documentation.", gold_answers = { "x" },
+      contexts = { "anything" } },
+  }
+  local res = ev.evaluate(rows, { metrics = { "grounded_f1" }, judge = ev.judge.open("offline"), ci = false })
+  lu.assertAlmostEquals(res.items[1].scores.grounded_f1, 0.5 * 0.5 + 0.5 * 4 / 9, 1e-12)
+  lu.assertNil(res.items[2].scores.grounded_f1)
+  lu.assertEquals(res.items[2].unmeasured.grounded_f1, "the answer makes no statements to check")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -6,6 +6,7 @@
 --   cmp.rows[i] = { system=, dim=, value=, metric=, before=, after=, delta=, arrow=,
 --                   n=, p=, significant=, regression= }
 --   cmp.flips[system][metric] = { to_fail = { ids }, to_pass = { ids } }
+--   cmp.before[system][id] = { scores = {...} }   (the baseline's item scores)
 -- ev.compare also attaches itself to res (res.comparison), so every report
 -- format shows it.
 local results_mod = require "evalua.results"
@@ -61,11 +62,12 @@ local function compare(res, hist, baseline, opts)
   local alpha = opts.alpha or 0.05
   local before = hist:items(baseline)
   local cmp = { baseline = { run_id = baseline.run_id, label = baseline.label, time = baseline.time },
-                alpha = alpha, rows = {}, flips = {} }
+                alpha = alpha, rows = {}, flips = {}, before = {} }
   for _, system in ipairs(res.systems) do
     local bsys = (opts.system_map or {})[system] or system
     local before_items = before[bsys] or {}
     cmp.flips[system] = {}
+    cmp.before[system] = before_items -- per-item baseline scores, for the CSV report
     for _, m in ipairs(res.metrics) do
       for _, d in ipairs(res.dims) do
         for _, v in ipairs(res.slice_values[d]) do

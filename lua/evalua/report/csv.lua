@@ -1,5 +1,6 @@
 -- CSV report: one line per item (id, system, slices, a column per metric,
--- then the reasons of metrics that give one, the query and the answer).
+-- with a comparison the baseline's score per metric, then the reasons of
+-- metrics that give one, the query and the answer).
 -- An unmeasured score is an empty cell, never 0.
 local json = require "evalua.json"
 
@@ -30,6 +31,10 @@ return function(res)
     if d ~= "all" then header[#header + 1] = d end
   end
   for _, m in ipairs(res.metrics) do header[#header + 1] = m.name end
+  local before = res.comparison and res.comparison.before
+  if before then
+    for _, m in ipairs(res.metrics) do header[#header + 1] = m.name .. ".baseline" end
+  end
   for _, name in ipairs(reasons) do header[#header + 1] = name .. ".reason" end
   header[#header + 1] = "query"
   header[#header + 1] = "answer"
@@ -47,6 +52,10 @@ return function(res)
       if d ~= "all" then add(it.slices[d]) end
     end
     for _, m in ipairs(res.metrics) do add(it.scores[m.name]) end
+    if before then
+      local b = before[it.system] and before[it.system][it.id]
+      for _, m in ipairs(res.metrics) do add(b and b.scores and b.scores[m.name]) end
+    end
     for _, name in ipairs(reasons) do add(it.reasons[name] or it.unmeasured[name]) end
     add(it.row.query)
     add(it.row.answer)

@@ -30,7 +30,10 @@ return function(res, opts)
     meta = res.meta, metrics = metric_list(res), systems = res.systems, dims = res.dims,
     slice_values = res.slice_values, aggregates = res.aggregates, worst = res.worst,
     bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = items(res),
-    ci = res.ci, comparison = res.comparison, gates = res.gates,
+    ci = res.ci, comparison = res.comparison and {
+      baseline = res.comparison.baseline, alpha = res.comparison.alpha, rows = res.comparison.rows,
+      flips = res.comparison.flips } or nil,
+    gates = res.gates,
   }
   return json.encode(doc, { indent = opts.indent or "  " }) .. "\n"
 end

@@ -511,16 +511,31 @@ static int group(void *recs, size_t n, size_t size, size_t q_off, size_t nq, siz
   return 0;
 }
 
+/* Moves the second half's records down to the first's, a few MB at a time,
+ * handing back each page moved from that nothing will be moved to, so that
+ * memory stays at what the records need. */
+static void close_gap(struct evr_trec *t) {
+  const size_t chunk = (size_t)4 << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+  char *base = (char *)t->results;
+  size_t dst = t->gap_lo * sizeof *t->results, src = t->gap_hi * sizeof *t->results;
+  size_t n = (t->n_results - t->gap_hi) * sizeof *t->results, kept_end = dst + n;
+  for (size_t off = 0; off < n; off += chunk) {
+    size_t c = n - off < chunk ? n - off : chunk;
+    memmove(base + dst + off, base + src + off, c);
+    size_t lo = src + off > kept_end ? src + off : kept_end, hi = (src + off + c) / page * page;
+    lo = (lo + page - 1) / page * page;
+    if (hi > lo) madvise(base + lo, hi - lo, MADV_DONTNEED);
+  }
+  t->n_results -= t->gap_hi - t->gap_lo;
+  t->gap_lo = t->gap_hi = 0;
+}
+
 /* The blocks of the run's records: where they lie when the run is grouped
  * by query; else after closing any gap and sorting in place. */
 static int group_results(struct evr_trec *t, size_t nq, size_t *start, size_t *count) {
   const size_t sz = sizeof *t->results, off = offsetof(struct evr_trec_result, q);
   if (grouped((const char *)t->results, t->n_results, t->gap_lo, t->gap_hi, sz, off, nq, start, count)) return 0;
-  if (t->gap_hi > t->gap_lo) {
-    memmove(t->results + t->gap_lo, t->results + t->gap_hi, (t->n_results - t->gap_hi) * sz);
-    t->n_results -= t->gap_hi - t->gap_lo;
-    t->gap_lo = t->gap_hi = 0;
-  }
+  if (t->gap_hi > t->gap_lo) close_gap(t);
   return group(t->results, t->n_results, sz, off, nq, start, count);
 }
 

@@ -272,7 +272,10 @@ static size_t format4(double v, char *s) {
   uint64_t n = (uint64_t)(t + 0.5);
   char *p = s;
   if (signbit(v)) *p++ = '-';
-  p += snprintf(p, 24, "%llu", (unsigned long long)(n / 10000));
+  char digits[24];
+  int nd = 0;
+  for (uint64_t ip = n / 10000; nd == 0 || ip; ip /= 10) digits[nd++] = (char)('0' + ip % 10);
+  while (nd) *p++ = digits[--nd];
   unsigned f = (unsigned)(n % 10000);
   p[0] = '.', p[1] = (char)('0' + f / 1000), p[2] = (char)('0' + f / 100 % 10);
   p[3] = (char)('0' + f / 10 % 10), p[4] = (char)('0' + f % 10);

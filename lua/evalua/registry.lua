@@ -117,15 +117,23 @@ function M.retrieval_columns(rows, names, opts)
     local col = {}
     for i = 1, #rows do
       local q = r.per_query[i]
-      col[i] = q.skipped and { unmeasured = true, reason = q.skipped } or q[name]
+      if q.skipped then col[i] = { unmeasured = true, reason = q.skipped }
+      elseif q[name] == nil then col[i] = { unmeasured = true, reason = name .. " is undefined for this row" }
+      else col[i] = q[name] end
     end
     out[name] = col
   end
   return out
 end
 
+-- A single measure: lists such as "P.5,10" name several columns; ask for each.
 local function is_retrieval_name(name)
-  return (pcall(require("evalua.metrics").columns, { name }))
+  local ok, cols = pcall(require("evalua.metrics").columns, { name })
+  if ok and #cols > 1 then
+    error(("'%s' names %d measures; give each as its own metric (%s)"):format(name, #cols,
+      table.concat(cols, ", ")), 4)
+  end
+  return ok
 end
 
 -- resolve(spec) -> metric table

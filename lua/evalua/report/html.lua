@@ -169,7 +169,7 @@ local CSS = [[
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ddd;padding:3px 8px;vertical-align:top}
-th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}td.worst{background:#fde2e1}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.worst{background:#fde2e1}
 .meta{color:#555}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px}
 svg.chart{margin:4px 8px 4px 0}.grid{stroke:#eee}.tick{font-size:10px;fill:#666;text-anchor:end}.tick.start{text-anchor:start}.wide{overflow-x:auto}
 .label{font-size:11px;fill:#333}.whisker{stroke:#222;stroke-width:1.2;fill:none}.hists{display:flex;flex-wrap:wrap}

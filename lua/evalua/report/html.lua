@@ -122,6 +122,21 @@ local function comparison_html(res)
     end
   end
   out[#out + 1] = ("</table><p>p: paired permutation test on items matched by id; red rows are significant regressions (p &lt; %s).</p>"):format(cmp.alpha)
+  local flips = {}
+  for _, system in ipairs(res.systems) do
+    for _, m in ipairs(res.metrics) do
+      local f = cmp.flips[system] and cmp.flips[system][m.name]
+      if f and (#f.to_fail > 0 or #f.to_pass > 0) then
+        flips[#flips + 1] = ("<tr><td>%s</td><td>%s</td><td class=num>%s</td><td>%s</td><td>%s</td></tr>"):format(
+          esc(system), esc(m.name), C.num(f.threshold, 2), esc(table.concat(f.to_fail, ", ")),
+          esc(table.concat(f.to_pass, ", ")))
+      end
+    end
+  end
+  if #flips > 0 then
+    out[#out + 1] = "<h3>Items that flipped</h3><table><tr><th>system</th><th>metric</th><th>pass at</th>"
+      .. "<th>pass to fail</th><th>fail to pass</th></tr>" .. table.concat(flips) .. "</table>"
+  end
   return table.concat(out)
 end
 

@@ -90,6 +90,15 @@ return function(res, opts)
           C.num(r.after), r.arrow, r.delta, r.p and ("  p=%.4f%s"):format(r.p, r.regression and " REGRESSION" or "") or "")
       end
     end
+    for _, system in ipairs(res.systems) do
+      for _, m in ipairs(res.metrics) do
+        local f = cmp.flips[system] and cmp.flips[system][m.name]
+        if f and #f.to_fail + #f.to_pass > 0 then
+          out[#out + 1] = ("  %s %s: %d went from pass to fail (%s), %d from fail to pass"):format(system, m.name,
+            #f.to_fail, C.clip(table.concat(f.to_fail, ", "), 60), #f.to_pass)
+        end
+      end
+    end
   end
   for _, g in ipairs(res.gates or {}) do
     out[#out + 1] = ("gate %-9s %s: %s"):format(g.status, g.name, g.message)

@@ -33,6 +33,14 @@ an integer returned from the main chunk is the exit status:
   args.lua\t1\ttwo\trun\t2 (esc)
   [1]
 
+ev.exit sets the status from anywhere, even inside a sandboxed script:
+
+  $ printf 'local ev = require "evalua"\nlocal function deep() ev.exit(4) end\ndeep()\nprint("not reached")\n' > exit.lua
+  $ "$EVALUA" run exit.lua
+  [4]
+  $ "$EVALUA" run --sandbox exit.lua
+  [4]
+
 Usage errors print one line and exit 2:
 
   $ "$EVALUA"

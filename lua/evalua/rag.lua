@@ -364,16 +364,25 @@ local function base(o, name, description)
                     higher_is_better = true, options = o, make = makers[name] }
 end
 
+-- The row function of a judged metric: it checks for a judge and for the
+-- fields that score(judge, v, row) reads, so each metric only judges.
+-- hint is added to a missing-field reason.
+local function row_fn(o, fields, score, hint)
+  return function(row, ctx)
+    local judge, why = E.judge_of(ctx)
+    if not judge then return E.unmeasured(why) end
+    local v, missing = read(o, row, fields)
+    if not v then return E.unmeasured(hint and missing .. hint or missing) end
+    return score(judge, v, row)
+  end
+end
+
 define("faithfulness", "share of the answer's statements that the contexts support", function(o)
   local m = base(o, "faithfulness", o.description)
   local prompts = prompts_of(o, "faithfulness", { statements = P.statements, verdicts = P.verdicts })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
-  m.fn = function(row, ctx)
-    local judge, why = E.judge_of(ctx)
-    if not judge then return E.unmeasured(why) end
-    local v, missing = read(o, row, { "answer", "contexts" })
-    if not v then return E.unmeasured(missing) end
+  m.fn = row_fn(o, { "answer", "contexts" }, function(judge, v, row)
     v.question = field(o, row, "question") or ""
     local r = E.ask(judge, "rag_statements", { question = v.question, answer = v.answer }, prompts.statements)
     if not r.ok then return failed("statements", r) end
@@ -385,7 +394,7 @@ define("faithfulness", "share of the answer's statements that the contexts suppo
     return finish({ score = supported / #c.value, verdicts = c.value,
                     reason = ("%d of %d statements are supported by the contexts"):format(supported, #c.value) },
                   threshold)
-  end
+  end)
   return m
 end)
 
@@ -394,11 +403,7 @@ define("context_recall", "share of the reference's sentences that the contexts s
   local prompts = prompts_of(o, "context_recall", { verdicts = P.context_recall })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
-  m.fn = function(row, ctx)
-    local judge, why = E.judge_of(ctx)
-    if not judge then return E.unmeasured(why) end
-    local v, missing = read(o, row, { "reference", "contexts" })
-    if not v then return E.unmeasured(missing) end
+  m.fn = row_fn(o, { "reference", "contexts" }, function(judge, v, row)
     local sentences = offline.sentences(v.reference)
     if #sentences == 0 then return E.unmeasured("the reference has no sentences") end
     local c = E.ask(judge, "rag_recall", { question = field(o, row, "question") or "", contexts = v.contexts,
@@ -409,7 +414,7 @@ define("context_recall", "share of the reference's sentences that the contexts s
     return finish({ score = found / #c.value, verdicts = c.value,
                     reason = ("%d of %d reference sentences are found in the contexts"):format(found, #c.value) },
                   threshold)
-  end
+  end)
   return m
 end)
 
@@ -422,14 +427,8 @@ define("context_precision", "rank-weighted average precision of the chunks judge
   end
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
-  m.fn = function(row, ctx)
-    local judge, why = E.judge_of(ctx)
-    if not judge then return E.unmeasured(why) end
-    local v, missing = read(o, row, { "question", against, "contexts" })
-    if not v then
-      if against == "reference" then missing = missing .. " (against = \"answer\" judges by the answer instead)" end
-      return E.unmeasured(missing)
-    end
+  local hint = against == "reference" and " (against = \"answer\" judges by the answer instead)" or nil
+  m.fn = row_fn(o, { "question", against, "contexts" }, function(judge, v)
     local verdicts, flags = {}, {}
     for k, chunk in ipairs(v.contexts) do
       local r = E.ask(judge, "rag_precision", { question = v.question, reference = v[against], context = chunk,
@@ -442,7 +441,7 @@ define("context_precision", "rank-weighted average precision of the chunks judge
     for _, f in ipairs(flags) do useful = useful + f end
     return finish({ score = M.average_precision(flags), verdicts = verdicts,
                     reason = ("%d of %d chunks judged useful"):format(useful, #flags) }, threshold)
-  end
+  end, hint)
   return m
 end)
 
@@ -451,11 +450,7 @@ define("context_relevance", "share of the contexts' statements that are relevant
   local prompts = prompts_of(o, "context_relevance", { verdicts = P.context_relevance })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
-  m.fn = function(row, ctx)
-    local judge, why = E.judge_of(ctx)
-    if not judge then return E.unmeasured(why) end
-    local v, missing = read(o, row, { "question", "contexts" })
-    if not v then return E.unmeasured(missing) end
+  m.fn = row_fn(o, { "question", "contexts" }, function(judge, v)
     local per, relevant, total = {}, 0, 0
     for k, chunk in ipairs(v.contexts) do
       local r = E.ask(judge, "rag_context_relevance", { question = v.question, context = chunk }, prompts.verdicts)
@@ -468,7 +463,7 @@ define("context_relevance", "share of the contexts' statements that are relevant
     if total == 0 then return E.unmeasured("the contexts make no statements") end
     return finish({ score = relevant / total, contexts = per,
                     reason = ("%d of %d context statements are relevant"):format(relevant, total) }, threshold)
-  end
+  end)
   return m
 end)
 
@@ -521,14 +516,10 @@ define("answer_relevance", "how well the answer addresses the question (generate
     local prompts = prompts_of(o, "answer_relevance", { questions = P.questions, direct = P.answer_relevance })
     local threshold = threshold_of(o, 0.5)
     m.threshold = threshold
-    m.fn = function(row, ctx)
-      local judge, why = E.judge_of(ctx)
-      if not judge then return E.unmeasured(why) end
-      local v, missing = read(o, row, { "question", "answer" })
-      if not v then return E.unmeasured(missing) end
+    m.fn = row_fn(o, { "question", "answer" }, function(judge, v)
       local run = mode == "direct" and relevance_direct or relevance_embedding
       return finish(run(o, prompts, judge, v), threshold)
-    end
+    end)
     return m
   end)
 
@@ -562,11 +553,7 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
   local prompts = prompts_of(o, "relevancy", { check = P.relevancy, refine = P.relevancy_refine })
   local threshold = threshold_of(o, mode == "refine" and 1 or 0.5)
   m.threshold = threshold
-  m.fn = function(row, ctx)
-    local judge, why = E.judge_of(ctx)
-    if not judge then return E.unmeasured(why) end
-    local v, missing = read(o, row, { "question", "answer", "contexts" })
-    if not v then return E.unmeasured(missing) end
+  m.fn = row_fn(o, { "question", "answer", "contexts" }, function(judge, v)
     local steps = {}
     if mode == "per_source" then
       local yes = 0
@@ -591,7 +578,7 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
     end
     return finish({ score = verdict == "YES" and 1 or 0, verdict = verdict, steps = steps, mode = mode,
                     reason = steps[#steps].reason }, threshold)
-  end
+  end)
   return m
 end)
 
@@ -600,15 +587,11 @@ define("correctness", "1-5 grade of the answer against the reference, passing at
   local prompts = prompts_of(o, "correctness", { grade = P.correctness })
   local threshold = threshold_of(o, 4)
   m.threshold = threshold
-  m.fn = function(row, ctx)
-    local judge, why = E.judge_of(ctx)
-    if not judge then return E.unmeasured(why) end
-    local v, missing = read(o, row, { "question", "answer", "reference" })
-    if not v then return E.unmeasured(missing) end
+  m.fn = row_fn(o, { "question", "answer", "reference" }, function(judge, v)
     local r = E.ask(judge, "rag_correctness", v, prompts.grade)
     if not r.ok then return failed("grade", r) end
     return finish({ score = r.value, reason = r.reason }, threshold)
-  end
+  end)
   return m
 end)
 

@@ -11,12 +11,7 @@ local json = require "evalua.json"
 local mock = mockmod.start()
 local say = mockmod.say
 
-local function judge(opts)
-  local o = { base_url = mock.url, model = "m", cache = false, backoff_ms = 1, max_backoff_ms = 5,
-              api_key_env = false, max_retries = 0 }
-  for k, v in pairs(opts or {}) do o[k] = v end
-  return ev.judge.open(o)
-end
+local function judge(opts) return mock:judge({ max_retries = 0 }, opts) end
 
 local STEPS = { "Read the input and the output.", "Check the output answers the input." }
 

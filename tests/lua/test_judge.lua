@@ -11,12 +11,7 @@ local h = require "tests.lua.helpers"
 local mock = mockmod.start()
 local say = mockmod.say
 
-local function judge(opts)
-  local o = { base_url = mock.url, model = "m", cache = false, backoff_ms = 1, max_backoff_ms = 5,
-              api_key_env = false }
-  for k, v in pairs(opts or {}) do o[k] = v end
-  return ev.judge.open(o)
-end
+local function judge(opts) return mock:judge(nil, opts) end
 
 local function user(text) return { { role = "user", content = text } } end
 

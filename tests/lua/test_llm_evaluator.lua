@@ -8,9 +8,7 @@ local mockmod = require "tests.mock.mock"
 local mock = mockmod.start()
 local say = mockmod.say
 
-local function judge()
-  return ev.judge.open { base_url = mock.url, model = "m", cache = false, api_key_env = false, max_retries = 0 }
-end
+local function judge() return mock:judge { max_retries = 0 } end
 
 local EXAMPLES = {
   { inputs = { query = "Where is the office?", answer = "Go find it yourself." },

@@ -8,11 +8,7 @@ local h = require "tests.lua.helpers"
 local mock = mockmod.start()
 local say = mockmod.say
 
-local function judge(opts)
-  local o = { base_url = mock.url, model = "m", cache = false, api_key_env = false }
-  for k, v in pairs(opts or {}) do o[k] = v end
-  return ev.judge.open(o)
-end
+local function judge(opts) return mock:judge(nil, opts) end
 
 TestMap = {}
 function TestMap:setUp() mock:reset() end

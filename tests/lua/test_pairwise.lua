@@ -12,9 +12,7 @@ local mock = mockmod.start()
 local say = mockmod.say
 local rag = ev.rag
 
-local function judge()
-  return ev.judge.open { base_url = mock.url, model = "m", cache = false, api_key_env = false, max_retries = 0 }
-end
+local function judge() return mock:judge { max_retries = 0 } end
 
 local function says(better) return say { answer = ('{"reason": "%s wins", "better": "%s"}'):format(better, better) } end
 

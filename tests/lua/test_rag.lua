@@ -11,12 +11,7 @@ local mock = mockmod.start()
 local say = mockmod.say
 local rag = ev.rag
 
-local function judge(opts)
-  local o = { base_url = mock.url, model = "m", cache = false, backoff_ms = 1, max_backoff_ms = 5,
-              api_key_env = false, max_retries = 1 }
-  for k, v in pairs(opts or {}) do o[k] = v end
-  return ev.judge.open(o)
-end
+local function judge(opts) return mock:judge({ max_retries = 1 }, opts) end
 
 local function answer(t) return say { answer = type(t) == "string" and t or json.encode(t) } end
 

@@ -65,6 +65,17 @@ function Mock:requests() return self:control("/_mock/requests").requests end
 function Mock:reset() return self:control("/_mock/reset") end
 function Mock:latency(ms) return self:control("/_mock/config", ('{"latency_ms": %d}'):format(ms)) end
 
+-- A judge on this mock for tests: no cache, no key, backoff in milliseconds;
+-- defaults, then opts, override those.
+function Mock:judge(defaults, opts)
+  local o = { base_url = self.url, model = "m", cache = false, api_key_env = false, backoff_ms = 1,
+              max_backoff_ms = 5 }
+  for _, t in ipairs { defaults or {}, opts or {} } do
+    for k, v in pairs(t) do o[k] = v end
+  end
+  return require("evalua").judge.open(o)
+end
+
 function Mock:stop()
   if self.engine then self.engine:close() end
   os.execute(("kill %s 2>/dev/null; rm -rf %s"):format(self.pid, self.dir))

@@ -95,12 +95,7 @@ function test_correlations_and_kappa()
   lu.assertEquals(s.cohen_kappa({ 1, 2.0, true }, { 1.0, 2, true }), 1.0)
 end
 
-local function fails(arg, detail, f, ...)
-  local ok, msg = pcall(f, ...)
-  lu.assertFalse(ok)
-  lu.assertStrContains(msg, ("bad argument #%d to '"):format(arg))
-  lu.assertStrContains(msg, "' (" .. detail)
-end
+local fails = require("tests.lua.helpers").fails_with_argument_error
 
 function test_bad_input_names_argument_and_index()
   fails(1, "xs is empty)", s.mean, {})

@@ -51,4 +51,13 @@ function H.run_script(code, opts, args)
   return r
 end
 
+-- Asserts that f(...) raises "bad argument #arg to '...' (detail ...".
+function H.fails_with_argument_error(arg, detail, f, ...)
+  local lu = require "luaunit"
+  local ok, msg = pcall(f, ...)
+  lu.assertFalse(ok)
+  lu.assertStrContains(msg, ("bad argument #%d to '"):format(arg))
+  lu.assertStrContains(msg, "' (" .. detail)
+end
+
 return H

@@ -28,12 +28,7 @@ function test_batched_forms_agree_with_single_forms()
   lu.assertEquals(v.dot_paired({ { 1, 2 }, { 3 } }, { { 3, 4 }, { 5 } }), { 11.0, 15.0 })
 end
 
-local function fails(arg, detail, f, ...)
-  local ok, msg = pcall(f, ...)
-  lu.assertFalse(ok)
-  lu.assertStrContains(msg, ("bad argument #%d to '"):format(arg))
-  lu.assertStrContains(msg, "' (" .. detail)
-end
+local fails = require("tests.lua.helpers").fails_with_argument_error
 
 function test_bad_input()
   fails(2, "#b is 1 but #a is 2)", v.cosine, { 1, 2 }, { 1 })

@@ -376,7 +376,7 @@ static void evaluate_rows(lua_State *L, struct batch *b, const struct opts *o) {
   lua_Integer n = luaL_len(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
     int top = lua_gettop(L);
-    if (lua_rawgeti(L, 1, i) != LUA_TTABLE)
+    if (lua_geti(L, 1, i) != LUA_TTABLE)
       luaL_argerror(L, 1, lua_pushfstring(L, "row %I is a %s, not a table", i, luaL_typename(L, -1)));
     int row = lua_gettop(L);
     const char *where = row_label(L, row, i); /* pushes qid and label */

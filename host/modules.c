@@ -16,6 +16,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._text", luaopen_evalua_text},
   {"evalua._retrieval", luaopen_evalua_retrieval},
   {"evalua._judge", luaopen_evalua_judge},
+  {"evalua._table", luaopen_evalua_table},
   {NULL, NULL},
 };
 

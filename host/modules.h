@@ -10,5 +10,6 @@ int luaopen_evalua_vector(lua_State *L);
 int luaopen_evalua_text(lua_State *L);
 int luaopen_evalua_retrieval(lua_State *L);
 int luaopen_evalua_judge(lua_State *L);
+int luaopen_evalua_table(lua_State *L);
 
 #endif

@@ -6,6 +6,8 @@
 local cjson = require "cjson.safe"
 local sys = require "evalua._sys"
 local schema_mod = require "evalua.schema"
+local json = require "evalua.json"
+local T = require "evalua._table"
 
 local M = {}
 
@@ -24,8 +26,7 @@ local function input_error(path, line, msg)
   sys.input_error(("%s:%d: %s"):format(path, line, msg))
 end
 
--- A null object member becomes an absent key, so "missing" has one meaning;
--- a null inside a list stays and fails the schema as "null".
+-- A null object member becomes an absent key, so "missing" has one meaning.
 local function strip_nulls(v)
   if type(v) ~= "table" then return v end
   for k, x in pairs(v) do
@@ -36,20 +37,6 @@ local function strip_nulls(v)
     end
   end
   return v
-end
-
-local function each_jsonl(text, path, fn)
-  local line = 0
-  for l in (text .. "\n"):gmatch("([^\n]*)\n") do
-    line = line + 1
-    l = l:gsub("\r$", "")
-    if l:find("%S") then
-      local row, err = cjson.decode(l)
-      if row == nil then fn(line, nil, "invalid JSON: " .. tostring(err))
-      elseif type(row) ~= "table" or row[1] ~= nil then fn(line, nil, "expected a JSON object")
-      else fn(line, strip_nulls(row)) end
-    end
-  end
 end
 
 -- RFC 4180 CSV: quoted fields may hold commas, doubled quotes and newlines.
@@ -120,11 +107,107 @@ local function each_csv(text, path, fn, schema)
   end)
 end
 
+-- ---- rows as views over the C columns -------------------------------------
+-- A view is a plain Lua table that fetches a field from C the first time it
+-- is read and keeps it; pairs() fetches them all. row:table() is a copy
+-- with no metatable. User code may set fields on a view; they stay in Lua.
+
+local function view_class(tbl)
+  local index_of = setmetatable({}, { __mode = "k" })
+  local mt = {}
+  local function fetch(v, k)
+    local i = index_of[v]
+    if k == "_line" then return tbl:line(i) end
+    local val, kind = tbl:get(i, k)
+    if kind == "json" then val = strip_nulls(cjson.decode(val)) end
+    return val
+  end
+  local function fill(v)
+    for _, k in ipairs(tbl:keys(index_of[v])) do
+      if rawget(v, k) == nil then rawset(v, k, fetch(v, k)) end
+    end
+  end
+  local function copy(v)
+    fill(v)
+    local out = {}
+    for k, x in next, v do out[k] = x end
+    return out
+  end
+  mt.__index = function(v, k)
+    if k == "table" then return copy end
+    if type(k) ~= "string" then return nil end
+    local val = fetch(v, k)
+    if val ~= nil then rawset(v, k, val) end
+    return val
+  end
+  mt.__pairs = function(v)
+    fill(v)
+    return next, v, nil
+  end
+  return function(i)
+    local v = setmetatable({}, mt)
+    index_of[v] = i
+    return v
+  end
+end
+
+-- ds.rows: row i is built on first use and kept, so a field set on it stays.
+local function row_list(tbl)
+  local make = view_class(tbl)
+  local n = #tbl
+  return setmetatable({}, {
+    __index = function(rows, i)
+      if math.type(i) ~= "integer" or i < 1 or i > n then return nil end
+      local v = make(i)
+      rawset(rows, i, v)
+      return v
+    end,
+    __len = function() return n end,
+  })
+end
+
+local function new_dataset(fields)
+  fields.rows = row_list(fields.table)
+  fields.n = #fields.table
+  return setmetatable(fields, Dataset)
+end
+
+-- The user's schema as C field types; complex types (lists, alternatives)
+-- are checked in Lua over the loaded rows.
+local function c_schema(schema, rag)
+  local fields, complex = {}, {}
+  local names = {}
+  for name in pairs(schema or {}) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local t = schema[name]
+    local required = t:sub(-1) == "!"
+    local base = required and t:sub(1, -2) or t
+    if base:find("^%a+$") and base ~= "ranking" and base ~= "grades" then
+      fields[#fields + 1] = { name = name, type = base, required = required }
+    else
+      complex[name] = t
+    end
+  end
+  return { rag = rag, fields = fields }, complex
+end
+
+local function check_complex(ds, complex, path)
+  if next(complex) == nil then return end
+  for i = 1, ds.n do
+    local row = ds.rows[i]
+    local err = schema_mod.check(complex, row)
+    if err then input_error(path, row._line, err) end
+  end
+end
+
 local function detect_format(path, opts)
   if opts.format then return opts.format end
   if path:match("%.csv$") then return "csv" end
   return "jsonl"
 end
+
+local load_options = { schema = true, mode = true, format = true }
 
 -- load(path [, opts]) -> Dataset
 -- opts.schema  extra/overriding field types (see evalua.schema); false for none
@@ -133,33 +216,88 @@ end
 -- opts.format  "jsonl" | "csv" (default: from the extension)
 function M.load(path, opts)
   opts = opts or {}
-  local schema = opts.schema == false and {} or schema_mod.merge(schema_mod.rag, opts.schema)
-  local text = read_file(path)
-  local ds = setmetatable({ path = path, rows = {}, skipped = {}, hash = sys.sha256(text),
-                            format = detect_format(path, opts), mode = opts.mode or "strict" }, Dataset)
-  local function take(line, row, err)
-    err = err or (row and schema_mod.check(schema, row))
-    if err then
-      if ds.mode ~= "lenient" then input_error(path, line, err) end
-      ds.skipped[#ds.skipped + 1] = { line = line, error = err }
-      return
-    end
-    row._line = line
-    ds.rows[#ds.rows + 1] = row
+  for k in pairs(opts) do
+    if not load_options[k] then error(("dataset.load: unknown option '%s'"):format(tostring(k)), 2) end
   end
-  if ds.format == "csv" then each_csv(text, path, take, schema)
-  else each_jsonl(text, path, take) end
+  local mode = opts.mode or "strict"
+  if mode ~= "strict" and mode ~= "lenient" then
+    error(("dataset.load: mode must be \"strict\" or \"lenient\", got %s"):format(tostring(mode)), 2)
+  end
+  local spec, complex = c_schema(opts.schema ~= false and opts.schema or nil, opts.schema ~= false)
+  spec.lenient = mode == "lenient"
+  local format = detect_format(path, opts)
+  local ds
+  if format == "csv" then
+    ds = M.csv(path, opts.schema == false and {} or schema_mod.merge(schema_mod.rag, opts.schema), spec)
+  else
+    local tbl, hash, skipped = T.load(path, spec)
+    if not tbl then sys.input_error(hash) end
+    ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode }
+  end
+  check_complex(ds, complex, path)
   return ds
 end
 
--- A data set from rows already in memory (hash over their JSON form, with
--- sorted keys so the same rows always give the same hash).
-function M.from_rows(rows, name)
-  local json = require "evalua.json"
+-- Rows as JSON for the C reader: the keys it types and scalar values, keys
+-- sorted so that the same rows always give the same text (and hash).
+local function row_json(row, where)
+  local keys = {}
+  for k, v in pairs(row) do
+    local t = type(v)
+    if type(k) == "string" and k ~= "_line" and (t == "string" or t == "number" or t == "boolean"
+        or (t == "table" and schema_mod.rag[k])) then
+      keys[#keys + 1] = k
+    end
+  end
+  table.sort(keys)
   local parts = {}
-  for i, r in ipairs(rows) do parts[i] = json.encode(r) end
-  return setmetatable({ path = name or "(rows)", rows = rows, skipped = {}, format = "rows",
-                        hash = sys.sha256(table.concat(parts, "\n")) }, Dataset)
+  for i, k in ipairs(keys) do
+    local v = row[k]
+    if type(v) == "table" and next(v) == nil and k ~= "graded_relevance" then v = setmetatable({}, json.array) end
+    local ok, enc = pcall(json.encode, v)
+    if not ok then error(("%s: field '%s': %s"):format(where, k, enc), 0) end
+    parts[i] = json.encode(k) .. ":" .. enc
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- A data set from rows already in memory: the rows themselves are its views
+-- (every value stays as given); the typed keys are checked and copied into
+-- columns. The hash is over the rows' JSON form with sorted keys.
+function M.from_rows(rows, name)
+  name = name or "(rows)"
+  local tbl = T.new { rag = true, fields = { { name = "qid", type = "any" } } }
+  local parts = {}
+  for i, r in ipairs(rows) do
+    if type(r) ~= "table" then error(("%s: row %d is a %s, not a table"):format(name, i, type(r)), 2) end
+    parts[i] = row_json(r, name .. ":" .. i)
+    local ok, err = tbl:append(parts[i], i)
+    if not ok then error(("%s: row %d: %s"):format(name, i, err), 2) end
+  end
+  local ds = new_dataset { path = name, table = tbl, skipped = {}, format = "rows",
+                           hash = sys.sha256(table.concat(parts, "\n")), lua_rows = true }
+  for i, r in ipairs(rows) do rawset(ds.rows, i, r) end
+  return ds
+end
+
+-- CSV: records parsed in Lua, cells typed by the schema, rows into columns.
+function M.csv(path, schema, spec)
+  local text = read_file(path)
+  local tbl = T.new(spec)
+  local skipped = {}
+  local function take(line, row, err)
+    if not err then
+      local ok, msg = tbl:append(row_json(row, path .. ":" .. line), line)
+      if not ok then err = msg end
+    end
+    if err then
+      if not spec.lenient then input_error(path, line, err) end
+      skipped[#skipped + 1] = { line = line, error = err }
+    end
+  end
+  each_csv(text, path, take, schema)
+  return new_dataset { path = path, table = tbl, skipped = skipped, hash = sys.sha256(text), format = "csv",
+                       mode = spec.lenient and "lenient" or "strict" }
 end
 
 -- trec(qrels_path, run_path [, {complete = true}]) -> Dataset: TREC files as
@@ -170,61 +308,72 @@ function M.trec(qrels, run, opts)
   local data, err = require("evalua.metrics").load_trec(qrels, run)
   if not data then sys.input_error(err) end
   local rows = data:rows { complete = opts and opts.complete or false }
-  local hash = sys.sha256(sys.sha256(read_file(qrels)) .. sys.sha256(read_file(run)))
-  return setmetatable({ path = qrels .. " + " .. run, rows = rows, skipped = {}, hash = hash,
-                        format = "trec" }, Dataset)
+  local ds = M.from_rows(rows, qrels .. " + " .. run)
+  ds.hash = sys.sha256(sys.sha256(read_file(qrels)) .. sys.sha256(read_file(run)))
+  ds.format = "trec"
+  return ds
 end
 
 -- corpus(path) -> { [id] = {id=, title=, text=} }, checked like any data set.
 function M.corpus(path)
   local ds = M.load(path, { schema = false })
   local docs = {}
-  for _, d in ipairs(ds.rows) do
+  for i = 1, ds.n do
+    local d = ds.rows[i]:table()
     if type(d.id) ~= "string" or type(d.text) ~= "string" then
-      input_error(path, d._line, "field 'id' and 'text' must be strings in a corpus")
+      input_error(path, ds.table:line(i), "field 'id' and 'text' must be strings in a corpus")
     end
-    if docs[d.id] then input_error(path, d._line, ("document '%s' appears twice"):format(d.id)) end
+    if docs[d.id] then input_error(path, ds.table:line(i), ("document '%s' appears twice"):format(d.id)) end
     docs[d.id] = d
   end
   return docs, ds.hash
 end
 
-local function ranked_id(entry)
-  if type(entry) == "table" then return entry.id end
-  return entry
-end
-
--- Fills row.contexts (when absent) with the texts of the first k retrieved ids.
+-- Fills contexts (where a row has none) with the texts of its first k
+-- retrieved ids, in the columns.
 function Dataset:attach_contexts(docs, k)
-  for _, row in ipairs(self.rows) do
-    if row.contexts == nil and row.retrieved then
-      local ctx = {}
-      for i = 1, math.min(k or #row.retrieved, #row.retrieved) do
-        local d = docs[ranked_id(row.retrieved[i])]
-        if d then ctx[#ctx + 1] = d.text end
-      end
-      row.contexts = ctx
+  local texts = {}
+  for id, d in pairs(docs) do texts[id] = d.text end
+  self.table:attach_contexts(texts, k)
+  for i = 1, self.n do
+    local v = rawget(self.rows, i)
+    if v and not self.lua_rows then rawset(v, "contexts", nil) end
+  end
+  if self.lua_rows then
+    for i = 1, self.n do
+      local row = self.rows[i]
+      if row.contexts == nil then row.contexts = self.table:get(i, "contexts") end
     end
   end
   return self
 end
 
+-- A data set of the rows fn keeps (fn sees each row's view).
 function Dataset:filter(fn)
-  local rows = {}
-  for _, r in ipairs(self.rows) do
-    if fn(r) then rows[#rows + 1] = r end
+  local keep = {}
+  for i = 1, self.n do
+    if fn(self.rows[i]) then keep[#keep + 1] = i end
   end
-  local copy = setmetatable({}, Dataset)
+  return self:subset(keep)
+end
+
+-- A data set of rows idx (positions in this one), sharing nothing.
+function Dataset:subset(idx)
+  local copy = {}
   for k, v in pairs(self) do copy[k] = v end
-  copy.rows = rows
-  return copy
+  copy.table = self.table:subset(idx)
+  local out = new_dataset(copy)
+  if self.lua_rows then
+    for i, r in ipairs(idx) do rawset(out.rows, i, self.rows[r]) end
+  end
+  return out
 end
 
 -- Distinct values of a field, in order of first appearance.
 function Dataset:values(field)
   local seen, out = {}, {}
-  for _, r in ipairs(self.rows) do
-    local v = r[field]
+  for i = 1, self.n do
+    local v = self.rows[i][field]
     if v ~= nil and not seen[v] then seen[v], out[#out + 1] = true, v end
   end
   return out
@@ -267,7 +416,8 @@ function Dataset:sample(opts)
   if not n then error("sample: give n or a tier (smoke, regression, deep)", 2) end
   local idf, by, seed = opts.id or "qid", opts.by, tostring(opts.seed or 1)
   local strata, order, seen = {}, {}, {}
-  for _, r in ipairs(self.rows) do
+  for i = 1, self.n do
+    local r = self.rows[i]
     local id = r[idf]
     if id ~= nil and not seen[id] then
       seen[id] = true
@@ -296,4 +446,5 @@ function Dataset:sample(opts)
   return out
 end
 
+M.Dataset = Dataset
 return M

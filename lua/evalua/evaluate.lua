@@ -1,91 +1,108 @@
 -- ev.evaluate(rows_or_dataset, spec) -> results
 -- Runs every metric on every row, then aggregates per system (pipeline
--- variant) and per slice with bootstrap confidence intervals.
+-- variant) and per slice with confidence intervals.
 --
 --   local res = ev.evaluate(ds, {
 --     metrics = { "recall@5", "mrr", "token_f1", my_metric },
 --     system = "variant",                         -- field that names the system (optional)
 --     slices = { "query_class", lang = function(row) ... end },
 --     judge = judge, concurrency = 16,             -- for judged metrics
---     ci = { resamples = 1000, level = 0.95, seed = 1 }, bottom = 5,
+--     ci = { resamples = 1000, level = 0.95, seed = 1 } | false, bottom = 5,
 --   })
 --
--- Per-row metrics run inside ev.map, so a metric that asks the judge runs
+-- Scores live in C columns. Built-in retrieval and answer metrics run in C
+-- over the data set's columns; a metric written in Lua gets row views, and
+-- per-row metrics run inside ev.map, so a metric that asks the judge runs
 -- concurrently with the others while its code reads sequentially.
 local registry = require "evalua.registry"
 local results_mod = require "evalua.results"
+local dataset = require "evalua.dataset"
+local T = require "evalua._table"
 
+local known = { metrics = true, system = true, slices = true, judge = true, concurrency = true, ci = true,
+                bottom = true, id = true, retrieval = true, options = true, progress = true, quiet = true,
+                meta = true }
+
+local function check_spec(spec)
+  for k in pairs(spec) do
+    if not known[k] then error(("evaluate: unknown option '%s'"):format(tostring(k)), 3) end
+  end
+end
+
+local inf = math.huge
+
+-- v -> score | nil, reason (the explanation, or why it is unmeasured), detail
 local function value_of(v)
-  -- -> score | nil, reason, unmeasured-reason, detail
   local t = type(v)
   if t == "number" then
-    if v ~= v then return nil, nil, "the metric returned NaN" end
+    if v ~= v then return nil, "the metric returned NaN" end
+    if v == inf or v == -inf then return nil, "the metric returned an infinite value" end
     return v
   elseif t == "boolean" then
     return v and 1 or 0
   elseif v == nil then
-    return nil, nil, "the metric returned no value"
+    return nil, "the metric returned no value"
   elseif t == "table" then
-    if v.ok == false or v.unmeasured then
-      return nil, v.reason, v.error or v.reason or "unmeasured", v
-    end
+    if v.ok == false or v.unmeasured then return nil, v.error or v.reason or "unmeasured", v end
     local s = v.score
     if type(s) == "boolean" then s = s and 1 or 0 end
-    if type(s) == "number" and s == s then return s, v.reason, nil, v end
-    return nil, v.reason, "the metric's table has no numeric score", v
+    if type(s) == "number" and s == s and s ~= inf and s ~= -inf then return s, v.reason, v end
+    return nil, "the metric's table has no finite numeric score", v
   end
-  return nil, nil, "the metric returned a " .. t
+  return nil, "the metric returned a " .. t
 end
 
-local function record(item, metric, v)
-  local score, reason, missing, detail = value_of(v)
-  item.scores[metric.name] = score
-  if reason then item.reasons[metric.name] = reason end
-  if missing then item.unmeasured[metric.name] = missing end
-  if detail and metric.keep_detail ~= false then item.details[metric.name] = detail end
+local function recorder(scores, details)
+  return function(i, j, metric, v)
+    local score, reason, detail = value_of(v)
+    scores:set(i, j, score, reason and tostring(reason))
+    if detail and metric.keep_detail ~= false then
+      local d = details[metric.name] or {}
+      details[metric.name] = d
+      d[i] = detail
+    end
+  end
 end
 
-local function run_batch(metric, rows, items, ctx)
-  local ok, values = pcall(metric.batch, rows, ctx)
+local function run_batch(metric, j, ds, record, ctx)
+  local ok, values = pcall(metric.batch, ds.rows, ctx)
   if not ok then
     error(("metric '%s' failed: %s"):format(metric.name, tostring(values)), 0)
   end
   if type(values) ~= "table" then
     error(("metric '%s': batch returned %s, not a list"):format(metric.name, type(values)), 0)
   end
-  for i, item in ipairs(items) do record(item, metric, values[i]) end
+  for i = 1, ds.n do record(i, j, metric, values[i]) end
 end
 
--- Every retrieval measure in one C call over all rows.
-local function run_retrieval(metrics, rows, items, ctx)
-  local names = {}
-  for i, m in ipairs(metrics) do names[i] = m.name end
-  local cols = registry.retrieval_columns(rows, names, ctx.retrieval)
-  for _, m in ipairs(metrics) do
-    for i, item in ipairs(items) do record(item, m, cols[m.name][i]) end
-  end
+-- An error a metric raises makes that row unmeasured with the message; a
+-- request to exit (ev.exit) is passed on.
+local function guarded(fn, row, ctx)
+  local ok, v = pcall(fn, row, ctx)
+  if ok then return v end
+  if type(v) == "table" and v.evalua_exit then error(v, 0) end
+  return { unmeasured = true, error = tostring(v) }
 end
 
--- All per-row metrics of one row run in one task of ev.map, so a failing
--- metric is recorded as unmeasured for that row and nothing else.
-local function run_rowwise(metrics, rows, items, ctx, spec)
+-- All per-row metrics of one row run in one task of ev.map.
+local function run_rowwise(list, ds, record, ctx, spec)
   local map = require "evalua.map"
-  map(rows, function(row, i)
-    for _, m in ipairs(metrics) do
-      local ok, v = pcall(m.fn, row, ctx)
-      if not ok then v = { unmeasured = true, error = tostring(v) } end
-      record(items[i], m, v)
-    end
+  local rows = ds.rows
+  local idx = {}
+  for i = 1, ds.n do idx[i] = i end
+  map(idx, function(i)
+    local row = rows[i]
+    for _, e in ipairs(list) do record(i, e.j, e.m, guarded(e.m.fn, row, ctx)) end
     return true
   end, { concurrency = spec.concurrency or 16, progress = spec.progress, quiet = spec.quiet,
          label = "evaluating" })
 end
 
-local function slice_functions(spec)
+local function slice_dims(spec)
   local dims = {}
   for k, v in pairs(spec.slices or {}) do
     if type(k) == "number" then
-      dims[#dims + 1] = { name = v, fn = function(row) return row[v] end, pos = k }
+      dims[#dims + 1] = { name = v, field = v, pos = k }
     else
       dims[#dims + 1] = { name = k, fn = v, pos = math.huge }
     end
@@ -97,42 +114,81 @@ local function slice_functions(spec)
   return dims
 end
 
-local function make_items(rows, spec, dims)
-  local idf, sysf = spec.id or "qid", spec.system
-  local items = {}
-  for i, row in ipairs(rows) do
-    local item = { id = row[idf], row = row, scores = {}, reasons = {}, unmeasured = {},
-                   details = {}, slices = {} }
-    item.system = sysf and tostring(row[sysf] or "?") or "all"
-    for _, d in ipairs(dims) do
-      local ok, v = pcall(d.fn, row)
-      item.slices[d.name] = ok and v ~= nil and tostring(v) or "(none)"
+-- Codes of a slice function's values; a function that raises puts the row
+-- in "(error)" and the first message is kept in dim.error.
+local function function_codes(ds, dim)
+  local values = {}
+  for i = 1, ds.n do
+    local ok, v = pcall(dim.fn, ds.rows[i])
+    if not ok then
+      if type(v) == "table" and v.evalua_exit then error(v, 0) end
+      dim.errors = (dim.errors or 0) + 1
+      dim.error = dim.error or tostring(v)
+      values[i] = "(error)"
+    else
+      values[i] = v ~= nil and tostring(v) or "(none)"
     end
-    items[i] = item
   end
-  return items
+  return T.codes_of(values)
+end
+
+-- Codes renumbered so that values come in sorted order.
+local function sorted_codes(codes, values)
+  local order = {}
+  for k = 1, #values do order[k] = k end
+  table.sort(order, function(a, b) return values[a] < values[b] end)
+  local sorted = {}
+  for k, old in ipairs(order) do sorted[k] = values[old] end
+  codes:remap(order)
+  return codes, sorted
+end
+
+local function group_codes(ds, spec, dims)
+  local tbl = ds.table
+  local sys_codes, systems
+  if spec.system then sys_codes, systems = tbl:codes(spec.system, "?")
+  else sys_codes, systems = tbl:codes(nil, "all") end
+  for _, d in ipairs(dims) do
+    local codes, values
+    if d.field then codes, values = tbl:codes(d.field, "(none)")
+    else codes, values = function_codes(ds, d) end
+    d.codes, d.values = sorted_codes(codes, values)
+    if d.error then
+      io.stderr:write(("evalua: slice '%s' raised on %d rows (put in \"(error)\"): %s\n")
+        :format(d.name, d.errors, d.error))
+    end
+  end
+  return sys_codes, systems
 end
 
 return function(data, spec)
   spec = spec or {}
-  local rows = data.rows or data
-  if type(rows) ~= "table" then error("evaluate: expected rows or a data set", 2) end
+  check_spec(spec)
+  local ds = getmetatable(data) == dataset.Dataset and data or nil
+  if not ds then
+    if type(data) ~= "table" then error("evaluate: expected rows or a data set", 2) end
+    ds = dataset.from_rows(data)
+    ds.implicit = true -- rows given directly: no data set to name in reports
+  end
   local metrics = {}
   for i, s in ipairs(spec.metrics or {}) do metrics[i] = registry.resolve(s) end
   if #metrics == 0 then error("evaluate: no metrics given", 2) end
-  local dims = slice_functions(spec)
-  local items = make_items(rows, spec, dims)
+  local scores = T.scores(ds.n, #metrics)
+  local details = {}
+  local record = recorder(scores, details)
   local ctx = { judge = spec.judge, retrieval = spec.retrieval, options = spec.options or {} }
-  local rowwise, retrieval = {}, {}
-  for _, m in ipairs(metrics) do
-    if m.retrieval then retrieval[#retrieval + 1] = m
-    elseif m.batch then run_batch(m, rows, items, ctx)
-    else rowwise[#rowwise + 1] = m end
+  local builtin, rowwise = {}, {}
+  for j, m in ipairs(metrics) do
+    if m.builtin then builtin[#builtin + 1] = { j = j, name = m.name, kind = m.builtin }
+    elseif m.batch then run_batch(m, j, ds, record, ctx)
+    else rowwise[#rowwise + 1] = { j = j, m = m } end
   end
-  if #retrieval > 0 then run_retrieval(retrieval, rows, items, ctx) end
-  if #rowwise > 0 then run_rowwise(rowwise, rows, items, ctx, spec) end
+  if #builtin > 0 then scores:eval(ds.table, builtin, spec.retrieval) end
+  if #rowwise > 0 then run_rowwise(rowwise, ds, record, ctx, spec) end
+  local dims = slice_dims(spec)
+  local sys_codes, systems = group_codes(ds, spec, dims)
   return results_mod.build {
-    items = items, metrics = metrics, dims = dims, spec = spec,
-    dataset = data.rows and data or nil, judge = spec.judge,
+    dataset = ds, scores = scores, details = details, metrics = metrics, dims = dims,
+    sys_codes = sys_codes, systems = systems, spec = spec, judge = spec.judge,
   }
 end

@@ -17,7 +17,7 @@ local order = {}
 local function check_metric(m, level)
   if type(m) ~= "table" then error("a metric is a table {name=, fn=|batch=}", level) end
   if type(m.name) ~= "string" or m.name == "" then error("a metric needs a name", level) end
-  if type(m.fn) ~= "function" and type(m.batch) ~= "function" then
+  if type(m.fn) ~= "function" and type(m.batch) ~= "function" and not m.builtin then
     error(("metric '%s' needs fn(row) or batch(rows)"):format(m.name), level)
   end
   if m.higher_is_better == nil then m.higher_is_better = true end
@@ -46,84 +46,31 @@ function M.registered()
   return out
 end
 
--- ---- answer metrics over row.answer and row.gold_answers ----------------
+-- ---- built-in metrics: ev.evaluate runs them in C over the columns ----
 
-local function missing_answer(row)
-  if type(row.answer) ~= "string" then return "no 'answer' in the row" end
-  local g = row.gold_answers
-  if g == nil or (type(g) == "table" and #g == 0) then return "no 'gold_answers' in the row" end
-end
-
--- One C call for the whole column; if it rejects a row (invalid UTF-8, say),
--- rows are scored one by one so only the bad ones are unmeasured.
-local function answer_metric(name, fn, description, opts)
-  return {
-    name = name, description = description,
-    batch = function(rows)
-      local text = require "evalua.text"
-      local out, idx, preds, golds = {}, {}, {}, {}
-      for i, row in ipairs(rows) do
-        local why = missing_answer(row)
-        if why then
-          out[i] = { unmeasured = true, reason = why }
-        else
-          idx[#idx + 1], preds[#preds + 1], golds[#golds + 1] = i, row.answer, row.gold_answers
-        end
-      end
-      local ok, values = pcall(text[fn .. "_batch"], preds, golds, opts)
-      for j, i in ipairs(idx) do
-        if ok then
-          out[i] = values[j]
-        else
-          local one_ok, v = pcall(text[fn], preds[j], golds[j], opts)
-          out[i] = one_ok and v or { unmeasured = true, reason = tostring(v) }
-        end
-      end
-      return out
-    end,
-  }
+-- An answer metric over row.answer and row.gold_answers (max over golds).
+local function answer_metric(name, description)
+  return { name = name, description = description, builtin = "answer" }
 end
 
 local answer_metrics = {
-  exact_match = answer_metric("exact_match", "exact_match",
-    "1 when the answer equals a gold answer byte for byte"),
-  exact_match_norm = answer_metric("exact_match_norm", "exact_match",
-    "1 when the normalised answer equals a normalised gold answer (SQuAD)", { normalize = true }),
-  token_f1 = answer_metric("token_f1", "token_f1", "SQuAD token F1, max over gold answers"),
-  rouge_l = answer_metric("rouge_l", "rouge_l",
+  exact_match = answer_metric("exact_match", "1 when the answer equals a gold answer byte for byte"),
+  exact_match_norm = answer_metric("exact_match_norm",
+    "1 when the normalised answer equals a normalised gold answer (SQuAD)"),
+  token_f1 = answer_metric("token_f1", "SQuAD token F1, max over gold answers"),
+  rouge_l = answer_metric("rouge_l",
     "ROUGE-L F1 (longest common subsequence of tokens), max over gold answers"),
-  edit_similarity = answer_metric("edit_similarity", "edit_similarity",
+  edit_similarity = answer_metric("edit_similarity",
     "1 - Levenshtein distance / longer length, in code points, max over gold answers"),
 }
 
--- ---- retrieval measures: ev.evaluate computes all of them in one C call --
-
+-- A retrieval measure with trec_eval's definition; a row without a ranking
+-- or gold labels is unmeasured with the reason.
 local function retrieval_metric(name)
   return {
-    name = name, retrieval = true,
+    name = name, builtin = "retrieval", retrieval = true,
     description = "retrieval measure " .. name .. " (trec_eval's definition; docs/retrieval.md)",
-    batch = function(rows, ctx)
-      return M.retrieval_columns(rows, { name }, ctx and ctx.retrieval)[name]
-    end,
   }
-end
-
--- retrieval_columns(rows, names [, opts]) -> { [name] = values aligned with rows };
--- a row the measures cannot score (no ranking, no gold labels) is unmeasured with the reason.
-function M.retrieval_columns(rows, names, opts)
-  local r = require("evalua.metrics").evaluate(rows, names, opts)
-  local out = {}
-  for _, name in ipairs(names) do
-    local col = {}
-    for i = 1, #rows do
-      local q = r.per_query[i]
-      if q.skipped then col[i] = { unmeasured = true, reason = q.skipped }
-      elseif q[name] == nil then col[i] = { unmeasured = true, reason = name .. " is undefined for this row" }
-      else col[i] = q[name] end
-    end
-    out[name] = col
-  end
-  return out
 end
 
 -- A single measure: lists such as "P.5,10" name several columns; ask for each.
@@ -140,7 +87,7 @@ end
 function M.resolve(spec)
   if type(spec) == "table" then return check_metric(spec, 3) end
   if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
-  if not registered[spec] then pcall(require, "evalua.rag") end -- registers the judged metrics' names
+  if not registered[spec] then require "evalua.rag" end -- registers the judged metrics' names
   if registered[spec] then return registered[spec] end
   if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
   if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end

@@ -1,14 +1,17 @@
 -- The results object every report, history record and gate reads:
+--   res.scores     = the score columns (C): res.scores:get(i, j) -> score|nil, reason
 --   res.items[i]   = { id=, system=, row=, scores={metric=number}, reasons={},
---                      unmeasured={metric=reason}, details={}, slices={dim=value} }
+--                      unmeasured={metric=reason}, details={}, slices={dim=value} },
+--                    built from the columns when first read
 --   res.metrics    = ordered metric tables;  res.systems = ordered system names
---   res.dims       = ordered slice dimensions ("all" first)
+--   res.dims       = ordered slice dimensions ("all" first); res.slice_values[dim]
 --   res:agg(system, metric [, dim, value]) = { n=, measured=, mean=, sd=, lo=, hi= }
 --   res.worst[system][metric] = { dim=, value=, mean= }   (lowest slice mean)
 --   res.bottom[system][metric] = the k lowest items
 --   res.meta       = evalua version, time, data set hash, judge accounting ...
 -- An unmeasured item never enters a mean: aggregates carry coverage
 -- (measured of n) instead, and a slice with nothing measured has mean nil.
+-- Aggregates, bottom-k and intervals are computed in C over the columns.
 local stats = require "evalua.stats"
 local sys = require "evalua._sys"
 
@@ -17,70 +20,21 @@ Results.__index = Results
 
 local M = {}
 
-local function ordered_unique(items, key)
-  local seen, out = {}, {}
-  for _, it in ipairs(items) do
-    local v = key(it)
-    if not seen[v] then seen[v], out[#out + 1] = true, v end
-  end
+local function names_of(metrics)
+  local out = {}
+  for j, m in ipairs(metrics) do out[j] = m.name end
   return out
 end
 
-local function summarise(scores, n, ci)
-  local a = { n = n, measured = #scores }
-  if #scores == 0 then return a end
-  a.mean = stats.mean(scores)
-  a.sd = #scores > 1 and stats.sd(scores) or 0
-  a.min, a.max = stats.min(scores), stats.max(scores)
-  if ci and #scores > 1 then
-    local c = stats.bootstrap_ci(scores, ci)
-    a.lo, a.hi = c.lo, c.hi
-  else
-    a.lo, a.hi = a.mean, a.mean
-  end
-  return a
-end
-
--- Items bucketed once: buckets[system][dim][value] = list of items.
-local function bucket(res)
-  local b = {}
-  for _, system in ipairs(res.systems) do
-    b[system] = {}
-    for _, d in ipairs(res.dims) do
-      b[system][d] = {}
-      for _, v in ipairs(res.slice_values[d]) do b[system][d][v] = {} end
-    end
-  end
-  for _, it in ipairs(res.items) do
-    local per = b[it.system]
-    for _, d in ipairs(res.dims) do
-      local list = per[d][d == "all" and "all" or it.slices[d]]
-      list[#list + 1] = it
-    end
-  end
-  return b
-end
-
+-- One C pass per dimension: aggregates[system][dim][value][metric].
 local function aggregate(res, ci)
-  local buckets = bucket(res)
+  local names = names_of(res.metrics)
   res.aggregates = {}
-  for _, system in ipairs(res.systems) do
-    res.aggregates[system] = {}
-    for _, d in ipairs(res.dims) do
-      res.aggregates[system][d] = {}
-      for _, value in ipairs(res.slice_values[d]) do
-        local cell, list = {}, buckets[system][d][value]
-        res.aggregates[system][d][value] = cell
-        for _, m in ipairs(res.metrics) do
-          local scores = {}
-          for _, it in ipairs(list) do
-            local s = it.scores[m.name]
-            if s ~= nil then scores[#scores + 1] = s end
-          end
-          cell[m.name] = summarise(scores, #list, ci)
-        end
-      end
-    end
+  for _, system in ipairs(res.systems) do res.aggregates[system] = {} end
+  for _, d in ipairs(res.dims) do
+    local per = res.scores:aggregate(res.sys_codes, res.systems, names, res.dim_codes[d],
+                                     res.slice_values[d], ci)
+    for system, cells in pairs(per) do res.aggregates[system][d] = cells end
   end
 end
 
@@ -108,32 +62,26 @@ local function find_worst(res)
   end
 end
 
-local function reason_of(it, metric)
-  return it.reasons[metric] or it.unmeasured[metric]
+local function field(res, i, key)
+  local v, kind = res.dataset.table:get(i, key)
+  if kind == "json" then return res.dataset.rows[i][key] end
+  return v
 end
 
+-- A bounded heap per system and metric in C; only the k rows are read.
 local function find_bottom(res, k)
   res.bottom = {}
-  for _, system in ipairs(res.systems) do
-    res.bottom[system] = {}
-    for _, m in ipairs(res.metrics) do
-      local pool = {}
-      for idx, it in ipairs(res.items) do
-        if it.system == system and it.scores[m.name] ~= nil then pool[#pool + 1] = { it = it, idx = idx } end
-      end
-      table.sort(pool, function(a, b)
-        local sa, sb = a.it.scores[m.name], b.it.scores[m.name]
-        if sa ~= sb then
-          if m.higher_is_better then return sa < sb end
-          return sa > sb
-        end
-        return a.idx < b.idx
-      end)
+  for _, system in ipairs(res.systems) do res.bottom[system] = {} end
+  local idf = res.id_field
+  for j, m in ipairs(res.metrics) do
+    local per = res.scores:bottom(j, res.sys_codes, k, not m.higher_is_better)
+    for s, system in ipairs(res.systems) do
       local list = {}
-      for i = 1, math.min(k, #pool) do
-        local it = pool[i].it
-        list[i] = { id = it.id, score = it.scores[m.name], query = it.row.query,
-                    answer = it.row.answer, reason = reason_of(it, m.name) }
+      for r, i in ipairs(per[s]) do
+        local score, reason = res.scores:get(i, j)
+        local id = res.dataset.lua_rows and res.dataset.rows[i][idf] or field(res, i, idf)
+        list[r] = { id = id, score = score, reason = reason,
+                    query = field(res, i, "query"), answer = field(res, i, "answer") }
       end
       res.bottom[system][m.name] = list
     end
@@ -148,8 +96,8 @@ local function metadata(args)
   local ev = require "evalua"
   local meta = { evalua = ev.version, time = iso_time(sys.now()) }
   local ds = args.dataset
-  if ds then
-    meta.dataset = { path = ds.path, hash = ds.hash, rows = #ds.rows, skipped = #ds.skipped,
+  if ds and not ds.implicit then
+    meta.dataset = { path = ds.path, hash = ds.hash, rows = ds.n, skipped = #ds.skipped,
                      sampling = ds.sampling }
   end
   if args.judge and args.judge.stats then meta.judge = args.judge:stats() end
@@ -157,28 +105,83 @@ local function metadata(args)
   return meta
 end
 
--- build{items=, metrics=, dims=, spec=, dataset=, judge=} -> results
+-- res.items[i], built on first use from the columns and kept.
+local function item_list(res)
+  local ds, n = res.dataset, res.dataset.n
+  return setmetatable({}, {
+    __len = function() return n end,
+    __index = function(items, i)
+      if math.type(i) ~= "integer" or i < 1 or i > n then return nil end
+      local row = ds.rows[i]
+      local it = { id = row[res.id_field], row = row, scores = {}, reasons = {}, unmeasured = {},
+                   details = {}, slices = {}, system = res.systems[res.sys_codes:get(i)] }
+      for j, m in ipairs(res.metrics) do
+        local score, reason = res.scores:get(i, j)
+        it.scores[m.name] = score
+        if score == nil then it.unmeasured[m.name] = reason or "unmeasured"
+        elseif reason then it.reasons[m.name] = reason end
+        local d = res.details[m.name]
+        if d and d[i] ~= nil then it.details[m.name] = d[i] end
+      end
+      for _, d in ipairs(res.dims) do
+        if d ~= "all" then it.slices[d] = res.slice_values[d][res.dim_codes[d]:get(i)] end
+      end
+      rawset(items, i, it)
+      return it
+    end,
+  })
+end
+
+local function ci_spec(ci)
+  if ci == false then return false end
+  if ci ~= nil and type(ci) ~= "table" then error("evaluate: ci must be a table or false", 3) end
+  ci = ci or {}
+  for k in pairs(ci) do
+    if k ~= "resamples" and k ~= "level" and k ~= "seed" and k ~= "bootstrap_max" then
+      error(("evaluate: unknown ci option '%s'"):format(tostring(k)), 3)
+    end
+  end
+  return { resamples = ci.resamples or 1000, level = ci.level or 0.95, seed = ci.seed or 1,
+           bootstrap_max = ci.bootstrap_max or 20000 }
+end
+
+-- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, judge=} -> results
 function M.build(args)
   local spec = args.spec
-  local res = setmetatable({ items = args.items, metrics = args.metrics }, Results)
-  res.systems = ordered_unique(res.items, function(it) return it.system end)
+  local res = setmetatable({ dataset = args.dataset, scores = args.scores, details = args.details,
+                             metrics = args.metrics, systems = args.systems, sys_codes = args.sys_codes,
+                             n = args.dataset.n, id_field = spec.id or "qid" }, Results)
   res.dims = { "all" }
   res.slice_values = { all = { "all" } }
+  res.dim_codes = {}
+  res.slice_errors = {}
   for _, d in ipairs(args.dims) do
     res.dims[#res.dims + 1] = d.name
-    local values = ordered_unique(res.items, function(it) return it.slices[d.name] end)
-    table.sort(values)
-    res.slice_values[d.name] = values
+    res.slice_values[d.name] = d.values
+    res.dim_codes[d.name] = d.codes
+    if d.error then res.slice_errors[d.name] = { rows = d.errors, error = d.error } end
   end
-  res.ci = spec.ci == false and false or {
-    resamples = (spec.ci or {}).resamples or 1000, level = (spec.ci or {}).level or 0.95,
-    seed = (spec.ci or {}).seed or 1 }
+  res.ci = ci_spec(spec.ci)
   aggregate(res, res.ci)
   find_worst(res)
   find_bottom(res, spec.bottom or 5)
-  res.skipped = args.dataset and args.dataset.skipped or {}
+  res.items = item_list(res)
+  res.skipped = args.dataset.skipped or {}
   res.meta = metadata(args)
   return res
+end
+
+-- Measured scores of one system and metric, in row order.
+function Results:scores_of(system, metric)
+  for j, m in ipairs(self.metrics) do
+    if m.name == metric then
+      for s, name in ipairs(self.systems) do
+        if name == system then return self.scores:column(j, self.sys_codes, s) end
+      end
+      return {}
+    end
+  end
+  return {}
 end
 
 function Results:agg(system, metric, dim, value)

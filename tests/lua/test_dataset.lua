@@ -19,7 +19,7 @@ function test_lenient_mode_skips_and_lists_bad_rows()
   lu.assertEquals(ids, { "q1", "q3" })
   lu.assertEquals(ds.skipped, {
     { line = 3, error = "field 'retrieved[2].score': expected number, got string" },
-    { line = 5, error = "invalid JSON: Expected value but found invalid token at character 1" },
+    { line = 5, error = "invalid JSON at column 1: expected a JSON object, found 'n'" },
     { line = 6, error = "field 'qid': missing (expected id)" },
     { line = 7, error = "field 'contexts[2]': expected string, got null" },
   })
@@ -110,7 +110,7 @@ function test_corpus_and_attach_contexts()
   local dir = h.tmpdir()
   h.write(dir .. "/c.jsonl", '{"id":"d1","title":"A","text":"alpha"}\n{"id":"d2","title":"B","text":"beta"}\n')
   local docs = ev.dataset.corpus(dir .. "/c.jsonl")
-  local ds = ev.dataset.from_rows { { qid = "q", retrieved = { { id = "d2", score = 2 }, "d1", "d9" } } }
+  local ds = ev.dataset.from_rows { { qid = "q", retrieved = { { id = "d2", score = 2 }, { id = "d1", score = 1 }, { id = "d9", score = 0 } } } }
   ds:attach_contexts(docs, 2)
   lu.assertEquals(ds.rows[1].contexts, { "beta", "alpha" })
   h.write(dir .. "/dup.jsonl", '{"id":"d1","text":"a"}\n{"id":"d1","text":"b"}\n')

@@ -1,0 +1,402 @@
+/* evalua._table.scores: score columns with an unmeasured mask and reasons;
+ * the built-in metrics run over a data set's columns on two threads;
+ * grouped statistics and bottom-k run over the columns (metrics/group.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "evalua/group.h"
+#include "evalua/measures.h"
+#include "evalua/table_eval.h"
+#include "l_table.h"
+#include "parallel.h"
+
+#define SCORES_MT "evalua.scores"
+
+struct lscores *lscores_check(lua_State *L, int arg) { return luaL_checkudata(L, arg, SCORES_MT); }
+
+static int scores_gc(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  for (size_t j = 0; j < s->m && s->val; j++) free(s->val[j]), free(s->miss[j]), free(s->why[j]);
+  free(s->val), free(s->miss), free(s->why);
+  for (size_t r = 0; r < s->nreasons; r++) free(s->reasons[r]);
+  free(s->reasons);
+  evr_idtab_free(&s->seen);
+  memset(s, 0, sizeof *s);
+  return 0;
+}
+
+/* new(n, m) -> scores, every value unmeasured with no reason yet */
+static int l_new(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1), m = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, n >= 0, 1, "negative size");
+  luaL_argcheck(L, m >= 0, 2, "negative size");
+  struct lscores *s = lua_newuserdatauv(L, sizeof *s, 0);
+  memset(s, 0, sizeof *s);
+  evr_idtab_init(&s->seen);
+  luaL_setmetatable(L, SCORES_MT);
+  s->val = calloc((size_t)m + 1, sizeof *s->val);
+  s->miss = calloc((size_t)m + 1, sizeof *s->miss);
+  s->why = calloc((size_t)m + 1, sizeof *s->why);
+  if (!s->val || !s->miss || !s->why) return luaL_error(L, "not enough memory");
+  s->m = (size_t)m;
+  for (size_t j = 0; j < s->m; j++) {
+    s->val[j] = calloc((size_t)n + 1, sizeof **s->val);
+    s->miss[j] = malloc((size_t)n + 1);
+    s->why[j] = calloc((size_t)n + 1, sizeof **s->why);
+    if (!s->val[j] || !s->miss[j] || !s->why[j]) return luaL_error(L, "not enough memory");
+    memset(s->miss[j], 1, (size_t)n);
+  }
+  s->n = (size_t)n;
+  lscores_reason(L, s, "", 0); /* index 0: no reason */
+  return 1;
+}
+
+uint32_t lscores_reason(lua_State *L, struct lscores *s, const char *text, size_t len) {
+  uint32_t *v = evr_idtab_get(&s->seen, text, len);
+  if (v) return *v;
+  if (s->nreasons == s->capreasons) {
+    size_t cap = s->capreasons ? s->capreasons * 2 : 16;
+    char **r = realloc(s->reasons, cap * sizeof *r);
+    if (!r) luaL_error(L, "not enough memory");
+    s->reasons = r, s->capreasons = cap;
+  }
+  char *copy = malloc(len + 1);
+  if (!copy) luaL_error(L, "not enough memory");
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  int found;
+  v = evr_idtab_put(&s->seen, copy, len, (uint32_t)s->nreasons, &found);
+  if (!v) free(copy), luaL_error(L, "not enough memory");
+  s->reasons[s->nreasons] = copy;
+  return (uint32_t)s->nreasons++;
+}
+
+static void check_cell(lua_State *L, struct lscores *s, size_t *i, size_t *j) {
+  lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, a >= 1 && (size_t)a <= s->n, 2, "row out of range");
+  luaL_argcheck(L, b >= 1 && (size_t)b <= s->m, 3, "metric out of range");
+  *i = (size_t)a - 1, *j = (size_t)b - 1;
+}
+
+/* s:set(i, j, value|nil, reason|nil): nil value = unmeasured for reason.
+ * A value must be finite: NaN and infinities are refused here, so they
+ * can never reach a mean. */
+static int s_set(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  size_t i, j;
+  check_cell(L, s, &i, &j);
+  size_t len = 0;
+  const char *why = luaL_optlstring(L, 5, NULL, &len);
+  if (lua_isnoneornil(L, 4)) {
+    s->miss[j][i] = 1;
+  } else {
+    double v = luaL_checknumber(L, 4);
+    luaL_argcheck(L, isfinite(v), 4, "a score must be finite");
+    s->val[j][i] = v, s->miss[j][i] = 0;
+  }
+  s->why[j][i] = why ? lscores_reason(L, s, why, len) : 0;
+  return 0;
+}
+
+/* s:get(i, j) -> value (nil if unmeasured), reason (nil if none) */
+static int s_get(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  size_t i, j;
+  check_cell(L, s, &i, &j);
+  if (s->miss[j][i]) lua_pushnil(L);
+  else lua_pushnumber(L, s->val[j][i]);
+  if (s->why[j][i]) lua_pushstring(L, s->reasons[s->why[j][i]]);
+  else lua_pushnil(L);
+  return 2;
+}
+
+/* s:column(j [, codes, v]) -> measured values of metric j in row order
+ * (only of rows whose code is v, 1-based, when codes are given) */
+static int s_column(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  lua_Integer j = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, j >= 1 && (size_t)j <= s->m, 2, "metric out of range");
+  struct lcodes *c = lua_isnoneornil(L, 3) ? NULL : lcodes_check(L, 3);
+  luaL_argcheck(L, !c || c->n == s->n, 3, "codes and scores differ in rows");
+  uint32_t want = c ? (uint32_t)(luaL_checkinteger(L, 4) - 1) : 0;
+  lua_newtable(L);
+  lua_Integer k = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (!s->miss[j - 1][i] && (!c || c->code[i] == want)) lua_pushnumber(L, s->val[j - 1][i]), lua_rawseti(L, -2, ++k);
+  return 1;
+}
+
+/* s:unmeasured(j) -> count, the most frequent reason (ties: first seen) */
+static int s_unmeasured(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  lua_Integer jj = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, jj >= 1 && (size_t)jj <= s->m, 2, "metric out of range");
+  size_t j = (size_t)jj - 1, count = 0, best = 0;
+  size_t *freq = calloc(s->nreasons + 1, sizeof *freq);
+  size_t *first = calloc(s->nreasons + 1, sizeof *first);
+  if (!freq || !first) return free(freq), free(first), luaL_error(L, "not enough memory");
+  for (size_t i = 0; i < s->n; i++) {
+    if (!s->miss[j][i]) continue;
+    uint32_t w = s->why[j][i];
+    if (!freq[w]++) first[w] = i;
+    count++;
+    if (freq[w] > freq[best] || (freq[w] == freq[best] && first[w] < first[best])) best = w;
+  }
+  lua_pushinteger(L, (lua_Integer)count);
+  if (count && best) lua_pushstring(L, s->reasons[best]);
+  else lua_pushnil(L);
+  free(freq), free(first);
+  return 2;
+}
+
+/* ---- built-in metrics over a data set --------------------------------------- */
+
+struct job {
+  const struct evt_table *t;
+  struct lscores *s;
+  size_t r0, r1;
+  const struct evr_measures *ms;
+  const size_t *rcol;            /* score column of each measure */
+  size_t nans;
+  const enum evtext_metric *akind;
+  const size_t *acol;
+  double level;
+  size_t depth;
+  uint8_t *why;                  /* per row scratch */
+  uint32_t (*ids)[EVT_NWHY + 1]; /* reason ids of each column, fixed before the threads start */
+  int nomem;
+};
+
+static void reasons_of(struct job *jb, size_t j, const uint32_t *code_id) {
+  for (size_t r = jb->r0; r < jb->r1; r++) {
+    double v = jb->s->val[j][r];
+    if (jb->why[r]) jb->s->miss[j][r] = 1, jb->s->why[j][r] = code_id[jb->why[r]];
+    else if (v != v) jb->s->miss[j][r] = 1, jb->s->why[j][r] = code_id[EVT_NWHY];
+    else jb->s->miss[j][r] = 0, jb->s->why[j][r] = 0;
+  }
+}
+
+static void run_job(void *p) {
+  struct job *jb = p;
+  if (jb->ms && jb->ms->n) {
+    struct evr_ranker *rk = evr_ranker_new();
+    double **out = malloc(jb->ms->n * sizeof *out);
+    if (!rk || !out) { jb->nomem = 1; evr_ranker_free(rk); free(out); return; }
+    for (size_t c = 0; c < jb->ms->n; c++) out[c] = jb->s->val[jb->rcol[c]];
+    evt_eval_retrieval(jb->t, jb->r0, jb->r1, jb->ms->cols, jb->ms->n, jb->level, jb->depth, rk, out, jb->why);
+    for (size_t c = 0; c < jb->ms->n; c++) reasons_of(jb, jb->rcol[c], jb->ids[c]);
+    evr_ranker_free(rk), free(out);
+  }
+  evtext_ws *ws = jb->nans ? evtext_ws_new() : NULL;
+  if (jb->nans && !ws) { jb->nomem = 1; return; }
+  for (size_t a = 0; a < jb->nans; a++) {
+    size_t j = jb->acol[a];
+    evt_eval_answers(jb->t, jb->r0, jb->r1, jb->akind[a], ws, jb->s->val[j], jb->why);
+    reasons_of(jb, j, jb->ids[jb->ms->n + a]);
+  }
+  evtext_ws_free(ws);
+}
+
+static enum evtext_metric answer_kind(lua_State *L, const char *name) {
+  static const char *const names[] = {"exact_match", "exact_match_norm", "token_f1", "rouge_l", "edit_similarity", NULL};
+  static const enum evtext_metric kinds[] = {EVTEXT_EXACT, EVTEXT_EXACT_NORM, EVTEXT_F1, EVTEXT_ROUGE_L, EVTEXT_EDIT};
+  for (int i = 0; names[i]; i++)
+    if (strcmp(name, names[i]) == 0) return kinds[i];
+  return (enum evtext_metric)luaL_error(L, "'%s' is not a built-in answer metric", name);
+}
+
+/* The reason ids of one metric column: one per evt_why, then "undefined". */
+static void column_reasons(lua_State *L, struct lscores *s, const char *name, uint32_t *ids) {
+  for (int w = 1; w < EVT_NWHY; w++) ids[w] = lscores_reason(L, s, evt_why_text[w], strlen(evt_why_text[w]));
+  lua_pushfstring(L, "%s is undefined for this row", name);
+  size_t len;
+  const char *u = lua_tolstring(L, -1, &len);
+  ids[EVT_NWHY] = lscores_reason(L, s, u, len);
+  lua_pop(L, 1);
+}
+
+/* Reads specs {{j =, name =, kind = "retrieval"|"answer"}...} into the
+ * job's arrays (freed by the caller). */
+struct plan {
+  struct evr_measures ms;
+  size_t *rcol, *acol, nans;
+  enum evtext_metric *akind;
+  uint32_t (*ids)[EVT_NWHY + 1];
+};
+
+static void plan_free(struct plan *p) {
+  evr_measures_free(&p->ms);
+  free(p->rcol), free(p->acol), free(p->akind), free(p->ids);
+}
+
+static void read_plan(lua_State *L, struct lscores *s, int specs, struct plan *p) {
+  size_t n = lua_rawlen(L, specs);
+  p->rcol = malloc((n + 1) * sizeof *p->rcol), p->acol = malloc((n + 1) * sizeof *p->acol);
+  p->akind = malloc((n + 1) * sizeof *p->akind), p->ids = malloc((n + 1) * sizeof *p->ids);
+  if (!p->rcol || !p->acol || !p->akind || !p->ids) luaL_error(L, "not enough memory");
+  size_t nret = 0;
+  for (int pass = 0; pass < 2; pass++) /* retrieval first: their reason ids come first */
+    for (size_t k = 1; k <= n; k++) {
+      lua_rawgeti(L, specs, (lua_Integer)k);
+      lua_getfield(L, -1, "j"), lua_getfield(L, -2, "name"), lua_getfield(L, -3, "kind");
+      size_t j = (size_t)luaL_checkinteger(L, -3) - 1;
+      const char *name = luaL_checkstring(L, -2);
+      int retrieval = strcmp(luaL_checkstring(L, -1), "retrieval") == 0;
+      luaL_argcheck(L, j < s->m, 3, "metric column out of range");
+      if (pass == 0 && retrieval) {
+        struct evr_error err;
+        size_t before = p->ms.n;
+        if (evr_measures_add(&p->ms, name, &err)) luaL_error(L, "%s", err.msg);
+        if (p->ms.n != before + 1) luaL_error(L, "'%s' names several measures", name);
+        p->rcol[nret] = j;
+        column_reasons(L, s, name, p->ids[nret++]);
+      } else if (pass == 1 && !retrieval) {
+        p->acol[p->nans] = j;
+        p->akind[p->nans] = answer_kind(L, name);
+        column_reasons(L, s, name, p->ids[nret + p->nans++]);
+      }
+      lua_pop(L, 4);
+    }
+}
+
+/* s:eval(table, specs [, {level =, depth =}]): the built-in metrics of
+ * specs, each into its column j, over both halves of the rows at once. */
+static int s_eval(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  const struct evt_table *t = ltable_check(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  luaL_argcheck(L, t->n == s->n, 2, "the data set and the scores differ in rows");
+  double level = 1;
+  lua_Integer depth = 0;
+  if (lua_istable(L, 4)) {
+    lua_getfield(L, 4, "level"), lua_getfield(L, 4, "depth");
+    level = luaL_optnumber(L, -2, 1), depth = luaL_optinteger(L, -1, 0);
+    lua_pop(L, 2);
+  }
+  struct plan p;
+  memset(&p, 0, sizeof p);
+  evr_measures_init(&p.ms);
+  read_plan(L, s, 3, &p);
+  uint8_t *why = malloc(t->n + 1);
+  struct job half[2];
+  for (int h = 0; h < 2; h++)
+    half[h] = (struct job){t, s, h ? t->n / 2 : 0, h ? t->n : t->n / 2, &p.ms, p.rcol, p.nans,
+                           p.akind, p.acol, level, (size_t)(depth > 0 ? depth : 0), why, p.ids, 0};
+  if (why) evalua_run_two(run_job, (void *[]){&half[0], &half[1]});
+  int nomem = !why || half[0].nomem || half[1].nomem;
+  free(why);
+  plan_free(&p);
+  if (nomem) return luaL_error(L, "not enough memory");
+  return 0;
+}
+
+/* ---- aggregates ------------------------------------------------------------- */
+
+static void view(struct lscores *s, struct evg_scores *v) {
+  v->n = s->n, v->m = s->m;
+  v->val = (const double *const *)s->val;
+  v->miss = (const uint8_t *const *)s->miss;
+}
+
+static void set_num(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void push_stat(lua_State *L, const struct evg_stat *st) {
+  lua_createtable(L, 0, 9);
+  lua_pushinteger(L, (lua_Integer)st->n), lua_setfield(L, -2, "n");
+  lua_pushinteger(L, (lua_Integer)st->measured), lua_setfield(L, -2, "measured");
+  if (!st->measured) return;
+  set_num(L, "mean", st->mean), set_num(L, "sd", st->sd), set_num(L, "min", st->min), set_num(L, "max", st->max);
+  set_num(L, "lo", st->lo), set_num(L, "hi", st->hi);
+  if (st->normal) lua_pushliteral(L, "normal"), lua_setfield(L, -2, "ci_method");
+}
+
+/* s:aggregate(sys_codes, systems, metric_names, dim_codes|nil, values, ci|false)
+ * -> {[system] = {[value] = {[metric] = stat}}} for one dimension (nil
+ * codes: every row in the single value). */
+static int s_aggregate(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  struct lcodes *sys = lcodes_check(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE), luaL_checktype(L, 4, LUA_TTABLE), luaL_checktype(L, 6, LUA_TTABLE);
+  struct lcodes *dc = lua_isnil(L, 5) ? NULL : lcodes_check(L, 5);
+  struct evg_dim dim = {dc ? dc->code : NULL, dc ? dc->nvalues : 1};
+  luaL_argcheck(L, lua_rawlen(L, 6) == dim.nvalues, 6, "one name per value");
+  luaL_argcheck(L, sys->n == s->n && (!dc || dc->n == s->n), 2, "codes and scores differ in rows");
+  struct evg_ci ci = {0, 1000, 0.95, 1, 20000};
+  if (lua_istable(L, 7)) {
+    ci.on = 1;
+    lua_getfield(L, 7, "resamples"), lua_getfield(L, 7, "level"), lua_getfield(L, 7, "seed");
+    lua_getfield(L, 7, "bootstrap_max");
+    ci.resamples = (size_t)luaL_optinteger(L, -4, 1000), ci.level = luaL_optnumber(L, -3, 0.95);
+    ci.seed = (uint64_t)luaL_optinteger(L, -2, 1), ci.bootstrap_max = (size_t)luaL_optinteger(L, -1, 20000);
+    lua_pop(L, 4);
+  }
+  size_t groups = sys->nvalues * dim.nvalues;
+  struct evg_stat *out = calloc(groups * s->m + 1, sizeof *out);
+  if (!out) return luaL_error(L, "not enough memory");
+  struct evg_scores v;
+  view(s, &v);
+  if (evg_aggregate(&v, sys->code, sys->nvalues, &dim, &ci, out)) return free(out), luaL_error(L, "not enough memory");
+  lua_createtable(L, 0, (int)sys->nvalues);
+  for (size_t a = 0; a < sys->nvalues; a++) {
+    lua_rawgeti(L, 3, (lua_Integer)a + 1);
+    lua_createtable(L, 0, (int)dim.nvalues);
+    for (size_t b = 0; b < dim.nvalues; b++) {
+      lua_rawgeti(L, 6, (lua_Integer)b + 1);
+      lua_createtable(L, 0, (int)s->m);
+      for (size_t j = 0; j < s->m; j++) {
+        lua_rawgeti(L, 4, (lua_Integer)j + 1);
+        push_stat(L, &out[(a * dim.nvalues + b) * s->m + j]);
+        lua_rawset(L, -3);
+      }
+      lua_rawset(L, -3);
+    }
+    lua_rawset(L, -3);
+  }
+  free(out);
+  return 1;
+}
+
+/* s:bottom(j, sys_codes, k, lower_is_better) -> {[s] = {row, ...}} (1-based) */
+static int s_bottom(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  lua_Integer j = luaL_checkinteger(L, 2);
+  struct lcodes *sys = lcodes_check(L, 3);
+  lua_Integer k = luaL_checkinteger(L, 4);
+  luaL_argcheck(L, j >= 1 && (size_t)j <= s->m, 2, "metric out of range");
+  luaL_argcheck(L, k >= 0, 4, "negative k");
+  size_t *out = malloc((sys->nvalues * (size_t)k + 1) * sizeof *out);
+  size_t *count = malloc((sys->nvalues + 1) * sizeof *count);
+  if (!out || !count) return free(out), free(count), luaL_error(L, "not enough memory");
+  struct evg_scores v;
+  view(s, &v);
+  evg_bottom(&v, (size_t)j - 1, sys->code, sys->nvalues, (size_t)k, lua_toboolean(L, 5), out, count);
+  lua_createtable(L, (int)sys->nvalues, 0);
+  for (size_t a = 0; a < sys->nvalues; a++) {
+    lua_createtable(L, (int)count[a], 0);
+    for (size_t i = 0; i < count[a]; i++)
+      lua_pushinteger(L, (lua_Integer)out[a * (size_t)k + i] + 1), lua_rawseti(L, -2, (lua_Integer)i + 1);
+    lua_rawseti(L, -2, (lua_Integer)a + 1);
+  }
+  free(out), free(count);
+  return 1;
+}
+
+int luaopen_evalua_scores(lua_State *L) {
+  static const luaL_Reg meth[] = {
+    {"set", s_set}, {"get", s_get}, {"column", s_column}, {"unmeasured", s_unmeasured}, {"eval", s_eval},
+    {"aggregate", s_aggregate}, {"bottom", s_bottom}, {NULL, NULL},
+  };
+  luaL_newmetatable(L, SCORES_MT);
+  luaL_newlib(L, meth);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, scores_gc), lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_new);
+  return 1;
+}

@@ -1,0 +1,522 @@
+/* evalua._table: data sets as C columns (metrics/table.h). Lua keeps only
+ * the userdata; rows reach Lua one field at a time (get) when user code
+ * asks, and group codes for slicing are made here from a column. */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "evalua/rows.h"
+#include "l_table.h"
+#include "modules.h"
+#include "runtime.h"
+
+#define TABLE_MT "evalua.table"
+#define CODES_MT "evalua.codes"
+
+struct ltable {
+  struct evt_table t;
+  struct evt_schema sc;
+  struct evt_field *fields;
+};
+
+struct evt_table *ltable_check(lua_State *L, int arg) {
+  return &((struct ltable *)luaL_checkudata(L, arg, TABLE_MT))->t;
+}
+
+static int table_gc(lua_State *L) {
+  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  evt_free(&lt->t);
+  for (size_t i = 0; i < lt->sc.nfields; i++) free((char *)lt->fields[i].name);
+  free(lt->fields);
+  lt->fields = NULL, lt->sc.nfields = 0;
+  return 0;
+}
+
+/* The schema from opts: rag = bool, fields = {{name, type, required}...}. */
+static void read_schema(lua_State *L, int opts, struct ltable *lt) {
+  lt->sc.rag = lua_getfield(L, opts, "rag") == LUA_TNIL || lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, opts, "fields") != LUA_TTABLE) return (void)lua_pop(L, 1);
+  size_t n = lua_rawlen(L, -1);
+  lt->fields = calloc(n ? n : 1, sizeof *lt->fields);
+  if (!lt->fields) luaL_error(L, "not enough memory");
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)i + 1);
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "type");
+    size_t tl;
+    const char *name = luaL_checkstring(L, -2), *type = luaL_checklstring(L, -1, &tl);
+    struct evt_field *f = &lt->fields[lt->sc.nfields];
+    if (!evt_want_parse(type, tl, &f->want)) luaL_error(L, "schema: type '%s' is not a scalar type", type);
+    f->name = strdup(name);
+    if (!f->name) luaL_error(L, "not enough memory");
+    lua_getfield(L, -3, "required");
+    f->required = lua_toboolean(L, -1);
+    lt->sc.nfields++;
+    lua_pop(L, 4);
+  }
+  lt->sc.fields = lt->fields;
+  lua_pop(L, 1);
+}
+
+static struct ltable *new_table(lua_State *L, int opts) {
+  struct ltable *lt = lua_newuserdatauv(L, sizeof *lt, 0);
+  memset(lt, 0, sizeof *lt);
+  evt_init(&lt->t);
+  luaL_setmetatable(L, TABLE_MT);
+  if (opts && lua_istable(L, opts)) read_schema(L, opts, lt);
+  else lt->sc.rag = 1;
+  return lt;
+}
+
+/* ---- reading JSONL ------------------------------------------------------------ */
+
+struct reader {
+  lua_State *L;
+  struct ltable *lt;
+  const char *path;
+  int lenient, skipped; /* skipped: stack index of the list */
+  EVP_MD_CTX *md;
+  char err[600];
+};
+
+/* One line (without its newline): returns 0, or pushes the message and
+ * returns 1 when the run must stop. */
+static int take_line(struct reader *r, const char *s, size_t len, uint32_t line) {
+  if (len && s[len - 1] == '\r') len--;
+  if (line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, len -= 3; /* a BOM */
+  size_t i = 0;
+  while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+  if (i == len) return 0;
+  int rc = evt_json_row(&r->lt->t, s, len, line, &r->lt->sc, r->err, sizeof r->err);
+  if (rc == EVT_ROW_NOMEM) return lua_pushfstring(r->L, "%s:%d: not enough memory", r->path, (int)line), 1;
+  if (rc == EVT_ROW_OK) return 0;
+  if (!r->lenient) return lua_pushfstring(r->L, "%s:%d: %s", r->path, (int)line, r->err), 1;
+  lua_createtable(r->L, 0, 2);
+  lua_pushinteger(r->L, line);
+  lua_setfield(r->L, -2, "line");
+  lua_pushstring(r->L, r->err);
+  lua_setfield(r->L, -2, "error");
+  lua_rawseti(r->L, r->skipped, (lua_Integer)lua_rawlen(r->L, r->skipped) + 1);
+  return 0;
+}
+
+/* Reads f in blocks, line by line; a line may span blocks. */
+static int read_lines(struct reader *r, FILE *f) {
+  size_t cap = 1 << 20, have = 0;
+  char *buf = malloc(cap);
+  uint32_t line = 1;
+  int stop = 0;
+  if (!buf) return lua_pushstring(r->L, "not enough memory"), 1;
+  for (;;) {
+    size_t got = fread(buf + have, 1, cap - have, f);
+    if (got) EVP_DigestUpdate(r->md, buf + have, got);
+    have += got;
+    int eof = got == 0;
+    char *p = buf, *end = buf + have, *nl;
+    while (!stop && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+      stop = take_line(r, p, (size_t)(nl - p), line++);
+      p = nl + 1;
+    }
+    if (!stop && eof && p < end) stop = take_line(r, p, (size_t)(end - p), line), p = end;
+    if (stop || eof) break;
+    have = (size_t)(end - p);
+    memmove(buf, p, have);
+    if (have == cap) {
+      if (cap >= EVT_MAX_LINE) {
+        lua_pushfstring(r->L, "%s:%d: line longer than %d MB", r->path, (int)line, (int)(EVT_MAX_LINE >> 20));
+        stop = 1;
+        break;
+      }
+      char *b = realloc(buf, cap * 2);
+      if (!b) { lua_pushstring(r->L, "not enough memory"); stop = 1; break; }
+      buf = b, cap *= 2;
+    }
+  }
+  if (!stop && ferror(f)) lua_pushfstring(r->L, "%s: %s", r->path, strerror(errno)), stop = 1;
+  free(buf);
+  return stop;
+}
+
+static void push_hex(lua_State *L, const unsigned char *md, unsigned n) {
+  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  for (unsigned i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  lua_pushlstring(L, hex, 2 * n);
+}
+
+/* load(path, opts) -> table, sha256, skipped | nil, message */
+static int l_load(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  evalua_check_path(L, path, 0);
+  struct reader r = {L, NULL, path, 0, 0, NULL, {0}};
+  lua_getfield(L, 2, "lenient");
+  r.lenient = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  r.lt = new_table(L, 2);
+  int ud = lua_gettop(L);
+  lua_newtable(L);
+  r.skipped = lua_gettop(L);
+  FILE *f = fopen(path, "rb");
+  if (!f) return lua_pushnil(L), lua_pushfstring(L, "cannot read data set: %s: %s", path, strerror(errno)), 2;
+  r.md = EVP_MD_CTX_new();
+  if (!r.md || !EVP_DigestInit_ex(r.md, EVP_sha256(), NULL)) {
+    fclose(f), EVP_MD_CTX_free(r.md);
+    return luaL_error(L, "sha256 failed");
+  }
+  int stop = read_lines(&r, f);
+  fclose(f);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned n = 0;
+  EVP_DigestFinal_ex(r.md, md, &n);
+  EVP_MD_CTX_free(r.md);
+  if (stop) return lua_pushnil(L), lua_insert(L, -2), 2;
+  lua_pushvalue(L, ud);
+  push_hex(L, md, n);
+  lua_pushvalue(L, r.skipped);
+  return 3;
+}
+
+/* new(opts) -> an empty table to append rows to */
+static int l_new(lua_State *L) {
+  new_table(L, 1);
+  return 1;
+}
+
+/* t:append(json, line) -> true | nil, message */
+static int t_append(lua_State *L) {
+  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  uint32_t line = (uint32_t)luaL_checkinteger(L, 3);
+  char err[600];
+  int rc = evt_json_row(&lt->t, s, len, line, &lt->sc, err, sizeof err);
+  if (rc == EVT_ROW_NOMEM) return luaL_error(L, "not enough memory");
+  if (rc == EVT_ROW_BAD) return lua_pushnil(L), lua_pushstring(L, err), 2;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int t_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ltable_check(L, 1)->n);
+  return 1;
+}
+
+static size_t check_row(lua_State *L, const struct evt_table *t, int arg) {
+  lua_Integer i = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, i >= 1 && (size_t)i <= t->n, arg, "row out of range");
+  return (size_t)i - 1;
+}
+
+/* ---- fields as Lua values -------------------------------------------------------- */
+
+static void push_id(lua_State *L, const struct evt_table *t, uint32_t id) {
+  lua_pushlstring(L, t->id_str[id], t->id_len[id]);
+}
+
+static void push_list(lua_State *L, const struct evt_table *t, enum evt_list_key k, size_t r) {
+  const struct evt_list *l = &t->list[k];
+  size_t first, n = evt_list_range(t, k, r, &first);
+  if (k == EVT_GOLD_ANSWERS && (l->present[r] & EVT_LIST_SCALAR)) {
+    lua_pushlstring(L, evt_text(t, l->str[first]), l->str[first].len);
+    return;
+  }
+  lua_createtable(L, k == EVT_GRADES ? 0 : (int)n, k == EVT_GRADES ? (int)n : 0);
+  for (size_t i = 0; i < n; i++) {
+    size_t x = first + i;
+    switch (k) {
+    case EVT_RETRIEVED:
+      if (l->present[r] & EVT_LIST_OBJECTS) {
+        lua_createtable(L, 0, 2);
+        push_id(L, t, l->id[x]);
+        lua_setfield(L, -2, "id");
+        if (l->present[r] & EVT_LIST_SCORED) lua_pushnumber(L, l->num[x]), lua_setfield(L, -2, "score");
+      } else {
+        push_id(L, t, l->id[x]);
+      }
+      break;
+    case EVT_GOLD_IDS: push_id(L, t, l->id[x]); break;
+    case EVT_GRADES:
+      push_id(L, t, l->id[x]);
+      lua_pushnumber(L, l->num[x]);
+      lua_rawset(L, -3);
+      continue;
+    default: lua_pushlstring(L, evt_text(t, l->str[x]), l->str[x].len); break;
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+}
+
+/* Pushes a cell; returns 2 (value, "json") for JSON text the caller decodes. */
+static int push_cell(lua_State *L, const struct evt_table *t, const struct evt_cell *c) {
+  switch (c->type) {
+  case EVT_FALSE: case EVT_TRUE: lua_pushboolean(L, c->type == EVT_TRUE); return 1;
+  case EVT_INT: lua_pushinteger(L, (lua_Integer)c->v.i); return 1;
+  case EVT_NUM: lua_pushnumber(L, c->v.d); return 1;
+  case EVT_STR: lua_pushlstring(L, t->text + c->v.off, c->len); return 1;
+  case EVT_JSON: lua_pushlstring(L, t->text + c->v.off, c->len); lua_pushliteral(L, "json"); return 2;
+  default: lua_pushnil(L); return 1;
+  }
+}
+
+static int list_key(const char *k) {
+  for (int i = 0; i < EVT_NLISTS; i++)
+    if (strcmp(k, evt_list_names[i]) == 0) return i;
+  return -1;
+}
+
+/* t:get(i, key) -> value [, "json"] (nil when absent) */
+static int t_get(lua_State *L) {
+  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  size_t r = check_row(L, &lt->t, 2);
+  size_t len;
+  const char *k = luaL_checklstring(L, 3, &len);
+  int lk = lt->sc.rag ? list_key(k) : -1;
+  if (lk >= 0) {
+    if (!(lt->t.list[lk].present[r] & EVT_LIST_PRESENT)) return lua_pushnil(L), 1;
+    push_list(L, &lt->t, (enum evt_list_key)lk, r);
+    return 1;
+  }
+  long c = evt_col_index(&lt->t, k, len);
+  if (c < 0) return lua_pushnil(L), 1;
+  return push_cell(L, &lt->t, &lt->t.cols[c].cells[r]);
+}
+
+/* t:keys(i) -> the keys row i has, in column order */
+static int t_keys(lua_State *L) {
+  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  size_t r = check_row(L, &lt->t, 2);
+  lua_newtable(L);
+  lua_Integer n = 0;
+  for (size_t c = 0; c < lt->t.ncols; c++)
+    if (lt->t.cols[c].cells[r].type != EVT_ABSENT) lua_pushstring(L, lt->t.cols[c].name), lua_rawseti(L, -2, ++n);
+  for (int k = 0; k < EVT_NLISTS && lt->sc.rag; k++)
+    if (lt->t.list[k].present[r] & EVT_LIST_PRESENT) lua_pushstring(L, evt_list_names[k]), lua_rawseti(L, -2, ++n);
+  return 1;
+}
+
+static int t_line(lua_State *L) {
+  struct evt_table *t = ltable_check(L, 1);
+  lua_pushinteger(L, t->line[check_row(L, t, 2)]);
+  return 1;
+}
+
+static int t_bytes(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)evt_bytes(ltable_check(L, 1)));
+  return 1;
+}
+
+/* ---- group codes -------------------------------------------------------------- */
+
+struct lcodes *lcodes_check(lua_State *L, int arg) { return luaL_checkudata(L, arg, CODES_MT); }
+
+static int codes_gc(lua_State *L) {
+  struct lcodes *c = luaL_checkudata(L, 1, CODES_MT);
+  free(c->code);
+  c->code = NULL;
+  return 0;
+}
+
+static struct lcodes *new_codes(lua_State *L, size_t n) {
+  struct lcodes *c = lua_newuserdatauv(L, sizeof *c, 0);
+  c->n = n, c->nvalues = 0;
+  c->code = malloc((n ? n : 1) * sizeof *c->code);
+  luaL_setmetatable(L, CODES_MT);
+  if (!c->code) luaL_error(L, "not enough memory");
+  return c;
+}
+
+/* The text a cell groups by: as Lua's tostring would show it. */
+static const char *cell_text(const struct evt_table *t, const struct evt_cell *c, char *buf, size_t cap, size_t *len) {
+  switch (c->type) {
+  case EVT_STR: case EVT_JSON: *len = c->len; return t->text + c->v.off;
+  case EVT_TRUE: case EVT_FALSE: *len = c->type == EVT_TRUE ? 4 : 5; return c->type == EVT_TRUE ? "true" : "false";
+  case EVT_INT: *len = (size_t)snprintf(buf, cap, "%lld", (long long)c->v.i); return buf;
+  case EVT_NUM:
+    *len = (size_t)snprintf(buf, cap, "%.14g", c->v.d);
+    if (!strpbrk(buf, ".eEn")) buf[(*len)++] = '.', buf[(*len)++] = '0', buf[*len] = '\0';
+    return buf;
+  default: return NULL;
+  }
+}
+
+/* Values in order of first appearance get codes 0, 1, ...; the list of
+ * values is built in the table at index values. */
+static uint32_t code_of(lua_State *L, struct evr_idtab *seen, struct lcodes *c, const char *s, size_t len, int values) {
+  int found;
+  uint32_t *v = evr_idtab_put(seen, s, len, (uint32_t)c->nvalues, &found);
+  if (!v) luaL_error(L, "not enough memory");
+  if (!found) {
+    lua_pushlstring(L, s, len);
+    lua_rawseti(L, values, (lua_Integer)++c->nvalues);
+  }
+  return *v;
+}
+
+/* t:codes(key, missing) -> codes, values: rows grouped by a column's value;
+ * a row without the key (every row when key is nil) is in the group named
+ * missing. */
+static int t_codes(lua_State *L) {
+  struct evt_table *t = ltable_check(L, 1);
+  size_t klen = 0, mlen;
+  const char *key = luaL_optlstring(L, 2, NULL, &klen), *missing = luaL_checklstring(L, 3, &mlen);
+  long col = key ? evt_col_index(t, key, klen) : -1;
+  struct lcodes *c = new_codes(L, t->n);
+  lua_newtable(L);
+  int values = lua_gettop(L);
+  struct evr_idtab seen;
+  evr_idtab_init(&seen);
+  char (*bufs)[32] = malloc((t->n ? t->n : 1) * 32); /* number texts stay alive for the table's keys */
+  if (!bufs) luaL_error(L, "not enough memory");
+  for (size_t r = 0; r < t->n; r++) {
+    size_t len = mlen;
+    const char *s = col >= 0 ? cell_text(t, &t->cols[col].cells[r], bufs[r], 32, &len) : NULL;
+    c->code[r] = code_of(L, &seen, c, s ? s : missing, s ? len : mlen, values);
+  }
+  evr_idtab_free(&seen);
+  free(bufs);
+  return 2;
+}
+
+/* codes_of(list of strings) -> codes, values (for slices a function computes) */
+static int l_codes_of(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  size_t n = lua_rawlen(L, 1);
+  struct lcodes *c = new_codes(L, n);
+  lua_newtable(L);
+  int values = lua_gettop(L);
+  struct evr_idtab seen;
+  evr_idtab_init(&seen);
+  for (size_t i = 0; i < n; i++) {
+    size_t len;
+    lua_rawgeti(L, 1, (lua_Integer)i + 1);
+    const char *s = lua_tolstring(L, -1, &len);
+    if (!s) {
+      evr_idtab_free(&seen);
+      return luaL_argerror(L, 1, lua_pushfstring(L, "[%d] is not a string", (int)i + 1));
+    }
+    c->code[i] = code_of(L, &seen, c, s, len, values); /* s stays alive in the list */
+    lua_pop(L, 1);
+  }
+  evr_idtab_free(&seen);
+  return 2;
+}
+
+/* codes:remap(order) -> codes renumbered so that value order[k] gets k-1 */
+static int codes_remap(lua_State *L) {
+  struct lcodes *c = lcodes_check(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  size_t nv = lua_rawlen(L, 2);
+  luaL_argcheck(L, nv == c->nvalues, 2, "a permutation of the values");
+  uint32_t *to = malloc((nv ? nv : 1) * sizeof *to);
+  if (!to) return luaL_error(L, "not enough memory");
+  for (size_t k = 0; k < nv; k++) {
+    lua_rawgeti(L, 2, (lua_Integer)k + 1);
+    lua_Integer old = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (old < 1 || (size_t)old > nv) return free(to), luaL_argerror(L, 2, "a permutation of the values");
+    to[old - 1] = (uint32_t)k;
+  }
+  for (size_t i = 0; i < c->n; i++) c->code[i] = to[c->code[i]];
+  free(to);
+  return 0;
+}
+
+static int codes_get(lua_State *L) {
+  struct lcodes *c = lcodes_check(L, 1);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, i >= 1 && (size_t)i <= c->n, 2, "out of range");
+  lua_pushinteger(L, c->code[i - 1] + 1);
+  return 1;
+}
+
+/* t:subset(rows) -> a new table of the given rows (1-based), in that order */
+static int t_subset(lua_State *L) {
+  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  struct ltable *nt = new_table(L, 0);
+  nt->sc.rag = lt->sc.rag;
+  size_t n = lua_rawlen(L, 2);
+  for (size_t i = 1; i <= n; i++) {
+    lua_rawgeti(L, 2, (lua_Integer)i);
+    lua_Integer r = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    luaL_argcheck(L, r >= 1 && (size_t)r <= lt->t.n, 2, "row out of range");
+    if (evt_copy_row(&nt->t, &lt->t, (size_t)r - 1)) return luaL_error(L, "not enough memory");
+    evt_row_commit(&nt->t);
+  }
+  return 1;
+}
+
+/* The first k retrieved ids' texts from docs (id -> text) as the row's
+ * contexts; -1 when out of memory. */
+static int contexts_from(lua_State *L, struct evt_table *d, const struct evt_table *s, size_t r, int docs, size_t k) {
+  const struct evt_list *ret = &s->list[EVT_RETRIEVED];
+  size_t first, n = evt_list_range(s, EVT_RETRIEVED, r, &first);
+  d->list[EVT_CONTEXTS].present[d->n] = EVT_LIST_PRESENT;
+  for (size_t i = first; i < first + (n < k ? n : k); i++) {
+    push_id(L, s, ret->id[i]);
+    size_t len;
+    const char *text = lua_rawget(L, docs) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+    if (text) {
+      char *o = evt_text_room(d, len);
+      if (!o) return -1;
+      memcpy(o, text, len);
+      if (evt_list_push(d, EVT_CONTEXTS, 0, 0, evt_text_take(d, len))) return -1;
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* t:attach_contexts(docs, k): rows without contexts but with a ranking get
+ * the texts (docs: id -> text) of their first k retrieved ids. */
+static int t_attach_contexts(lua_State *L) {
+  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_Integer k = luaL_optinteger(L, 3, LUA_MAXINTEGER);
+  struct evt_table nt;
+  evt_init(&nt);
+  const struct evt_table *s = &lt->t;
+  for (size_t r = 0; r < s->n; r++) {
+    int fill = !(s->list[EVT_CONTEXTS].present[r] & EVT_LIST_PRESENT) &&
+               (s->list[EVT_RETRIEVED].present[r] & EVT_LIST_PRESENT);
+    if (evt_copy_row(&nt, s, r) || (fill && contexts_from(L, &nt, s, r, 2, (size_t)(k < 0 ? 0 : k)))) {
+      evt_free(&nt);
+      return luaL_error(L, "not enough memory");
+    }
+    evt_row_commit(&nt);
+  }
+  evt_free(&lt->t);
+  lt->t = nt;
+  return 0;
+}
+
+int luaopen_evalua_table(lua_State *L) {
+  static const luaL_Reg tmeth[] = {
+    {"append", t_append}, {"get", t_get}, {"keys", t_keys}, {"line", t_line}, {"codes", t_codes},
+    {"bytes", t_bytes}, {"size", t_len}, {"subset", t_subset}, {"attach_contexts", t_attach_contexts},
+    {NULL, NULL},
+  };
+  luaL_newmetatable(L, TABLE_MT);
+  luaL_newlib(L, tmeth);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, table_gc), lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, t_len), lua_setfield(L, -2, "__len");
+  lua_pop(L, 1);
+  static const luaL_Reg cmeth[] = {{"remap", codes_remap}, {"get", codes_get}, {NULL, NULL}};
+  luaL_newmetatable(L, CODES_MT);
+  luaL_newlib(L, cmeth);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, codes_gc), lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  static const luaL_Reg funcs[] = {{"load", l_load}, {"new", l_new}, {"codes_of", l_codes_of}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  luaopen_evalua_scores(L);
+  lua_setfield(L, -2, "scores");
+  return 1;
+}

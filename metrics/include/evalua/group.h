@@ -1,0 +1,46 @@
+/* Aggregates of score columns per system and slice, in one pass per slice
+ * dimension: count, coverage, mean, sd, min, max and a confidence interval
+ * of the mean; and the k lowest items per system and metric. Unmeasured
+ * values never enter a statistic. docs/stats.md states the CI method. */
+#ifndef EVALUA_GROUP_H
+#define EVALUA_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct evg_scores {
+  size_t n, m;                  /* rows, metrics */
+  const double *const *val;     /* val[j][i]: metric j of row i */
+  const uint8_t *const *miss;   /* miss[j][i]: 1 when unmeasured */
+};
+
+struct evg_dim {
+  const uint32_t *code; /* value of each row, 0..nvalues-1; NULL: every row 0 */
+  size_t nvalues;
+};
+
+struct evg_ci {
+  int on;
+  size_t resamples;
+  double level;
+  uint64_t seed;
+  size_t bootstrap_max; /* larger groups use the normal approximation */
+};
+
+struct evg_stat {
+  size_t n, measured;
+  double mean, sd, min, max, lo, hi;
+  uint8_t normal; /* the interval is the normal approximation */
+};
+
+/* Statistics of every (system, value of d) group and metric into
+ * out[(s * dim->nvalues + v) * m + j]. 0, or -1 when out of memory. */
+int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
+                  const struct evg_ci *ci, struct evg_stat *out);
+
+/* The k lowest measured rows of metric j per system (highest when
+ * lower_is_better), ties in row order: out[s * k ...], count[s] of them. */
+int evg_bottom(const struct evg_scores *sc, size_t j, const uint32_t *sys, size_t nsys, size_t k,
+               int lower_is_better, size_t *out, size_t *count);
+
+#endif

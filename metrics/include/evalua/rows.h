@@ -1,0 +1,54 @@
+/* Reading rows into a table (table.h): one JSON object per call, checked as
+ * it is read, so a bad row is refused with the field that is wrong:
+ *   "field 'retrieved[2].score': expected number, got string".
+ *
+ * With the documented format on (schema.rag), its keys are typed:
+ *   qid id (required)       query, query_class, variant, language, answer string
+ *   retrieved ranking       a list of ids, or of {id =, score =} (all with a
+ *                           score or none, scores finite)
+ *   gold_doc_ids id[]       graded_relevance {id: grade}; with both, every
+ *                           gold id has a grade
+ *   gold_answers string or string[]        contexts string[]
+ * An id is a string or an integer (kept as its decimal text in lists). Other
+ * keys keep their scalar values; arrays and objects are kept as JSON text.
+ * A null member is an absent key. Numbers must be finite. */
+#ifndef EVALUA_ROWS_H
+#define EVALUA_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evalua/table.h"
+
+/* What a user's schema asks of a key that is not a list of the format. */
+enum evt_want { EVT_W_ANY, EVT_W_STRING, EVT_W_NUMBER, EVT_W_INTEGER, EVT_W_BOOLEAN, EVT_W_ID };
+
+struct evt_field {
+  const char *name;
+  enum evt_want want;
+  int required;
+};
+
+struct evt_schema {
+  int rag; /* the documented keys are typed */
+  const struct evt_field *fields;
+  size_t nfields;
+};
+
+/* Longest line or field a reader accepts, so a file of garbage cannot take
+ * all memory. */
+#define EVT_MAX_LINE ((size_t)256 << 20)
+
+enum { EVT_ROW_OK = 0, EVT_ROW_BAD = 1, EVT_ROW_NOMEM = -1 };
+
+/* Reads the JSON object s[0..len) as row t->n (line: its source line).
+ * EVT_ROW_OK: the row is added; EVT_ROW_BAD: nothing is added and err holds
+ * the reason ("field ...", "invalid JSON at column 7: ..."). */
+int evt_json_row(struct evt_table *t, const char *s, size_t len, uint32_t line, const struct evt_schema *sc,
+                 char *err, size_t errlen);
+
+/* The name of a user schema type, or NULL when it is not one of
+ * string, number, integer, boolean, id, any. */
+int evt_want_parse(const char *type, size_t len, enum evt_want *want);
+
+#endif

@@ -1,0 +1,122 @@
+/* A data set as columns: one row per query (and pipeline variant), each key
+ * of the documented row format stored typed, everything in flat arrays.
+ *
+ *   scalar keys (qid, query, answer, variant, any other key)  -> a column of
+ *       cells: absent, null, boolean, integer, number, string (bytes in the
+ *       text arena) or JSON (the raw text of an array or object)
+ *   list keys (retrieved, gold_doc_ids, graded_relevance, gold_answers,
+ *       contexts) -> per row a range [start[r], start[r+1]) of items: ids
+ *       interned to 32-bit numbers, grades and scores as doubles, texts as
+ *       references into the arena
+ *
+ * Rows are added one at a time (evt_row_begin, writes, evt_row_commit), and
+ * a row that fails validation is taken back whole (evt_row_abort). */
+#ifndef EVALUA_TABLE_H
+#define EVALUA_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evalua/idtab.h"
+
+enum evt_type { EVT_ABSENT = 0, EVT_NULL, EVT_FALSE, EVT_TRUE, EVT_INT, EVT_NUM, EVT_STR, EVT_JSON };
+
+/* Bytes [off, off + len) of the text arena. */
+typedef struct {
+  uint64_t off;
+  uint32_t len;
+} evt_sref;
+
+struct evt_cell {
+  uint8_t type;    /* enum evt_type */
+  uint32_t len;    /* EVT_STR, EVT_JSON: length of the bytes */
+  union {
+    int64_t i;     /* EVT_INT */
+    double d;      /* EVT_NUM */
+    uint64_t off;  /* EVT_STR, EVT_JSON: offset in the arena */
+  } v;
+};
+
+struct evt_col {
+  char *name;
+  struct evt_cell *cells; /* one per row (capacity: the table's) */
+};
+
+enum evt_list_key { EVT_RETRIEVED, EVT_GOLD_IDS, EVT_GRADES, EVT_GOLD_ANSWERS, EVT_CONTEXTS, EVT_NLISTS };
+extern const char *const evt_list_names[EVT_NLISTS];
+
+/* Row flags of a list (present[r]). */
+enum {
+  EVT_LIST_PRESENT = 1,
+  EVT_LIST_SCALAR = 2,  /* gold_answers given as one string */
+  EVT_LIST_OBJECTS = 4, /* retrieved as {id =, score =} entries */
+  EVT_LIST_SCORED = 8,  /* ... each with a score */
+};
+
+struct evt_list {
+  uint64_t *start;  /* capacity + 1 entries */
+  uint8_t *present; /* EVT_LIST_* flags per row */
+  size_t n, cap;    /* items */
+  uint32_t *id;     /* retrieved, gold ids, graded ids */
+  double *num;      /* retrieved scores, grades */
+  evt_sref *str;    /* gold answers, contexts */
+};
+
+struct evt_idblock; /* chunks holding interned id bytes, never moved */
+
+struct evt_table {
+  size_t n, cap;      /* rows */
+  uint32_t *line;     /* source line of each row */
+  struct evt_col *cols;
+  size_t ncols, capcols;
+  struct evt_list list[EVT_NLISTS];
+  char *text;         /* the text arena */
+  size_t text_len, text_cap, text_mark;
+  struct evr_idtab ids; /* interned ids: bytes -> number */
+  const char **id_str;
+  uint32_t *id_len;
+  size_t nids, capids;
+  struct evt_idblock *blocks;
+};
+
+void evt_init(struct evt_table *t);
+void evt_free(struct evt_table *t);
+/* Bytes held, for reporting memory use. */
+size_t evt_bytes(const struct evt_table *t);
+
+/* Opens row t->n for writing; 0 or -1 when out of memory. */
+int evt_row_begin(struct evt_table *t, uint32_t line);
+void evt_row_commit(struct evt_table *t);
+/* Takes back everything written since evt_row_begin. */
+void evt_row_abort(struct evt_table *t);
+
+/* The column named name, created when absent (create = 1); NULL if there is
+ * none or out of memory. */
+struct evt_col *evt_col_get(struct evt_table *t, const char *name, size_t len, int create);
+/* Index of the column, or -1. */
+long evt_col_index(const struct evt_table *t, const char *name, size_t len);
+
+/* Room for len more bytes in the arena; the caller writes them and then
+ * calls evt_text_take. NULL when out of memory. */
+char *evt_text_room(struct evt_table *t, size_t len);
+evt_sref evt_text_take(struct evt_table *t, size_t len);
+static inline const char *evt_text(const struct evt_table *t, evt_sref s) { return t->text + s.off; }
+
+/* The number of id, interning it; UINT32_MAX when out of memory. */
+uint32_t evt_intern(struct evt_table *t, const char *id, size_t len);
+
+/* Appends an item to list k of the open row; -1 when out of memory. */
+int evt_list_push(struct evt_table *t, enum evt_list_key k, uint32_t id, double num, evt_sref str);
+
+/* Opens row d->n as a copy of row r of s (commit it with evt_row_commit);
+ * 0 or -1 when out of memory. */
+int evt_copy_row(struct evt_table *d, const struct evt_table *s, size_t r);
+
+/* Row r's items of list k: [*first, *first + count). */
+static inline size_t evt_list_range(const struct evt_table *t, enum evt_list_key k, size_t r, size_t *first) {
+  const struct evt_list *l = &t->list[k];
+  *first = l->start[r];
+  return (size_t)(l->start[r + 1] - l->start[r]);
+}
+
+#endif

@@ -1,0 +1,675 @@
+/* A JSON reader that writes one row straight into the table's columns: no
+ * document tree, strings decoded once into the arena, numbers parsed by the
+ * exact fast path when they allow it (docs/internals.md says why a reader
+ * of our own and not a library's tree). RFC 8259 strictly: no NaN,
+ * Infinity, hex, leading zeros or control characters; UTF-8 checked. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalua/rows.h"
+
+#define MAX_DEPTH 64
+
+struct jp {
+  const char *p, *end, *base;
+  struct evt_table *t;
+  const struct evt_schema *sc;
+  char *err;
+  size_t errlen;
+  unsigned lists_seen; /* bit k: list k already read in this row */
+};
+
+static int fail(struct jp *j, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(j->err, j->errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static int syntax(struct jp *j, const char *what) {
+  if (j->p >= j->end) return fail(j, "invalid JSON: %s at the end of the line", what);
+  unsigned char c = (unsigned char)*j->p;
+  if (c >= 0x21 && c < 0x7f)
+    return fail(j, "invalid JSON at column %zu: %s, found '%c'", (size_t)(j->p - j->base) + 1, what, c);
+  return fail(j, "invalid JSON at column %zu: %s", (size_t)(j->p - j->base) + 1, what);
+}
+
+static void ws(struct jp *j) {
+  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int eat(struct jp *j, char c, const char *what) {
+  ws(j);
+  if (j->p < j->end && *j->p == c) return j->p++, 0;
+  return syntax(j, what);
+}
+
+/* The JSON type of the value at p, for messages. */
+static const char *kind_at(struct jp *j) {
+  ws(j);
+  if (j->p >= j->end) return "nothing";
+  switch (*j->p) {
+  case '"': return "string";
+  case '{': return "object";
+  case '[': return "list";
+  case 't': case 'f': return "boolean";
+  case 'n': return "null";
+  default: break;
+  }
+  if (*j->p != '-' && (*j->p < '0' || *j->p > '9')) return "invalid JSON";
+  for (const char *q = j->p; q < j->end && strchr("-+0123456789.eE", *q); q++)
+    if (*q == '.' || *q == 'e' || *q == 'E') return "number";
+  return "integer";
+}
+
+/* ---- strings ------------------------------------------------------------------ */
+
+static int hex4(const char *p, unsigned *v) {
+  *v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    unsigned d = (c >= '0' && c <= '9') ? (unsigned)(c - '0')
+               : (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10)
+               : (c >= 'A' && c <= 'F') ? (unsigned)(c - 'A' + 10) : 16u;
+    if (d == 16) return -1;
+    *v = *v * 16 + d;
+  }
+  return 0;
+}
+
+static size_t put_utf8(char *o, unsigned cp) {
+  if (cp < 0x80) return o[0] = (char)cp, 1;
+  if (cp < 0x800) return o[0] = (char)(0xC0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3F)), 2;
+  if (cp < 0x10000) {
+    o[0] = (char)(0xE0 | cp >> 12), o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  o[0] = (char)(0xF0 | cp >> 18), o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/* Length of the valid UTF-8 sequence at p (first byte >= 0x80), or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  size_t n;
+  unsigned min;
+  if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000;
+  else return 0;
+  if ((size_t)(end - p) < n) return 0;
+  unsigned cp = c & (0x3F >> (n - 1));
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (p[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+static int escape(struct jp *j, char *o, size_t *w) {
+  char c = *j->p++;
+  static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+  const char *k = c ? strchr(from, c) : NULL;
+  if (k) return o[(*w)++] = to[k - from], 0;
+  unsigned cp, lo;
+  if (c != 'u' || j->end - j->p < 4 || hex4(j->p, &cp)) return j->p--, syntax(j, "bad escape in a string");
+  j->p += 4;
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u' || hex4(j->p + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+      return syntax(j, "a lone UTF-16 surrogate in a \\u escape");
+    j->p += 6;
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+  } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+    return syntax(j, "a lone UTF-16 surrogate in a \\u escape");
+  }
+  *w += put_utf8(o + *w, cp);
+  return 0;
+}
+
+/* Decodes the string at p (after its opening quote) to the end of the
+ * arena without taking it; *len gets its length. */
+static int string_body(struct jp *j, size_t *len) {
+  size_t room = (size_t)(j->end - j->p);
+  char *o = evt_text_room(j->t, room);
+  if (!o) return fail(j, "not enough memory");
+  size_t w = 0;
+  for (;;) {
+    const char *s = j->p;
+    while (j->p < j->end && (unsigned char)*j->p >= 0x20 && *j->p != '"' && *j->p != '\\' &&
+           (unsigned char)*j->p < 0x80)
+      j->p++;
+    memcpy(o + w, s, (size_t)(j->p - s));
+    w += (size_t)(j->p - s);
+    if (j->p >= j->end) return syntax(j, "unterminated string");
+    unsigned char c = (unsigned char)*j->p;
+    if (c == '"') break;
+    if (c == '\\') {
+      j->p++;
+      if (escape(j, o, &w)) return -1;
+    } else if (c < 0x20) {
+      return syntax(j, "a control character in a string");
+    } else {
+      size_t n = utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
+      if (!n) return syntax(j, "invalid UTF-8 in a string");
+      memcpy(o + w, j->p, n);
+      w += n, j->p += n;
+    }
+  }
+  j->p++;
+  if (w > UINT32_MAX) return fail(j, "a string longer than 4 GB");
+  *len = w;
+  return 0;
+}
+
+/* A string value into the arena. */
+static int take_string(struct jp *j, evt_sref *out) {
+  size_t len;
+  j->p++; /* the quote */
+  if (string_body(j, &len)) return -1;
+  *out = evt_text_take(j->t, len);
+  return 0;
+}
+
+/* ---- numbers ------------------------------------------------------------------- */
+
+static const double pow10s[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A number per RFC 8259; an integer (no fraction or exponent) that fits 64
+ * bits is an integer. Decimals with at most 15 digits and a small exponent
+ * are exact in one multiply or divide (Clinger's fast path); others go
+ * through strtod. */
+static int number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
+  const char *s = j->p, *q = j->p;
+  int neg = q < j->end && *q == '-';
+  q += neg;
+  if (q >= j->end || *q < '0' || *q > '9') return syntax(j, "expected a value");
+  uint64_t mant = 0;
+  int digits = 0, exp10 = 0, frac = 0, exp = 0;
+  if (*q == '0') q++, digits = 0;
+  else
+    for (; q < j->end && *q >= '0' && *q <= '9'; q++) {
+      if (digits < 19) mant = mant * 10 + (uint64_t)(*q - '0'), digits += mant != 0;
+      else exp10++;
+    }
+  if (q < j->end && *q >= '0' && *q <= '9') return j->p = q, syntax(j, "a number with a leading zero");
+  if (q < j->end && *q == '.') {
+    frac = 1;
+    if (++q >= j->end || *q < '0' || *q > '9') return j->p = q, syntax(j, "a digit after the decimal point");
+    for (; q < j->end && *q >= '0' && *q <= '9'; q++)
+      if (digits < 19) mant = mant * 10 + (uint64_t)(*q - '0'), digits += mant != 0, exp10--;
+  }
+  if (q < j->end && (*q == 'e' || *q == 'E')) {
+    exp = 1;
+    q++;
+    if (q < j->end && (*q == '+' || *q == '-')) q++;
+    if (q >= j->end || *q < '0' || *q > '9') return j->p = q, syntax(j, "a digit in the exponent");
+    while (q < j->end && *q >= '0' && *q <= '9') q++;
+  }
+  j->p = q;
+  *is_int = !frac && !exp && digits < 19;
+  if (*is_int) {
+    *iv = neg ? -(int64_t)mant : (int64_t)mant;
+    return 0;
+  }
+  if (!exp && digits <= 15 && exp10 >= -22 && exp10 <= 0) {
+    double d = (double)mant;
+    *dv = neg ? -(d / pow10s[-exp10]) : d / pow10s[-exp10];
+    return 0;
+  }
+  char buf[512];
+  size_t n = (size_t)(q - s);
+  if (n >= sizeof buf) return fail(j, "a number of more than 500 characters");
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  *dv = strtod(buf, NULL);
+  if (!isfinite(*dv)) return fail(j, "%s", "number out of range");
+  return 0;
+}
+
+/* ---- skipping (validating) a value ------------------------------------------ */
+
+static int skip_value(struct jp *j, int depth);
+
+static int skip_container(struct jp *j, char close, int depth) {
+  j->p++;
+  ws(j);
+  if (j->p < j->end && *j->p == close) return j->p++, 0;
+  for (;;) {
+    if (close == '}') {
+      size_t len;
+      ws(j);
+      if (j->p >= j->end || *j->p != '"') return syntax(j, "expected a key in quotes");
+      j->p++;
+      if (string_body(j, &len) || eat(j, ':', "expected ':'")) return -1;
+    }
+    if (skip_value(j, depth + 1)) return -1;
+    ws(j);
+    if (j->p < j->end && *j->p == ',') { j->p++; continue; }
+    return eat(j, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+  }
+}
+
+static int literal(struct jp *j, const char *word) {
+  size_t n = strlen(word);
+  if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n)) return syntax(j, "expected a value");
+  j->p += n;
+  return 0;
+}
+
+static int skip_value(struct jp *j, int depth) {
+  if (depth > MAX_DEPTH) return fail(j, "invalid JSON: nested deeper than %d", MAX_DEPTH);
+  ws(j);
+  if (j->p >= j->end) return syntax(j, "expected a value");
+  size_t len;
+  int is_int;
+  int64_t iv;
+  double dv;
+  switch (*j->p) {
+  case '{': return skip_container(j, '}', depth);
+  case '[': return skip_container(j, ']', depth);
+  case '"': j->p++; return string_body(j, &len);
+  case 't': return literal(j, "true");
+  case 'f': return literal(j, "false");
+  case 'n': return literal(j, "null");
+  default: return number(j, &is_int, &iv, &dv);
+  }
+}
+
+static int is_null(struct jp *j) {
+  ws(j);
+  return j->end - j->p >= 4 && memcmp(j->p, "null", 4) == 0;
+}
+
+/* ---- typed values --------------------------------------------------------------- */
+
+/* A scalar (or, for arrays and objects, the JSON text) into cell c. */
+static int cell_value(struct jp *j, struct evt_cell *c) {
+  ws(j);
+  if (j->p >= j->end) return syntax(j, "expected a value");
+  char ch = *j->p;
+  if (ch == '"') {
+    evt_sref s;
+    if (take_string(j, &s)) return -1;
+    c->type = EVT_STR, c->len = s.len, c->v.off = s.off;
+  } else if (ch == '{' || ch == '[') {
+    const char *s = j->p;
+    if (skip_value(j, 0)) return -1;
+    size_t n = (size_t)(j->p - s);
+    char *o = evt_text_room(j->t, n);
+    if (!o) return fail(j, "not enough memory");
+    memcpy(o, s, n);
+    evt_sref r = evt_text_take(j->t, n);
+    c->type = EVT_JSON, c->len = r.len, c->v.off = r.off;
+  } else if (ch == 't' || ch == 'f') {
+    if (literal(j, ch == 't' ? "true" : "false")) return -1;
+    c->type = ch == 't' ? EVT_TRUE : EVT_FALSE;
+  } else if (ch == 'n') {
+    if (literal(j, "null")) return -1;
+    c->type = EVT_NULL;
+  } else {
+    int is_int;
+    if (number(j, &is_int, &c->v.i, &c->v.d)) return -1;
+    c->type = is_int ? EVT_INT : EVT_NUM;
+  }
+  return 0;
+}
+
+/* An id (a string, or an integer kept as its decimal text), interned. */
+static int id_value(struct jp *j, uint32_t *id, const char *path, const char *want) {
+  ws(j);
+  const char *k = kind_at(j);
+  if (*k == 's') {
+    size_t len;
+    j->p++;
+    if (string_body(j, &len)) return -1;
+    *id = evt_intern(j->t, evt_text_room(j->t, 0), len);
+  } else if (strcmp(k, "integer") == 0) {
+    int is_int;
+    int64_t v;
+    double d;
+    if (number(j, &is_int, &v, &d)) return -1;
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    *id = evt_intern(j->t, buf, (size_t)n);
+  } else {
+    return fail(j, "field '%s': expected %s, got %s", path, want, k);
+  }
+  return *id == UINT32_MAX ? fail(j, "not enough memory") : 0;
+}
+
+static int list_start(struct jp *j, const char *name, const char *want) {
+  ws(j);
+  if (j->p >= j->end || *j->p != '[') return fail(j, "field '%s': expected %s, got %s", name, want, kind_at(j));
+  j->p++;
+  ws(j);
+  return 0;
+}
+
+/* After an element: 1 when the list goes on, 0 at its end, -1 on error. */
+static int list_next(struct jp *j) {
+  ws(j);
+  if (j->p < j->end && *j->p == ',') return j->p++, 1;
+  return eat(j, ']', "expected ',' or ']'") ? -1 : 0;
+}
+
+static int at_close(struct jp *j, char c) {
+  ws(j);
+  if (j->p < j->end && *j->p == c) return j->p++, 1;
+  return 0;
+}
+
+static int id_list(struct jp *j, enum evt_list_key k) {
+  const char *name = evt_list_names[k];
+  if (list_start(j, name, "a list of ids")) return -1;
+  if (at_close(j, ']')) return 0;
+  for (size_t i = 1;; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "%s[%zu]", name, i);
+    uint32_t id;
+    if (id_value(j, &id, path, "id") || evt_list_push(j->t, k, id, 0, (evt_sref){0, 0}))
+      return j->err[0] ? -1 : fail(j, "not enough memory");
+    int more = list_next(j);
+    if (more <= 0) return more;
+  }
+}
+
+static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
+  const char *name = evt_list_names[k];
+  ws(j);
+  if (scalar_ok && j->p < j->end && *j->p == '"') {
+    evt_sref s;
+    if (take_string(j, &s) || evt_list_push(j->t, k, 0, 0, s)) return j->err[0] ? -1 : fail(j, "not enough memory");
+    j->t->list[k].present[j->t->n] |= EVT_LIST_SCALAR;
+    return 0;
+  }
+  if (list_start(j, name, scalar_ok ? "string or string[]" : "a list")) return -1;
+  if (at_close(j, ']')) return 0;
+  for (size_t i = 1;; i++) {
+    const char *got = kind_at(j);
+    if (*got != 's') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, got);
+    evt_sref s;
+    if (take_string(j, &s) || evt_list_push(j->t, k, 0, 0, s)) return j->err[0] ? -1 : fail(j, "not enough memory");
+    int more = list_next(j);
+    if (more <= 0) return more;
+  }
+}
+
+static int key_is(const char *k, size_t len, const char *name) {
+  return strlen(name) == len && memcmp(k, name, len) == 0;
+}
+
+/* Reads a key into the arena's scratch space (not taken). */
+static int key(struct jp *j, const char **k, size_t *len) {
+  ws(j);
+  if (j->p >= j->end || *j->p != '"') return syntax(j, "expected a key in quotes");
+  j->p++;
+  if (string_body(j, len)) return -1;
+  *k = evt_text_room(j->t, 0);
+  return eat(j, ':', "expected ':'");
+}
+
+/* A finite number, for scores and grades. */
+static int num_value(struct jp *j, double *d, const char *path) {
+  const char *got = kind_at(j);
+  if (strcmp(got, "number") && strcmp(got, "integer")) return fail(j, "field '%s': expected number, got %s", path, got);
+  int is_int;
+  int64_t v;
+  if (number(j, &is_int, &v, d)) return fail(j, "field '%s': number out of range", path);
+  if (is_int) *d = (double)v;
+  return 0;
+}
+
+/* One {id =, score =} entry of a ranking; other keys are ignored. */
+static int ranked_object(struct jp *j, size_t i, uint32_t *id, double *score, int *has_score) {
+  j->p++;
+  int has_id = 0;
+  *has_score = 0;
+  if (!at_close(j, '}'))
+    for (;;) {
+      const char *k;
+      size_t len;
+      if (key(j, &k, &len)) return -1;
+      char path[64];
+      if (key_is(k, len, "id")) {
+        snprintf(path, sizeof path, "retrieved[%zu].id", i);
+        if (id_value(j, id, path, "a string id")) return -1;
+        has_id = 1;
+      } else if (key_is(k, len, "score") && !is_null(j)) {
+        snprintf(path, sizeof path, "retrieved[%zu].score", i);
+        if (num_value(j, score, path)) return -1;
+        *has_score = 1;
+      } else if (skip_value(j, 1)) {
+        return -1;
+      }
+      ws(j);
+      if (j->p < j->end && *j->p == ',') { j->p++; continue; }
+      if (eat(j, '}', "expected ',' or '}'")) return -1;
+      break;
+    }
+  if (!has_id) return fail(j, "field 'retrieved[%zu].id': expected a string id, got nothing", i);
+  return 0;
+}
+
+static int ranking(struct jp *j) {
+  if (list_start(j, "retrieved", "a list of ids or {id=, score=}")) return -1;
+  uint8_t *flags = &j->t->list[EVT_RETRIEVED].present[j->t->n];
+  if (at_close(j, ']')) return 0;
+  int first_scored = 0;
+  for (size_t i = 1;; i++) {
+    const char *got = kind_at(j);
+    uint32_t id;
+    double score = NAN;
+    int scored = 0;
+    char path[64];
+    snprintf(path, sizeof path, "retrieved[%zu]", i);
+    if (*got == 'o') {
+      if (ranked_object(j, i, &id, &score, &scored)) return -1;
+      *flags |= EVT_LIST_OBJECTS;
+    } else if (id_value(j, &id, path, "an id or {id=, score=}")) {
+      return -1;
+    }
+    if (i == 1) first_scored = scored;
+    else if (scored != first_scored)
+      return fail(j, "field 'retrieved[%zu]': %s a score while retrieved[1] %s", i, scored ? "has" : "lacks",
+                  first_scored ? "has one" : "does not");
+    if (evt_list_push(j->t, EVT_RETRIEVED, id, score, (evt_sref){0, 0})) return fail(j, "not enough memory");
+    int more = list_next(j);
+    if (more < 0) return -1;
+    if (!more) break;
+  }
+  if (first_scored) *flags |= EVT_LIST_SCORED;
+  return 0;
+}
+
+static int grades(struct jp *j) {
+  ws(j);
+  if (j->p >= j->end || *j->p != '{')
+    return fail(j, "field 'graded_relevance': expected an object id -> grade, got %s", kind_at(j));
+  j->p++;
+  if (at_close(j, '}')) return 0;
+  for (;;) {
+    const char *k;
+    size_t len;
+    if (key(j, &k, &len)) return -1;
+    uint32_t id = evt_intern(j->t, k, len);
+    if (id == UINT32_MAX) return fail(j, "not enough memory");
+    double g;
+    char path[160];
+    snprintf(path, sizeof path, "graded_relevance.%.*s", (int)(len < 100 ? len : 100), k);
+    if (num_value(j, &g, path)) return -1;
+    if (evt_list_push(j->t, EVT_GRADES, id, g, (evt_sref){0, 0})) return fail(j, "not enough memory");
+    ws(j);
+    if (j->p < j->end && *j->p == ',') { j->p++; continue; }
+    return eat(j, '}', "expected ',' or '}'");
+  }
+}
+
+/* ---- the row ----------------------------------------------------------------- */
+
+static const struct evt_field *user_field(const struct evt_schema *sc, const char *k, size_t len) {
+  for (size_t i = 0; i < sc->nfields; i++)
+    if (key_is(k, len, sc->fields[i].name)) return &sc->fields[i];
+  return NULL;
+}
+
+static const char *const want_names[] = {"any", "string", "number", "integer", "boolean", "id"};
+
+static int fits(enum evt_want w, const struct evt_cell *c) {
+  switch (w) {
+  case EVT_W_ANY: return 1;
+  case EVT_W_STRING: return c->type == EVT_STR;
+  case EVT_W_NUMBER: return c->type == EVT_INT || c->type == EVT_NUM;
+  case EVT_W_INTEGER: return c->type == EVT_INT || (c->type == EVT_NUM && c->v.d == floor(c->v.d));
+  case EVT_W_BOOLEAN: return c->type == EVT_TRUE || c->type == EVT_FALSE;
+  case EVT_W_ID: return c->type == EVT_STR || c->type == EVT_INT;
+  }
+  return 0;
+}
+
+static const char *cell_kind(const struct evt_cell *c, struct jp *j) {
+  static const char *const names[] = {"nothing", "null", "boolean", "boolean", "integer", "number", "string", "JSON"};
+  if (c->type == EVT_JSON) return j->t->text[c->v.off] == '[' ? "list" : "object";
+  return names[c->type];
+}
+
+static enum evt_want documented_scalar(const char *k, size_t len) {
+  if (key_is(k, len, "qid")) return EVT_W_ID;
+  static const char *const strings[] = {"query", "query_class", "variant", "language", "answer"};
+  for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+    if (key_is(k, len, strings[i])) return EVT_W_STRING;
+  return EVT_W_ANY;
+}
+
+static int scalar_member(struct jp *j, const char *k, size_t len) {
+  enum evt_want w = j->sc->rag ? documented_scalar(k, len) : EVT_W_ANY;
+  const struct evt_field *f = user_field(j->sc, k, len);
+  if (f) w = f->want;
+  char name[128];
+  snprintf(name, sizeof name, "%.*s", (int)(len < 100 ? len : 100), k);
+  struct evt_col *col = evt_col_get(j->t, k, len, 1);
+  if (!col) return fail(j, "not enough memory");
+  struct evt_cell *c = &col->cells[j->t->n];
+  if (cell_value(j, c)) {
+    c->type = EVT_ABSENT;
+    if (strcmp(j->err, "number out of range") == 0) fail(j, "field '%s': number out of range", name);
+    return -1;
+  }
+  if (!fits(w, c)) {
+    const char *got = cell_kind(c, j);
+    c->type = EVT_ABSENT;
+    return fail(j, "field '%s': expected %s, got %s", name, want_names[w], got);
+  }
+  return 0;
+}
+
+static int list_member(struct jp *j, enum evt_list_key k) {
+  if (j->lists_seen & (1u << k)) return fail(j, "field '%s': given twice", evt_list_names[k]);
+  j->lists_seen |= 1u << k;
+  j->t->list[k].present[j->t->n] |= EVT_LIST_PRESENT;
+  switch (k) {
+  case EVT_RETRIEVED: return ranking(j);
+  case EVT_GOLD_IDS: return id_list(j, k);
+  case EVT_GRADES: return grades(j);
+  case EVT_GOLD_ANSWERS: return string_list(j, k, 1);
+  default: return string_list(j, k, 0);
+  }
+}
+
+static int member(struct jp *j) {
+  const char *k;
+  size_t len;
+  if (key(j, &k, &len)) return -1;
+  if (is_null(j)) return j->p += 4, 0; /* a null member is an absent key */
+  if (j->sc->rag)
+    for (int l = 0; l < EVT_NLISTS; l++)
+      if (key_is(k, len, evt_list_names[l])) return list_member(j, (enum evt_list_key)l);
+  /* The key stays in scratch space until the value is read: copy it. */
+  char small[256];
+  char *name = len < sizeof small ? small : malloc(len + 1);
+  if (!name) return fail(j, "not enough memory");
+  memcpy(name, k, len);
+  int r = scalar_member(j, name, len);
+  if (name != small) free(name);
+  return r;
+}
+
+/* Every gold id needs a grade when both lists are given. */
+static int gold_consistent(struct jp *j) {
+  const struct evt_table *t = j->t;
+  size_t n = t->n, gi, ni;
+  if (!(t->list[EVT_GOLD_IDS].present[n] & EVT_LIST_PRESENT) || !(t->list[EVT_GRADES].present[n] & EVT_LIST_PRESENT))
+    return 0;
+  size_t ng = t->list[EVT_GRADES].n - (gi = t->list[EVT_GRADES].start[n]);
+  size_t nid = t->list[EVT_GOLD_IDS].n - (ni = t->list[EVT_GOLD_IDS].start[n]);
+  for (size_t a = 0; a < nid; a++) {
+    uint32_t id = t->list[EVT_GOLD_IDS].id[ni + a];
+    size_t b = 0;
+    while (b < ng && t->list[EVT_GRADES].id[gi + b] != id) b++;
+    if (b == ng)
+      return fail(j, "field 'gold_doc_ids[%zu]': '%.*s' has no grade in graded_relevance", a + 1,
+                  (int)t->id_len[id], t->id_str[id]);
+  }
+  return 0;
+}
+
+static int required(struct jp *j) {
+  if (j->sc->rag && !user_field(j->sc, "qid", 3)) {
+    long c = evt_col_index(j->t, "qid", 3);
+    if (c < 0 || j->t->cols[c].cells[j->t->n].type == EVT_ABSENT) return fail(j, "field 'qid': missing (expected id)");
+  }
+  for (size_t i = 0; i < j->sc->nfields; i++) {
+    const struct evt_field *f = &j->sc->fields[i];
+    if (!f->required) continue;
+    long c = evt_col_index(j->t, f->name, strlen(f->name));
+    if (c < 0 || j->t->cols[c].cells[j->t->n].type == EVT_ABSENT)
+      return fail(j, "field '%s': missing (expected %s)", f->name, want_names[f->want]);
+  }
+  return gold_consistent(j);
+}
+
+static int object(struct jp *j) {
+  ws(j);
+  if (j->p >= j->end || *j->p != '{') {
+    const char *k = kind_at(j);
+    if (strcmp(k, "invalid JSON") == 0 || skip_value(j, 0)) return syntax(j, "expected a JSON object");
+    return fail(j, "expected a JSON object, got %s", k);
+  }
+  j->p++;
+  if (!at_close(j, '}'))
+    for (;;) {
+      if (member(j)) return -1;
+      ws(j);
+      if (j->p < j->end && *j->p == ',') { j->p++; continue; }
+      if (eat(j, '}', "expected ',' or '}'")) return -1;
+      break;
+    }
+  ws(j);
+  if (j->p < j->end) return syntax(j, "text after the object");
+  return required(j);
+}
+
+int evt_json_row(struct evt_table *t, const char *s, size_t len, uint32_t line, const struct evt_schema *sc,
+                 char *err, size_t errlen) {
+  if (evt_row_begin(t, line)) return EVT_ROW_NOMEM;
+  struct jp j = {s, s + len, s, t, sc, err, errlen, 0};
+  err[0] = '\0';
+  if (object(&j)) {
+    evt_row_abort(t);
+    return strcmp(err, "not enough memory") == 0 ? EVT_ROW_NOMEM : EVT_ROW_BAD;
+  }
+  evt_row_commit(t);
+  return EVT_ROW_OK;
+}
+
+int evt_want_parse(const char *type, size_t len, enum evt_want *want) {
+  for (size_t i = 0; i < sizeof want_names / sizeof *want_names; i++)
+    if (key_is(type, len, want_names[i])) return *want = (enum evt_want)i, 1;
+  return 0;
+}

@@ -1,0 +1,247 @@
+/* The columnar data set: growth, rows taken back whole, interned ids. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalua/table.h"
+
+const char *const evt_list_names[EVT_NLISTS] = {"retrieved", "gold_doc_ids", "graded_relevance",
+                                                "gold_answers", "contexts"};
+
+/* Interned id bytes live in chunks that never move, since the id table
+ * keeps pointers to them. */
+struct evt_idblock {
+  struct evt_idblock *next;
+  size_t used, cap;
+  char bytes[];
+};
+
+void evt_init(struct evt_table *t) {
+  memset(t, 0, sizeof *t);
+  evr_idtab_init(&t->ids);
+}
+
+void evt_free(struct evt_table *t) {
+  free(t->line);
+  for (size_t c = 0; c < t->ncols; c++) free(t->cols[c].name), free(t->cols[c].cells);
+  free(t->cols);
+  for (int k = 0; k < EVT_NLISTS; k++) {
+    struct evt_list *l = &t->list[k];
+    free(l->start), free(l->present), free(l->id), free(l->num), free(l->str);
+  }
+  free(t->text);
+  evr_idtab_free(&t->ids);
+  free(t->id_str), free(t->id_len);
+  while (t->blocks) {
+    struct evt_idblock *b = t->blocks;
+    t->blocks = b->next;
+    free(b);
+  }
+  evt_init(t);
+}
+
+size_t evt_bytes(const struct evt_table *t) {
+  size_t b = t->cap * (sizeof *t->line + t->ncols * sizeof(struct evt_cell)) + t->text_cap;
+  for (int k = 0; k < EVT_NLISTS; k++) {
+    const struct evt_list *l = &t->list[k];
+    b += t->cap * 9 + l->cap * (sizeof *l->id + sizeof *l->num + sizeof *l->str);
+  }
+  return b + t->ids.cap * sizeof(struct evr_idslot) + t->capids * 12;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, c * size);
+  if (!q) return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+/* Every per-row array to room for `cap` rows; new cells are absent. */
+static int grow_rows(struct evt_table *t, size_t cap) {
+  uint32_t *line = realloc(t->line, cap * sizeof *line);
+  if (!line) return -1;
+  t->line = line;
+  for (size_t c = 0; c < t->ncols; c++) {
+    struct evt_cell *cells = realloc(t->cols[c].cells, cap * sizeof *cells);
+    if (!cells) return -1;
+    memset(cells + t->cap, 0, (cap - t->cap) * sizeof *cells);
+    t->cols[c].cells = cells;
+  }
+  for (int k = 0; k < EVT_NLISTS; k++) {
+    struct evt_list *l = &t->list[k];
+    uint64_t *start = realloc(l->start, (cap + 1) * sizeof *start);
+    if (!start) return -1;
+    l->start = start;
+    uint8_t *present = realloc(l->present, cap);
+    if (!present) return -1;
+    l->present = present;
+    if (t->cap == 0) l->start[0] = 0;
+  }
+  t->cap = cap;
+  return 0;
+}
+
+int evt_row_begin(struct evt_table *t, uint32_t line) {
+  if (t->n == t->cap && grow_rows(t, t->cap ? t->cap * 2 : 1024)) return -1;
+  t->line[t->n] = line;
+  for (int k = 0; k < EVT_NLISTS; k++) {
+    t->list[k].start[t->n] = t->list[k].n;
+    t->list[k].present[t->n] = 0;
+  }
+  t->text_mark = t->text_len;
+  return 0;
+}
+
+void evt_row_commit(struct evt_table *t) {
+  for (int k = 0; k < EVT_NLISTS; k++) t->list[k].start[t->n + 1] = t->list[k].n;
+  t->n++;
+}
+
+void evt_row_abort(struct evt_table *t) {
+  for (size_t c = 0; c < t->ncols; c++) t->cols[c].cells[t->n].type = EVT_ABSENT;
+  for (int k = 0; k < EVT_NLISTS; k++) {
+    t->list[k].n = t->list[k].start[t->n];
+    t->list[k].present[t->n] = 0;
+  }
+  t->text_len = t->text_mark;
+}
+
+long evt_col_index(const struct evt_table *t, const char *name, size_t len) {
+  for (size_t c = 0; c < t->ncols; c++)
+    if (strncmp(t->cols[c].name, name, len) == 0 && t->cols[c].name[len] == '\0') return (long)c;
+  return -1;
+}
+
+struct evt_col *evt_col_get(struct evt_table *t, const char *name, size_t len, int create) {
+  long c = evt_col_index(t, name, len);
+  if (c >= 0) return &t->cols[c];
+  if (!create) return NULL;
+  if (grow((void **)&t->cols, &t->capcols, t->ncols + 1, sizeof *t->cols)) return NULL;
+  struct evt_col *col = &t->cols[t->ncols];
+  col->name = malloc(len + 1);
+  col->cells = calloc(t->cap ? t->cap : 1, sizeof *col->cells);
+  if (!col->name || !col->cells) return free(col->name), free(col->cells), NULL;
+  memcpy(col->name, name, len);
+  col->name[len] = '\0';
+  t->ncols++;
+  return col;
+}
+
+char *evt_text_room(struct evt_table *t, size_t len) {
+  if (grow((void **)&t->text, &t->text_cap, t->text_len + len + 1, 1)) return NULL;
+  return t->text + t->text_len;
+}
+
+evt_sref evt_text_take(struct evt_table *t, size_t len) {
+  evt_sref s = {t->text_len, (uint32_t)len};
+  t->text_len += len;
+  return s;
+}
+
+static const char *keep_id(struct evt_table *t, const char *id, size_t len) {
+  struct evt_idblock *b = t->blocks;
+  if (!b || b->cap - b->used < len) {
+    size_t cap = len > 65536 ? len : 65536;
+    b = malloc(sizeof *b + cap);
+    if (!b) return NULL;
+    b->next = t->blocks, b->used = 0, b->cap = cap;
+    t->blocks = b;
+  }
+  char *p = b->bytes + b->used;
+  memcpy(p, id, len);
+  b->used += len;
+  return p;
+}
+
+uint32_t evt_intern(struct evt_table *t, const char *id, size_t len) {
+  uint32_t *v = evr_idtab_get(&t->ids, id, len);
+  if (v) return *v;
+  if (t->nids >= UINT32_MAX - 1) return UINT32_MAX;
+  if (t->nids == t->capids) {
+    size_t cap = t->capids ? t->capids * 2 : 1024;
+    const char **s = realloc((void *)t->id_str, cap * sizeof *s);
+    if (!s) return UINT32_MAX;
+    t->id_str = s;
+    uint32_t *l = realloc(t->id_len, cap * sizeof *l);
+    if (!l) return UINT32_MAX;
+    t->id_len = l;
+    t->capids = cap;
+  }
+  const char *kept = keep_id(t, id, len);
+  int found;
+  if (!kept || !(v = evr_idtab_put(&t->ids, kept, len, (uint32_t)t->nids, &found))) return UINT32_MAX;
+  t->id_str[t->nids] = kept;
+  t->id_len[t->nids] = (uint32_t)len;
+  return (uint32_t)t->nids++;
+}
+
+int evt_list_push(struct evt_table *t, enum evt_list_key k, uint32_t id, double num, evt_sref str) {
+  struct evt_list *l = &t->list[k];
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 1024;
+    if (k == EVT_GOLD_ANSWERS || k == EVT_CONTEXTS) {
+      evt_sref *s = realloc(l->str, cap * sizeof *s);
+      if (!s) return -1;
+      l->str = s;
+    } else {
+      uint32_t *i = realloc(l->id, cap * sizeof *i);
+      if (!i) return -1;
+      l->id = i;
+      double *d = realloc(l->num, cap * sizeof *d);
+      if (!d) return -1;
+      l->num = d;
+    }
+    l->cap = cap;
+  }
+  if (k == EVT_GOLD_ANSWERS || k == EVT_CONTEXTS) l->str[l->n] = str;
+  else l->id[l->n] = id, l->num[l->n] = num;
+  l->n++;
+  return 0;
+}
+
+static int copy_text(struct evt_table *d, const struct evt_table *s, evt_sref in, evt_sref *out) {
+  char *o = evt_text_room(d, in.len);
+  if (!o) return -1;
+  memcpy(o, s->text + in.off, in.len);
+  *out = evt_text_take(d, in.len);
+  return 0;
+}
+
+int evt_copy_row(struct evt_table *d, const struct evt_table *s, size_t r) {
+  if (evt_row_begin(d, s->line[r])) return -1;
+  for (size_t c = 0; c < s->ncols; c++) {
+    const struct evt_cell *in = &s->cols[c].cells[r];
+    if (in->type == EVT_ABSENT) continue;
+    struct evt_col *col = evt_col_get(d, s->cols[c].name, strlen(s->cols[c].name), 1);
+    if (!col) return -1;
+    struct evt_cell *out = &col->cells[d->n];
+    *out = *in;
+    if (in->type == EVT_STR || in->type == EVT_JSON) {
+      evt_sref t;
+      if (copy_text(d, s, (evt_sref){in->v.off, in->len}, &t)) return -1;
+      out->v.off = t.off;
+    }
+  }
+  for (int k = 0; k < EVT_NLISTS; k++) {
+    const struct evt_list *l = &s->list[k];
+    size_t first, n = evt_list_range(s, (enum evt_list_key)k, r, &first);
+    d->list[k].present[d->n] = l->present[r];
+    for (size_t i = first; i < first + n; i++) {
+      evt_sref str = {0, 0};
+      uint32_t id = 0;
+      double num = 0;
+      if (k == EVT_GOLD_ANSWERS || k == EVT_CONTEXTS) {
+        if (copy_text(d, s, l->str[i], &str)) return -1;
+      } else {
+        id = evt_intern(d, s->id_str[l->id[i]], s->id_len[l->id[i]]);
+        num = l->num[i];
+        if (id == UINT32_MAX) return -1;
+      }
+      if (evt_list_push(d, (enum evt_list_key)k, id, num, str)) return -1;
+    }
+  }
+  return 0;
+}

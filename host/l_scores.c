@@ -152,6 +152,48 @@ static int s_unmeasured(lua_State *L) {
   return 2;
 }
 
+/* s:reasoned(j) -> whether any row of metric j has a reason or is unmeasured */
+static int s_reasoned(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  lua_Integer j = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, j >= 1 && (size_t)j <= s->m, 2, "metric out of range");
+  int any = 0;
+  for (size_t i = 0; i < s->n && !any; i++) any = s->miss[j - 1][i] || s->why[j - 1][i];
+  lua_pushboolean(L, any);
+  return 1;
+}
+
+/* s:histograms(j, sys_codes, bins, top) -> {[s] = {count per bin}}: bins
+ * equal parts of [0, top]; values outside go to the first or last bin. */
+static int s_histograms(lua_State *L) {
+  struct lscores *s = lscores_check(L, 1);
+  lua_Integer j = luaL_checkinteger(L, 2);
+  struct lcodes *c = lcodes_check(L, 3);
+  lua_Integer nb = luaL_checkinteger(L, 4);
+  double top = luaL_checknumber(L, 5);
+  luaL_argcheck(L, j >= 1 && (size_t)j <= s->m, 2, "metric out of range");
+  luaL_argcheck(L, c->n == s->n, 3, "codes and scores differ in rows");
+  luaL_argcheck(L, nb >= 1 && nb <= 1000, 4, "1 to 1000 bins");
+  luaL_argcheck(L, top > 0, 5, "a positive top");
+  size_t *count = calloc(c->nvalues * (size_t)nb + 1, sizeof *count);
+  if (!count) return luaL_error(L, "not enough memory");
+  for (size_t i = 0; i < s->n; i++) {
+    if (s->miss[j - 1][i]) continue;
+    double b = floor(s->val[j - 1][i] / top * (double)nb);
+    size_t k = b < 0 ? 0 : b >= (double)nb ? (size_t)nb - 1 : (size_t)b;
+    count[c->code[i] * (size_t)nb + k]++;
+  }
+  lua_createtable(L, (int)c->nvalues, 0);
+  for (size_t a = 0; a < c->nvalues; a++) {
+    lua_createtable(L, (int)nb, 0);
+    for (lua_Integer k = 0; k < nb; k++)
+      lua_pushinteger(L, (lua_Integer)count[a * (size_t)nb + (size_t)k]), lua_rawseti(L, -2, k + 1);
+    lua_rawseti(L, -2, (lua_Integer)a + 1);
+  }
+  free(count);
+  return 1;
+}
+
 /* ---- built-in metrics over a data set --------------------------------------- */
 
 struct job {
@@ -389,7 +431,7 @@ static int s_bottom(lua_State *L) {
 
 int luaopen_evalua_scores(lua_State *L) {
   static const luaL_Reg meth[] = {
-    {"set", s_set}, {"get", s_get}, {"column", s_column}, {"unmeasured", s_unmeasured}, {"eval", s_eval},
+    {"set", s_set}, {"get", s_get}, {"column", s_column}, {"unmeasured", s_unmeasured}, {"reasoned", s_reasoned}, {"histograms", s_histograms}, {"eval", s_eval},
     {"aggregate", s_aggregate}, {"bottom", s_bottom}, {NULL, NULL},
   };
   luaL_newmetatable(L, SCORES_MT);

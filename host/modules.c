@@ -17,6 +17,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._retrieval", luaopen_evalua_retrieval},
   {"evalua._judge", luaopen_evalua_judge},
   {"evalua._table", luaopen_evalua_table},
+  {"evalua._report", luaopen_evalua_report},
   {NULL, NULL},
 };
 

@@ -86,10 +86,11 @@ local function encode(v, out, indent, depth)
   end
 end
 
--- encode(value [, {indent = "  "}]) -> string
+-- encode(value [, {indent = "  ", depth = 0}]) -> string; depth: the
+-- nesting level the value sits at, for text placed inside a larger document.
 function M.encode(v, opts)
   local out = {}
-  encode(v, out, opts and opts.indent, 0)
+  encode(v, out, opts and opts.indent, opts and opts.depth or 0)
   return table.concat(out)
 end
 

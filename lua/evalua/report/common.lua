@@ -62,24 +62,14 @@ function M.meta_lines(res)
   return out
 end
 
--- Counts of unmeasured items per metric, with the most common reason.
+-- Counts of unmeasured items per metric, with the most common reason
+-- (counted in C over the score columns).
 function M.unmeasured(res)
   local out = {}
-  for _, metric in ipairs(res.metrics) do
-    local count, reasons = 0, {}
-    for _, it in ipairs(res.items) do
-      local r = it.unmeasured[metric.name]
-      if r then
-        count = count + 1
-        reasons[r] = (reasons[r] or 0) + 1
-      end
-    end
+  for j, metric in ipairs(res.metrics) do
+    local count, top = res.scores:unmeasured(j)
     if count > 0 then
-      local top, best = nil, 0
-      for r, c in pairs(reasons) do
-        if c > best or (c == best and r < top) then top, best = r, c end
-      end
-      out[#out + 1] = { metric = metric.name, count = count, total = #res.items, reason = top }
+      out[#out + 1] = { metric = metric.name, count = count, total = res.n, reason = top or "unmeasured" }
     end
   end
   return out

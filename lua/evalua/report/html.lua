@@ -14,7 +14,14 @@ end
 local function fmt(x) return ("%.1f"):format(x) end
 
 -- The y range of a metric over every aggregate: [0, 1] for the usual scores.
+-- The chart scale of a metric: 1, or the highest interval end; kept per
+-- results and metric, as every chart asks for it.
+local scales = setmetatable({}, { __mode = "k" })
+
 local function y_max(res, metric)
+  local memo = scales[res] or {}
+  scales[res] = memo
+  if memo[metric] then return memo[metric] end
   local top = 1
   for _, system in ipairs(res.systems) do
     for _, d in ipairs(res.dims) do
@@ -24,6 +31,7 @@ local function y_max(res, metric)
       end
     end
   end
+  memo[metric] = top
   return top
 end
 
@@ -71,18 +79,27 @@ local function bar_chart(res, metric)
   return table.concat(out)
 end
 
--- Ten bins over [0, max]; one small chart per system.
+-- Ten bins over [0, max]; one small chart per system. The bins of every
+-- system come from one pass over the metric's column.
+local bin_memo = setmetatable({}, { __mode = "k" })
+
+local function bins_of(res, metric, system)
+  local memo = bin_memo[res] or {}
+  bin_memo[res] = memo
+  if not memo[metric] then
+    for j, m in ipairs(res.metrics) do
+      if m.name == metric then memo[metric] = res.scores:histograms(j, res.sys_codes, 10, y_max(res, metric)) end
+    end
+  end
+  for s, name in ipairs(res.systems) do
+    if name == system then return memo[metric][s] end
+  end
+end
+
 local function histogram(res, metric, system, color)
-  local scores = {}
-  for _, it in ipairs(res.items) do
-    if it.system == system and it.scores[metric] ~= nil then scores[#scores + 1] = it.scores[metric] end
-  end
-  local ymax, bins = y_max(res, metric), {}
-  for i = 1, 10 do bins[i] = 0 end
-  for _, s in ipairs(scores) do
-    local b = math.min(10, math.max(1, math.floor(s / ymax * 10) + 1))
-    bins[b] = bins[b] + 1
-  end
+  local ymax, bins = y_max(res, metric), bins_of(res, metric, system)
+  local measured = 0
+  for _, c in ipairs(bins) do measured = measured + c end
   local peak = math.max(1, table.unpack(bins))
   local w, h = 200, 70
   local out = { ('<svg class="chart hist" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s: %s histogram</title>')
@@ -94,7 +111,7 @@ local function histogram(res, metric, system, color)
   end
   out[#out + 1] = ('<text x="0" y="%d" class="tick start">0</text><text x="%d" y="%d" class="tick">%s</text>')
     :format(h + 14, w, h + 14, C.num(ymax, 1))
-  out[#out + 1] = ('<text x="0" y="%d" class="label">%s (n=%d)</text></svg>'):format(h + 28, esc(system), #scores)
+  out[#out + 1] = ('<text x="0" y="%d" class="label">%s (n=%d)</text></svg>'):format(h + 28, esc(system), measured)
   return table.concat(out)
 end
 

@@ -29,7 +29,11 @@ end
 local function format_of(name)
   local f = custom[name] or builtin[name]
   if not f then error(("unknown report format '%s'"):format(tostring(name)), 3) end
-  if not f.fn then f.fn = require(f.module) end
+  if not f.fn then
+    local mod = require(f.module)
+    -- a table format streams itself to a file: {render = fn, write = fn(res, opts, path)}
+    if type(mod) == "table" then f.fn, f.stream = mod.render, mod.write else f.fn = mod end
+  end
   return f
 end
 
@@ -52,7 +56,8 @@ function M.write(res, opts)
   for _, fmt in ipairs(opts.formats or { "md", "json" }) do
     local f = format_of(fmt)
     local path = ("%s/%s.%s"):format(dir, name, f.ext)
-    assert(sys.write_atomic(path, f.fn(res, opts)))
+    if f.stream then f.stream(res, opts, path)
+    else assert(sys.write_atomic(path, f.fn(res, opts))) end
     paths[#paths + 1] = path
   end
   return paths

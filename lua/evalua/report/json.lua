@@ -1,7 +1,10 @@
 -- JSON report: run metadata, every aggregate, worst slices, lowest items and
 -- every row with its scores, reasons and unmeasured causes. Keys are sorted,
--- so two reports of the same run diff cleanly.
+-- so two reports of the same run diff cleanly. The items are streamed from
+-- the columns by C (evalua._report), in constant memory.
 local json = require "evalua.json"
+local C = require "evalua._report"
+local columns = require "evalua.report.columns"
 
 local function metric_list(res)
   local out = {}
@@ -12,28 +15,31 @@ local function metric_list(res)
   return out
 end
 
-local function items(res)
-  local out = {}
-  for i, it in ipairs(res.items) do
-    local row = {}
-    for k, v in pairs(it.row) do
-      if k ~= "_line" then row[k] = v end
-    end
-    out[i] = { id = it.id, system = it.system, slices = it.slices, scores = it.scores,
-               reasons = it.reasons, unmeasured = it.unmeasured, details = it.details, row = row }
-  end
-  return setmetatable(out, json.array)
-end
+local MARK = "\0items\0"
 
-return function(res, opts)
+-- The document without its items, split where they go.
+local function around_items(res)
   local doc = {
     meta = res.meta, metrics = metric_list(res), systems = res.systems, dims = res.dims,
     slice_values = res.slice_values, aggregates = res.aggregates, worst = res.worst,
-    bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = items(res),
+    bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = MARK,
     ci = res.ci, comparison = res.comparison and {
       baseline = res.comparison.baseline, alpha = res.comparison.alpha, rows = res.comparison.rows,
       flips = res.comparison.flips } or nil,
     gates = res.gates,
   }
-  return json.encode(doc, { indent = opts.indent or "  " }) .. "\n"
+  local text = json.encode(doc, { indent = "  " }) .. "\n"
+  local a, b = text:find(json.encode(MARK), 1, true)
+  return text:sub(1, a - 1), text:sub(b + 1)
 end
+
+return {
+  render = function(res)
+    local head, tail = around_items(res)
+    return C.json(columns(res), head, tail)
+  end,
+  write = function(res, _, path)
+    local head, tail = around_items(res)
+    return C.json(columns(res), head, tail, path)
+  end,
+}

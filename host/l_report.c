@@ -1,0 +1,582 @@
+/* evalua._report: the JSON and CSV reports' per-item part, streamed from
+ * the columns with a fixed buffer, so a million rows never become Lua
+ * tables. The rest of each report (aggregates, metadata) is small and
+ * encoded in Lua; lua/evalua/report/{json,csv}.lua call these. The text is
+ * exactly what lua/evalua/json.lua would write: sorted keys, two-space
+ * indent, numbers that read back exactly. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "l_table.h"
+#include "modules.h"
+#include "runtime.h"
+
+/* ---- a buffered sink: a file, or a Lua string when path is nil ------------------ */
+
+struct sink {
+  FILE *f;
+  char *mem;
+  size_t memlen, len;
+  int err;
+  char buf[1 << 16];
+};
+
+static void flush(struct sink *s) {
+  if (s->len && fwrite(s->buf, 1, s->len, s->f) != s->len) s->err = errno ? errno : EIO;
+  s->len = 0;
+}
+
+static void put(struct sink *s, const char *p, size_t n) {
+  if (s->len + n > sizeof s->buf) {
+    flush(s);
+    if (n > sizeof s->buf) {
+      if (fwrite(p, 1, n, s->f) != n) s->err = errno ? errno : EIO;
+      return;
+    }
+  }
+  memcpy(s->buf + s->len, p, n);
+  s->len += n;
+}
+
+static void puts_(struct sink *s, const char *p) { put(s, p, strlen(p)); }
+
+static void indent(struct sink *s, int depth) {
+  static const char spaces[] = "\n                                                                ";
+  put(s, spaces, 1 + (size_t)(2 * depth < 64 ? 2 * depth : 64));
+}
+
+/* A JSON string as lua/evalua/json.lua quotes it (control bytes and DEL as \u00XX). */
+static void quoted(struct sink *s, const char *p, size_t n) {
+  put(s, "\"", 1);
+  size_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) { run++; continue; }
+    put(s, p + i - run, run);
+    run = 0;
+    char esc[8];
+    const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
+                  : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+    if (!e) snprintf(esc, sizeof esc, "\\u%04x", c), e = esc;
+    puts_(s, e);
+  }
+  put(s, p + n - run, run);
+  put(s, "\"", 1);
+}
+
+static const double pow10s[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+
+/* The shortest of %.15g / %.17g that reads back as x, as json.number; few
+ * decimals are written without printf (exact: the division is correctly
+ * rounded, so equality means the decimal reads back as x). */
+static size_t number_text(double x, char *out) {
+  double ax = fabs(x);
+  if (x == floor(x) && ax < 9007199254740992.0) return (size_t)snprintf(out, 40, "%lld", (long long)x);
+  if (ax >= 1e-4 && ax < 1e9)
+    for (int k = 1; k <= 6; k++) {
+      double y = nearbyint(x * pow10s[k]);
+      if (y / pow10s[k] != x) continue;
+      long long v = (long long)fabs(y), ip = v / (long long)pow10s[k], fp = v % (long long)pow10s[k];
+      int n = snprintf(out, 40, "%s%lld.%0*lld", x < 0 ? "-" : "", ip, k, fp);
+      while (out[n - 1] == '0') n--;
+      out[n] = '\0';
+      return (size_t)n;
+    }
+  int n = snprintf(out, 40, "%.15g", x);
+  if (strtod(out, NULL) != x) n = snprintf(out, 40, "%.17g", x);
+  return (size_t)n;
+}
+
+static void number(struct sink *s, double x) {
+  char b[40];
+  put(s, b, number_text(x, b));
+}
+
+/* ---- what the writers read ---------------------------------------------------- */
+
+struct job {
+  lua_State *L;
+  const struct evt_table *t;
+  struct lscores *sc;
+  struct lcodes *sys;
+  int spec;              /* stack index of the spec table */
+  size_t nm, ndims;
+  const char **mname;    /* metric names */
+  size_t *by_name;       /* metric indices in name order */
+  const char **dname;    /* slice dimension names (without "all") */
+  size_t *dims_by_name;
+  struct lcodes **dcodes;
+  int systems, dvalues;  /* stack indices: list of names; list of value lists */
+  int details, lua_rows, encode, before; /* stack indices or 0 */
+  const char *idf;       /* the field that names an item */
+  long id_col;
+};
+
+static const char *value_of(struct job *j, int list, size_t k) {
+  lua_rawgeti(j->L, list, (lua_Integer)k + 1);
+  const char *s = lua_tostring(j->L, -1);
+  lua_pop(j->L, 1); /* the string stays alive in the list */
+  return s;
+}
+
+/* A Lua value (at the top, popped) as JSON at depth, through json.lua. */
+static void lua_json(struct job *j, struct sink *s, int depth) {
+  lua_pushvalue(j->L, j->encode);
+  lua_insert(j->L, -2);
+  lua_pushinteger(j->L, depth);
+  lua_call(j->L, 2, 1);
+  size_t n;
+  const char *p = lua_tolstring(j->L, -1, &n);
+  put(s, p, n);
+  lua_pop(j->L, 1);
+}
+
+static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, int depth) {
+  switch (c->type) {
+  case EVT_STR: quoted(s, j->t->text + c->v.off, c->len); break;
+  case EVT_INT: { char b[24]; put(s, b, (size_t)sprintf(b, "%lld", (long long)c->v.i)); break; }
+  case EVT_NUM: number(s, c->v.d); break;
+  case EVT_TRUE: puts_(s, "true"); break;
+  case EVT_FALSE: puts_(s, "false"); break;
+  case EVT_JSON: /* decoded and re-encoded so keys sort and indent as elsewhere */
+    lua_getfield(j->L, j->spec, "decode");
+    lua_pushlstring(j->L, j->t->text + c->v.off, c->len);
+    lua_call(j->L, 1, 1);
+    lua_json(j, s, depth);
+    break;
+  default: puts_(s, "null"); break;
+  }
+}
+
+static void id_json(struct job *j, struct sink *s, uint32_t id) { quoted(s, j->t->id_str[id], j->t->id_len[id]); }
+
+/* Byte order of two interned ids, as Lua compares strings in the C locale. */
+static int id_cmp(const struct evt_table *t, uint32_t x, uint32_t y) {
+  size_t lx = t->id_len[x], ly = t->id_len[y];
+  int c = memcmp(t->id_str[x], t->id_str[y], lx < ly ? lx : ly);
+  return c ? c : (lx > ly) - (lx < ly);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t r, int depth) {
+  const struct evt_table *t = j->t;
+  const struct evt_list *l = &t->list[k];
+  size_t first, n = evt_list_range(t, k, r, &first);
+  if (k == EVT_GOLD_ANSWERS && (l->present[r] & EVT_LIST_SCALAR)) {
+    quoted(s, evt_text(t, l->str[first]), l->str[first].len);
+    return;
+  }
+  if (k == EVT_GRADES) { /* an object: keys sorted */
+    if (!n) return puts_(s, "{}");
+    size_t *o = malloc(n * sizeof *o);
+    if (!o) luaL_error(j->L, "not enough memory");
+    for (size_t i = 0; i < n; i++) o[i] = first + i;
+    for (size_t i = 1; i < n; i++) /* insertion sort: a row has few grades */
+      for (size_t a = i; a > 0 && id_cmp(t, l->id[o[a - 1]], l->id[o[a]]) > 0; a--) {
+        size_t tmp = o[a]; o[a] = o[a - 1]; o[a - 1] = tmp;
+      }
+    puts_(s, "{");
+    for (size_t i = 0; i < n; i++) {
+      if (i) puts_(s, ",");
+      indent(s, depth + 1);
+      id_json(j, s, l->id[o[i]]);
+      puts_(s, ": ");
+      number(s, l->num[o[i]]);
+    }
+    indent(s, depth);
+    puts_(s, "}");
+    free(o);
+    return;
+  }
+  if (!n) return puts_(s, "[]");
+  puts_(s, "[");
+  for (size_t i = first; i < first + n; i++) {
+    if (i > first) puts_(s, ",");
+    indent(s, depth + 1);
+    if (k == EVT_RETRIEVED && (l->present[r] & EVT_LIST_OBJECTS)) {
+      puts_(s, "{");
+      indent(s, depth + 2);
+      puts_(s, "\"id\": ");
+      id_json(j, s, l->id[i]);
+      if (l->present[r] & EVT_LIST_SCORED) {
+        puts_(s, ",");
+        indent(s, depth + 2);
+        puts_(s, "\"score\": ");
+        number(s, l->num[i]);
+      }
+      indent(s, depth + 1);
+      puts_(s, "}");
+    } else if (k == EVT_RETRIEVED || k == EVT_GOLD_IDS) {
+      id_json(j, s, l->id[i]);
+    } else {
+      quoted(s, evt_text(t, l->str[i]), l->str[i].len);
+    }
+  }
+  indent(s, depth);
+  puts_(s, "]");
+}
+
+/* The row's keys from the columns, sorted; lists are kept by their key. */
+static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
+  const struct evt_table *t = j->t;
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_json(j, s, depth);
+    return;
+  }
+  const char *keys[256 + EVT_NLISTS];
+  size_t n = 0;
+  for (size_t c = 0; c < t->ncols && n < 256; c++)
+    if (t->cols[c].cells[r].type != EVT_ABSENT) keys[n++] = t->cols[c].name;
+  for (int k = 0; k < EVT_NLISTS; k++)
+    if (t->list[k].present[r] & EVT_LIST_PRESENT) keys[n++] = evt_list_names[k];
+  if (!n) return puts_(s, "{}");
+  qsort(keys, n, sizeof *keys, cmp_str);
+  puts_(s, "{");
+  for (size_t i = 0; i < n; i++) {
+    if (i) puts_(s, ",");
+    indent(s, depth + 1);
+    quoted(s, keys[i], strlen(keys[i]));
+    puts_(s, ": ");
+    int lk = -1;
+    for (int k = 0; k < EVT_NLISTS; k++)
+      if (keys[i] == evt_list_names[k]) lk = k;
+    if (lk >= 0) list_json(j, s, (enum evt_list_key)lk, r, depth + 1);
+    else cell_json(j, s, &t->cols[evt_col_index(t, keys[i], strlen(keys[i]))].cells[r], depth + 1);
+  }
+  indent(s, depth);
+  puts_(s, "}");
+}
+
+/* {"metric": value...} of the metrics for which want(j, i, r) holds. */
+enum part { SCORES, REASONS, UNMEASURED };
+
+static int in_part(const struct lscores *sc, enum part p, size_t m, size_t r) {
+  if (p == SCORES) return !sc->miss[m][r];
+  if (p == REASONS) return !sc->miss[m][r] && sc->why[m][r];
+  return sc->miss[m][r];
+}
+
+static void part_json(struct job *j, struct sink *s, enum part p, size_t r, int depth) {
+  int any = 0;
+  for (size_t a = 0; a < j->nm; a++) {
+    size_t m = j->by_name[a];
+    if (!in_part(j->sc, p, m, r)) continue;
+    puts_(s, any ? "," : "{");
+    any = 1;
+    indent(s, depth + 1);
+    quoted(s, j->mname[m], strlen(j->mname[m]));
+    puts_(s, ": ");
+    if (p == SCORES) number(s, j->sc->val[m][r]);
+    else {
+      const char *why = j->sc->why[m][r] ? j->sc->reasons[j->sc->why[m][r]] : "unmeasured";
+      quoted(s, why, strlen(why));
+    }
+  }
+  if (!any) return puts_(s, "{}");
+  indent(s, depth);
+  puts_(s, "}");
+}
+
+static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
+  int any = 0;
+  for (size_t a = 0; a < j->nm && j->details; a++) {
+    size_t m = j->by_name[a];
+    if (lua_getfield(j->L, j->details, j->mname[m]) != LUA_TTABLE) { lua_pop(j->L, 1); continue; }
+    if (lua_rawgeti(j->L, -1, (lua_Integer)r + 1) == LUA_TNIL) { lua_pop(j->L, 2); continue; }
+    puts_(s, any ? "," : "{");
+    any = 1;
+    indent(s, depth + 1);
+    quoted(s, j->mname[m], strlen(j->mname[m]));
+    puts_(s, ": ");
+    lua_json(j, s, depth + 1);
+    lua_pop(j->L, 1);
+  }
+  if (!any) return puts_(s, "{}");
+  indent(s, depth);
+  puts_(s, "}");
+}
+
+static void id_value(struct job *j, struct sink *s, size_t r, int depth) {
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_getfield(j->L, j->spec, "id_field");
+    lua_gettable(j->L, -2);
+    lua_remove(j->L, -2);
+    return lua_json(j, s, depth);
+  }
+  if (j->id_col < 0) return puts_(s, "null");
+  cell_json(j, s, &j->t->cols[j->id_col].cells[r], depth);
+}
+
+static void item_json(struct job *j, struct sink *s, size_t r) {
+  const int d = 3; /* the item's keys: document > items > item */
+  puts_(s, "{");
+  indent(s, d), puts_(s, "\"details\": "), details_json(j, s, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"id\": "), id_value(j, s, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"reasons\": "), part_json(j, s, REASONS, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"row\": "), row_json(j, s, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"scores\": "), part_json(j, s, SCORES, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"slices\": ");
+  if (!j->ndims) puts_(s, "{}");
+  else {
+    puts_(s, "{");
+    for (size_t a = 0; a < j->ndims; a++) {
+      size_t k = j->dims_by_name[a];
+      if (a) puts_(s, ",");
+      indent(s, d + 1);
+      quoted(s, j->dname[k], strlen(j->dname[k]));
+      puts_(s, ": ");
+      lua_rawgeti(j->L, j->dvalues, (lua_Integer)k + 1);
+      const char *v = value_of(j, lua_gettop(j->L), j->dcodes[k]->code[r]);
+      quoted(s, v, strlen(v));
+      lua_pop(j->L, 1);
+    }
+    indent(s, d);
+    puts_(s, "}");
+  }
+  const char *sys = value_of(j, j->systems, j->sys->code[r]);
+  puts_(s, ","), indent(s, d), puts_(s, "\"system\": "), quoted(s, sys, strlen(sys));
+  puts_(s, ","), indent(s, d), puts_(s, "\"unmeasured\": "), part_json(j, s, UNMEASURED, r, d);
+  indent(s, d - 1);
+  puts_(s, "}");
+}
+
+/* ---- reading the spec ------------------------------------------------------- */
+
+static int opt_index(lua_State *L, int spec, const char *k) {
+  if (lua_getfield(L, spec, k) == LUA_TNIL) return lua_pop(L, 1), 0;
+  return lua_gettop(L);
+}
+
+static const char **names_sorted(lua_State *L, int list, size_t n, size_t **order) {
+  const char **names = lua_newuserdatauv(L, (n + 1) * sizeof *names, 0);
+  *order = lua_newuserdatauv(L, (n + 1) * sizeof **order, 0);
+  for (size_t i = 0; i < n; i++) names[i] = value_of(&(struct job){.L = L}, list, i), (*order)[i] = i;
+  for (size_t i = 1; i < n; i++) /* insertion sort: few names */
+    for (size_t a = i; a > 0 && strcmp(names[(*order)[a - 1]], names[(*order)[a]]) > 0; a--) {
+      size_t t = (*order)[a]; (*order)[a] = (*order)[a - 1]; (*order)[a - 1] = t;
+    }
+  return names;
+}
+
+static void read_job(lua_State *L, int spec, struct job *j) {
+  memset(j, 0, sizeof *j);
+  j->L = L, j->spec = spec;
+  lua_getfield(L, spec, "table"), j->t = ltable_check(L, -1);
+  lua_getfield(L, spec, "scores"), j->sc = lscores_check(L, -1);
+  lua_getfield(L, spec, "sys_codes"), j->sys = lcodes_check(L, -1);
+  j->systems = opt_index(L, spec, "systems");
+  int metrics = opt_index(L, spec, "metrics");
+  int dims = opt_index(L, spec, "dims");
+  int dcodes = opt_index(L, spec, "dim_codes");
+  j->dvalues = opt_index(L, spec, "dim_values");
+  if (!j->systems || !metrics || !dims || !dcodes || !j->dvalues) luaL_error(L, "report: incomplete spec");
+  j->details = opt_index(L, spec, "details");
+  j->lua_rows = opt_index(L, spec, "lua_rows");
+  j->encode = opt_index(L, spec, "encode");
+  j->before = opt_index(L, spec, "before");
+  j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
+  luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
+  j->mname = names_sorted(L, metrics, j->nm, &j->by_name);
+  j->dname = names_sorted(L, dims, j->ndims, &j->dims_by_name);
+  j->dcodes = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dcodes, 0);
+  for (size_t k = 0; k < j->ndims; k++) {
+    lua_rawgeti(L, dcodes, (lua_Integer)k + 1);
+    j->dcodes[k] = lcodes_check(L, -1); /* kept alive by the spec */
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, spec, "id_field");
+  size_t n;
+  j->idf = luaL_checklstring(L, -1, &n); /* kept alive by the spec */
+  j->id_col = evt_col_index(j->t, j->idf, n);
+  lua_pop(L, 1);
+}
+
+/* Opens the sink: a temporary file beside path (renamed into place at the
+ * end), or memory. */
+static void sink_open(lua_State *L, struct sink *s, const char *path, char *tmp, size_t cap) {
+  memset(s, 0, offsetof(struct sink, buf));
+  if (path) {
+    evalua_check_path(L, path, 1);
+    snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    s->f = fopen(tmp, "wb");
+  } else {
+    s->f = open_memstream(&s->mem, &s->memlen);
+  }
+  if (!s->f) luaL_error(L, "cannot write %s: %s", path ? path : "(memory)", strerror(errno));
+}
+
+/* Closes the sink and pushes the result: true (file) or the string. */
+static int sink_close(lua_State *L, struct sink *s, const char *path, const char *tmp) {
+  flush(s);
+  if (path && !s->err && (fflush(s->f) || fsync(fileno(s->f)))) s->err = errno;
+  if (fclose(s->f) && !s->err) s->err = errno;
+  if (!path) {
+    if (s->err) return free(s->mem), luaL_error(L, "cannot write the report: %s", strerror(s->err));
+    lua_pushlstring(L, s->mem, s->memlen);
+    free(s->mem);
+    return 1;
+  }
+  if (!s->err && rename(tmp, path)) s->err = errno;
+  if (s->err) {
+    unlink(tmp);
+    return luaL_error(L, "cannot write %s: %s", path, strerror(s->err));
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* json_items(spec, head, tail [, path]): head, the items array, tail. */
+static int l_json(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  size_t hl, tl;
+  const char *head = luaL_checklstring(L, 2, &hl), *tail = luaL_checklstring(L, 3, &tl);
+  const char *path = luaL_optstring(L, 4, NULL);
+  struct job j;
+  read_job(L, 1, &j);
+  struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
+  char tmp[4200];
+  sink_open(L, s, path, tmp, sizeof tmp);
+  put(s, head, hl);
+  if (!j.t->n) puts_(s, "[]");
+  else {
+    puts_(s, "[");
+    for (size_t r = 0; r < j.t->n; r++) {
+      if (r) puts_(s, ",");
+      indent(s, 2);
+      item_json(&j, s, r);
+    }
+    indent(s, 1);
+    puts_(s, "]");
+  }
+  put(s, tail, tl);
+  return sink_close(L, s, path, tmp);
+}
+
+/* ---- CSV ----------------------------------------------------------------------- */
+
+/* A text cell: quoted when it holds a separator, quote or line break; a
+ * cell a spreadsheet would run as a formula (= + - @ tab CR first) gets a
+ * leading apostrophe (OWASP's advice against CSV injection). */
+static void csv_text(struct sink *s, const char *p, size_t n) {
+  int formula = n && strchr("=+-@\t\r", p[0]);
+  int quote = 0;
+  for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
+  if (!quote) {
+    if (formula) put(s, "'", 1);
+    return put(s, p, n);
+  }
+  put(s, "\"", 1);
+  if (formula) put(s, "'", 1);
+  size_t start = 0;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] == '"') put(s, p + start, i + 1 - start), put(s, "\"", 1), start = i + 1;
+  put(s, p + start, n - start);
+  put(s, "\"", 1);
+}
+
+static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *key) {
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_getfield(j->L, -1, key);
+    size_t n;
+    const char *v = lua_type(j->L, -1) == LUA_TNUMBER ? NULL : lua_tolstring(j->L, -1, &n);
+    if (lua_type(j->L, -1) == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
+    else if (v) csv_text(s, v, n);
+    lua_pop(j->L, 2);
+    return;
+  }
+  long c = evt_col_index(j->t, key, strlen(key));
+  if (c < 0) return;
+  const struct evt_cell *cell = &j->t->cols[c].cells[r];
+  char b[40];
+  switch (cell->type) {
+  case EVT_STR: case EVT_JSON: csv_text(s, j->t->text + cell->v.off, cell->len); break;
+  case EVT_INT: put(s, b, (size_t)sprintf(b, "%lld", (long long)cell->v.i)); break;
+  case EVT_NUM: number(s, cell->v.d); break;
+  case EVT_TRUE: puts_(s, "true"); break;
+  case EVT_FALSE: puts_(s, "false"); break;
+  default: break;
+  }
+}
+
+/* The baseline's score of the row's item, or nothing. */
+static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sys, size_t m) {
+  lua_State *L = j->L;
+  int top = lua_gettop(L);
+  if (lua_getfield(L, j->before, sys) == LUA_TTABLE) {
+    if (j->lua_rows) lua_geti(L, j->lua_rows, (lua_Integer)r + 1), lua_getfield(L, -1, j->idf), lua_remove(L, -2);
+    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_STR)
+      lua_pushlstring(L, j->t->text + j->t->cols[j->id_col].cells[r].v.off, j->t->cols[j->id_col].cells[r].len);
+    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_INT)
+      lua_pushinteger(L, (lua_Integer)j->t->cols[j->id_col].cells[r].v.i);
+    else lua_pushnil(L);
+    if (!lua_isnil(L, -1) && lua_gettable(L, -2) == LUA_TTABLE && lua_getfield(L, -1, "scores") == LUA_TTABLE &&
+        lua_getfield(L, -1, j->mname[m]) == LUA_TNUMBER)
+      number(s, lua_tonumber(L, -1));
+  }
+  lua_settop(L, top);
+}
+
+/* csv(spec, reason_metrics [, path]): header and one line per row. */
+static int l_csv(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */
+  const char *path = luaL_optstring(L, 3, NULL);
+  struct job j;
+  read_job(L, 1, &j);
+  size_t nr = lua_rawlen(L, 2);
+  size_t *rcol = lua_newuserdatauv(L, (nr + 1) * sizeof *rcol, 0);
+  for (size_t i = 0; i < nr; i++) lua_rawgeti(L, 2, (lua_Integer)i + 1), rcol[i] = (size_t)lua_tointeger(L, -1), lua_pop(L, 1);
+  struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
+  char tmp[4200];
+  sink_open(L, s, path, tmp, sizeof tmp);
+  puts_(s, "id,system");
+  for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
+  for (size_t m = 0; m < j.nm; m++) puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m]));
+  for (size_t m = 0; m < j.nm && j.before; m++)
+    puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m])), puts_(s, ".baseline");
+  for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
+  puts_(s, ",query,answer\r\n");
+  for (size_t r = 0; r < j.t->n; r++) {
+    csv_cell_text(&j, s, r, j.idf);
+    const char *sys = value_of(&j, j.systems, j.sys->code[r]);
+    puts_(s, ","), csv_text(s, sys, strlen(sys));
+    for (size_t k = 0; k < j.ndims; k++) {
+      lua_rawgeti(L, j.dvalues, (lua_Integer)k + 1);
+      const char *v = value_of(&j, lua_gettop(L), j.dcodes[k]->code[r]);
+      puts_(s, ","), csv_text(s, v, strlen(v));
+      lua_pop(L, 1);
+    }
+    for (size_t m = 0; m < j.nm; m++) {
+      puts_(s, ",");
+      if (!j.sc->miss[m][r]) number(s, j.sc->val[m][r]);
+    }
+    for (size_t m = 0; m < j.nm && j.before; m++) puts_(s, ","), csv_baseline(&j, s, r, sys, m);
+    for (size_t i = 0; i < nr; i++) {
+      uint32_t w = j.sc->why[rcol[i]][r];
+      puts_(s, ",");
+      if (w) csv_text(s, j.sc->reasons[w], strlen(j.sc->reasons[w]));
+      else if (j.sc->miss[rcol[i]][r]) puts_(s, "unmeasured");
+    }
+    puts_(s, ","), csv_cell_text(&j, s, r, "query");
+    puts_(s, ","), csv_cell_text(&j, s, r, "answer");
+    puts_(s, "\r\n");
+  }
+  return sink_close(L, s, path, tmp);
+}
+
+int luaopen_evalua_report(lua_State *L) {
+  static const luaL_Reg funcs[] = {{"json", l_json}, {"csv", l_csv}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  return 1;
+}

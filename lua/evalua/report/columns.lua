@@ -1,0 +1,46 @@
+-- What the C writers of the JSON and CSV reports (evalua._report) read: the
+-- results' columns, names and codes, and the Lua helpers for the rare
+-- values that only Lua holds (judge details, rows given as Lua tables).
+local json = require "evalua.json"
+local cjson = require "cjson.safe"
+
+local function strip_nulls(v)
+  if type(v) ~= "table" then return v end
+  for k, x in pairs(v) do
+    if x == cjson.null then
+      if type(k) == "string" then v[k] = nil end
+    else
+      strip_nulls(x)
+    end
+  end
+  return v
+end
+
+-- A row given as a Lua table, without the loader's bookkeeping.
+local function plain(v)
+  if type(v) ~= "table" or rawget(v, "_line") == nil then return v end
+  local out = {}
+  for k, x in pairs(v) do
+    if k ~= "_line" then out[k] = x end
+  end
+  return out
+end
+
+return function(res)
+  local names, dims, codes, values = {}, {}, {}, {}
+  for j, m in ipairs(res.metrics) do names[j] = m.name end
+  for _, d in ipairs(res.dims) do
+    if d ~= "all" then
+      dims[#dims + 1], codes[#codes + 1], values[#values + 1] = d, res.dim_codes[d], res.slice_values[d]
+    end
+  end
+  local ds = res.dataset
+  return {
+    table = ds.table, scores = res.scores, sys_codes = res.sys_codes, systems = res.systems,
+    metrics = names, dims = dims, dim_codes = codes, dim_values = values, details = res.details,
+    id_field = res.id_field, lua_rows = ds.lua_rows and ds.rows or nil,
+    before = res.comparison and res.comparison.before or nil,
+    encode = function(v, depth) return json.encode(plain(v), { indent = "  ", depth = depth }) end,
+    decode = function(s) return strip_nulls(cjson.decode(s)) end,
+  }
+end

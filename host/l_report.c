@@ -71,24 +71,77 @@ static void quoted(struct sink *s, const char *p, size_t n) {
   put(s, "\"", 1);
 }
 
-static const double pow10s[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+__extension__ typedef unsigned __int128 u128;
 
-/* The shortest of %.15g / %.17g that reads back as x, as json.number; few
- * decimals are written without printf (exact: the division is correctly
- * rounded, so equality means the decimal reads back as x). */
+static const double pow10d[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* round-half-even(x * 10^k) for 0 < x < 1e15 non-integral (x = m * 2^-s,
+ * s > 0), exactly: m * 10^k fits 128 bits for k <= 22. */
+static uint64_t scaled_digits(double x, int k) {
+  int q;
+  double f = frexp(x, &q); /* x = f * 2^q, f in [0.5, 1) */
+  uint64_t m = (uint64_t)ldexp(f, 53);
+  int shift = 53 - q;
+  u128 p10 = 1;
+  for (int i = 0; i < k; i++) p10 *= 10;
+  u128 n = (u128)m * p10;
+  if (shift <= 0) return (uint64_t)(n << -shift);
+  if (shift >= 128) return 0;
+  u128 d = n >> shift, rem = n - (d << shift), half = (u128)1 << (shift - 1);
+  if (rem > half || (rem == half && (d & 1))) d++;
+  return (uint64_t)d;
+}
+
+/* The digits of x to p significant places and its decimal exponent. */
+static uint64_t sig_digits(double x, int p, int *e10) {
+  int e = (int)floor(log10(x));
+  for (;;) {
+    int k = p - 1 - e;
+    if (k < 0 || k > 22) return *e10 = e, UINT64_MAX;
+    uint64_t d = scaled_digits(x, k);
+    if (d >= (uint64_t)pow10d[p]) { e++; continue; }    /* one digit too many */
+    if (d < (uint64_t)pow10d[p - 1]) { e--; continue; } /* one too few */
+    *e10 = e;
+    return d;
+  }
+}
+
+/* printf's %.{p}g of x > 0 in fixed notation (exponent in [-4, p)). */
+static size_t fixed_g(uint64_t d, int p, int e, char *out) {
+  char dig[24];
+  for (int i = p - 1; i >= 0; i--) dig[i] = (char)('0' + d % 10), d /= 10;
+  int nd = p;
+  while (nd > 1 && dig[nd - 1] == '0') nd--;
+  size_t n = 0;
+  if (e < 0) {
+    out[n++] = '0', out[n++] = '.';
+    for (int i = -1; i > e; i--) out[n++] = '0';
+    memcpy(out + n, dig, (size_t)nd), n += (size_t)nd;
+  } else {
+    memcpy(out + n, dig, (size_t)e + 1), n += (size_t)e + 1;
+    if (nd > e + 1) out[n++] = '.', memcpy(out + n, dig + e + 1, (size_t)(nd - e - 1)), n += (size_t)(nd - e - 1);
+  }
+  out[n] = '\0';
+  return n;
+}
+
+/* The shortest of %.15g / %.17g that reads back as x, as json.number, in
+ * integer arithmetic for 1e-4 <= |x| < 1e15 (the 15-digit candidate is
+ * checked exactly: a 15-digit integer over a power of ten up to 10^22 is
+ * one correctly rounded division); printf elsewhere. */
 static size_t number_text(double x, char *out) {
   double ax = fabs(x);
   if (x == floor(x) && ax < 9007199254740992.0) return (size_t)snprintf(out, 40, "%lld", (long long)x);
-  if (ax >= 1e-4 && ax < 1e9)
-    for (int k = 1; k <= 6; k++) {
-      double y = nearbyint(x * pow10s[k]);
-      if (y / pow10s[k] != x) continue;
-      long long v = (long long)fabs(y), ip = v / (long long)pow10s[k], fp = v % (long long)pow10s[k];
-      int n = snprintf(out, 40, "%s%lld.%0*lld", x < 0 ? "-" : "", ip, k, fp);
-      while (out[n - 1] == '0') n--;
-      out[n] = '\0';
-      return (size_t)n;
-    }
+  if (ax >= 1e-4 && ax < 1e15) {
+    int e, neg = x < 0;
+    char *o = out + neg;
+    if (neg) out[0] = '-';
+    uint64_t d = sig_digits(ax, 15, &e);
+    if (d != UINT64_MAX && (double)d / pow10d[14 - e] == ax) return neg + fixed_g(d, 15, e, o); /* e in [-5, 14] */
+    d = sig_digits(ax, 17, &e);
+    if (d != UINT64_MAX && e < 17) return neg + fixed_g(d, 17, e, o);
+  }
   int n = snprintf(out, 40, "%.15g", x);
   if (strtod(out, NULL) != x) n = snprintf(out, 40, "%.17g", x);
   return (size_t)n;
@@ -155,13 +208,12 @@ static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, i
   }
 }
 
-static void id_json(struct job *j, struct sink *s, uint32_t id) { quoted(s, j->t->id_str[id], j->t->id_len[id]); }
+static void text_json(struct job *j, struct sink *s, evt_sref r) { quoted(s, evt_text(j->t, r), r.len); }
 
-/* Byte order of two interned ids, as Lua compares strings in the C locale. */
-static int id_cmp(const struct evt_table *t, uint32_t x, uint32_t y) {
-  size_t lx = t->id_len[x], ly = t->id_len[y];
-  int c = memcmp(t->id_str[x], t->id_str[y], lx < ly ? lx : ly);
-  return c ? c : (lx > ly) - (lx < ly);
+/* Byte order of two texts, as Lua compares strings in the C locale. */
+static int text_cmp(const struct evt_table *t, evt_sref x, evt_sref y) {
+  int c = memcmp(evt_text(t, x), evt_text(t, y), x.len < y.len ? x.len : y.len);
+  return c ? c : (x.len > y.len) - (x.len < y.len);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
@@ -180,14 +232,14 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
     if (!o) luaL_error(j->L, "not enough memory");
     for (size_t i = 0; i < n; i++) o[i] = first + i;
     for (size_t i = 1; i < n; i++) /* insertion sort: a row has few grades */
-      for (size_t a = i; a > 0 && id_cmp(t, l->id[o[a - 1]], l->id[o[a]]) > 0; a--) {
+      for (size_t a = i; a > 0 && text_cmp(t, l->str[o[a - 1]], l->str[o[a]]) > 0; a--) {
         size_t tmp = o[a]; o[a] = o[a - 1]; o[a - 1] = tmp;
       }
     puts_(s, "{");
     for (size_t i = 0; i < n; i++) {
       if (i) puts_(s, ",");
       indent(s, depth + 1);
-      id_json(j, s, l->id[o[i]]);
+      text_json(j, s, l->str[o[i]]);
       puts_(s, ": ");
       number(s, l->num[o[i]]);
     }
@@ -205,7 +257,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
       puts_(s, "{");
       indent(s, depth + 2);
       puts_(s, "\"id\": ");
-      id_json(j, s, l->id[i]);
+      text_json(j, s, l->str[i]);
       if (l->present[r] & EVT_LIST_SCORED) {
         puts_(s, ",");
         indent(s, depth + 2);
@@ -214,10 +266,8 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
       }
       indent(s, depth + 1);
       puts_(s, "}");
-    } else if (k == EVT_RETRIEVED || k == EVT_GOLD_IDS) {
-      id_json(j, s, l->id[i]);
     } else {
-      quoted(s, evt_text(t, l->str[i]), l->str[i].len);
+      text_json(j, s, l->str[i]);
     }
   }
   indent(s, depth);

@@ -214,8 +214,8 @@ static size_t check_row(lua_State *L, const struct evt_table *t, int arg) {
 
 /* ---- fields as Lua values -------------------------------------------------------- */
 
-static void push_id(lua_State *L, const struct evt_table *t, uint32_t id) {
-  lua_pushlstring(L, t->id_str[id], t->id_len[id]);
+static void push_text(lua_State *L, const struct evt_table *t, evt_sref s) {
+  lua_pushlstring(L, evt_text(t, s), s.len);
 }
 
 static void push_list(lua_State *L, const struct evt_table *t, enum evt_list_key k, size_t r) {
@@ -232,20 +232,19 @@ static void push_list(lua_State *L, const struct evt_table *t, enum evt_list_key
     case EVT_RETRIEVED:
       if (l->present[r] & EVT_LIST_OBJECTS) {
         lua_createtable(L, 0, 2);
-        push_id(L, t, l->id[x]);
+        push_text(L, t, l->str[x]);
         lua_setfield(L, -2, "id");
         if (l->present[r] & EVT_LIST_SCORED) lua_pushnumber(L, l->num[x]), lua_setfield(L, -2, "score");
       } else {
-        push_id(L, t, l->id[x]);
+        push_text(L, t, l->str[x]);
       }
       break;
-    case EVT_GOLD_IDS: push_id(L, t, l->id[x]); break;
     case EVT_GRADES:
-      push_id(L, t, l->id[x]);
+      push_text(L, t, l->str[x]);
       lua_pushnumber(L, l->num[x]);
       lua_rawset(L, -3);
       continue;
-    default: lua_pushlstring(L, evt_text(t, l->str[x]), l->str[x].len); break;
+    default: push_text(L, t, l->str[x]); break;
     }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
@@ -459,14 +458,14 @@ static int contexts_from(lua_State *L, struct evt_table *d, const struct evt_tab
   size_t first, n = evt_list_range(s, EVT_RETRIEVED, r, &first);
   d->list[EVT_CONTEXTS].present[d->n] = EVT_LIST_PRESENT;
   for (size_t i = first; i < first + (n < k ? n : k); i++) {
-    push_id(L, s, ret->id[i]);
+    push_text(L, s, ret->str[i]);
     size_t len;
     const char *text = lua_rawget(L, docs) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
     if (text) {
       char *o = evt_text_room(d, len);
       if (!o) return -1;
       memcpy(o, text, len);
-      if (evt_list_push(d, EVT_CONTEXTS, 0, 0, evt_text_take(d, len))) return -1;
+      if (evt_list_push(d, EVT_CONTEXTS, evt_text_take(d, len), 0)) return -1;
     }
     lua_pop(L, 1);
   }

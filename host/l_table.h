@@ -7,6 +7,7 @@
 
 #include <lua.h>
 
+#include "evalua/idtab.h"
 #include "evalua/table.h"
 
 /* Group codes: code[i] in 0..nvalues-1 for each of n rows. */

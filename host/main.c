@@ -1,5 +1,6 @@
 /* evalua: the command line. As in lua.c, everything that touches Lua runs
  * inside pmain under lua_pcall with a traceback handler. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,10 @@ static int cmd_version(void) {
 }
 
 int main(int argc, char **argv) {
+  /* Columns grow by realloc; a fixed mmap threshold keeps large blocks
+   * mapped, so growing one moves pages (mremap) instead of copying them.
+   * glibc's default raises the threshold after a free and then copies. */
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   if (argc < 2) return usage_error("%s", "no command given");
   const char *cmd = argv[1];
   if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

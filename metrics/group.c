@@ -23,6 +23,13 @@ static int buckets(size_t n, const uint32_t *sys, const struct evg_dim *d, size_
   return 0;
 }
 
+static int size_cmp(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void sort_sizes(size_t *s, size_t n) { qsort(s, n, sizeof *s, size_cmp); }
+
 /* Acklam's rational approximation of the standard normal quantile
  * (relative error below 1.2e-9), for the large-group interval. */
 static double probit(double p) {
@@ -109,27 +116,73 @@ static int bootstrap(const struct evg_scores *sc, const size_t *idx, size_t n, c
   return 0;
 }
 
+/* The largest group size whose groups (and all smaller ones) can be
+ * bootstrapped within the budget. */
+static size_t boot_limit(const size_t *start, size_t ngroups, const struct evg_ci *ci) {
+  size_t *sizes = malloc((ngroups ? ngroups : 1) * sizeof *sizes), k = 0;
+  if (!sizes) return 0;
+  for (size_t g = 0; g < ngroups; g++)
+    if (start[g + 1] - start[g] >= 2) sizes[k++] = start[g + 1] - start[g];
+  sort_sizes(sizes, k);
+  double spent = 0;
+  size_t limit = 1;
+  for (size_t i = 0; i < k && sizes[i] <= ci->bootstrap_max; i++) {
+    /* groups of equal size go in together or not at all */
+    size_t j = i;
+    double cost = 0;
+    while (j < k && sizes[j] == sizes[i]) cost += (double)sizes[j++] * (double)ci->resamples;
+    if (spent + cost > ci->draw_budget) break;
+    spent += cost, limit = sizes[i], i = j - 1;
+  }
+  free(sizes);
+  return limit;
+}
+
+struct boot_job {
+  const struct evg_scores *sc;
+  const size_t *idx, *start;
+  size_t g0, g1, limit;
+  const struct evg_ci *ci;
+  struct evg_stat *out;
+  int rc;
+};
+
+static void boot_groups(void *p) {
+  struct boot_job *b = p;
+  for (size_t g = b->g0; g < b->g1 && !b->rc; g++) {
+    size_t n = b->start[g + 1] - b->start[g];
+    struct evg_stat *st = b->out + g * b->sc->m;
+    int need = 0;
+    for (size_t j = 0; j < b->sc->m; j++) need |= st[j].measured >= 2 && !st[j].normal;
+    if (need && n <= b->limit) b->rc = bootstrap(b->sc, b->idx + b->start[g], n, b->ci, st);
+  }
+}
+
 int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
                   const struct evg_ci *ci, struct evg_stat *out) {
   size_t ngroups = nsys * dim->nvalues, *idx, *start;
   if (buckets(sc->n, sys, dim, ngroups, &idx, &start)) return -1;
   double *buf = malloc((sc->n ? sc->n : 1) * sizeof *buf);
   if (!buf) return free(idx), free(start), -1;
-  int rc = 0;
-  for (size_t g = 0; g < ngroups && !rc; g++) {
+  size_t limit = ci->on ? boot_limit(start, ngroups, ci) : 0;
+  for (size_t g = 0; g < ngroups; g++) {
     size_t n = start[g + 1] - start[g];
-    struct evg_stat *st = out + g * sc->m;
-    int need_boot = 0;
     for (size_t j = 0; j < sc->m; j++) {
-      describe(sc, j, idx + start[g], n, buf, &st[j]);
-      if (!ci->on || st[j].measured < 2) continue;
-      if (n > ci->bootstrap_max) normal_ci(ci, &st[j]);
-      else need_boot = 1;
+      struct evg_stat *st = &out[g * sc->m + j];
+      describe(sc, j, idx + start[g], n, buf, st);
+      if (ci->on && st->measured >= 2 && n > limit) normal_ci(ci, st);
     }
-    if (need_boot) rc = bootstrap(sc, idx + start[g], n, ci, st);
   }
-  free(buf), free(idx), free(start);
-  return rc;
+  free(buf);
+  /* the bootstrap: groups split in two halves of about equal draws */
+  size_t total = 0, half = 0, mid = 0;
+  for (size_t g = 0; g < ngroups; g++) total += start[g + 1] - start[g] <= limit ? start[g + 1] - start[g] : 0;
+  while (mid < ngroups && 2 * half < total) half += start[mid + 1] - start[mid] <= limit ? start[mid + 1] - start[mid] : 0, mid++;
+  struct boot_job jobs[2] = {{sc, idx, start, 0, mid, limit, ci, out, 0}, {sc, idx, start, mid, ngroups, limit, ci, out, 0}};
+  if (ci->on && ci->parallel) ci->parallel(boot_groups, (void *[]){&jobs[0], &jobs[1]});
+  else if (ci->on) boot_groups(&jobs[0]), boot_groups(&jobs[1]);
+  free(idx), free(start);
+  return jobs[0].rc || jobs[1].rc ? -1 : 0;
 }
 
 /* (value, row) ordering of bottom-k: 1 when a is worse than b. */

@@ -321,27 +321,26 @@ static int cell_value(struct jp *j, struct evt_cell *c) {
   return 0;
 }
 
-/* An id (a string, or an integer kept as its decimal text), interned. */
-static int id_value(struct jp *j, uint32_t *id, const char *path, const char *want) {
+/* Messages name a field "name[i]suffix" (just "name" when i is 0). */
+static int field_fail(struct jp *j, const char *name, size_t i, const char *suffix, const char *what, const char *got) {
+  if (i) return fail(j, "field '%s[%zu]%s': expected %s, got %s", name, i, suffix, what, got);
+  return fail(j, "field '%s%s': expected %s, got %s", name, suffix, what, got);
+}
+
+/* An id: a string, or an integer kept as its decimal text. */
+static int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, const char *suffix, const char *want) {
   ws(j);
   const char *k = kind_at(j);
-  if (*k == 's') {
-    size_t len;
-    j->p++;
-    if (string_body(j, &len)) return -1;
-    *id = evt_intern(j->t, evt_text_room(j->t, 0), len);
-  } else if (strcmp(k, "integer") == 0) {
-    int is_int;
-    int64_t v;
-    double d;
-    if (number(j, &is_int, &v, &d)) return -1;
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-    *id = evt_intern(j->t, buf, (size_t)n);
-  } else {
-    return fail(j, "field '%s': expected %s, got %s", path, want, k);
-  }
-  return *id == UINT32_MAX ? fail(j, "not enough memory") : 0;
+  if (*k == 's') return take_string(j, id);
+  if (strcmp(k, "integer")) return field_fail(j, name, i, suffix, want, k);
+  int is_int;
+  int64_t v;
+  double d;
+  if (number(j, &is_int, &v, &d)) return -1;
+  char *o = evt_text_room(j->t, 24);
+  if (!o) return fail(j, "not enough memory");
+  *id = evt_text_take(j->t, (size_t)snprintf(o, 24, "%lld", (long long)v));
+  return 0;
 }
 
 static int list_start(struct jp *j, const char *name, const char *want) {
@@ -370,10 +369,8 @@ static int id_list(struct jp *j, enum evt_list_key k) {
   if (list_start(j, name, "a list of ids")) return -1;
   if (at_close(j, ']')) return 0;
   for (size_t i = 1;; i++) {
-    char path[64];
-    snprintf(path, sizeof path, "%s[%zu]", name, i);
-    uint32_t id;
-    if (id_value(j, &id, path, "id") || evt_list_push(j->t, k, id, 0, (evt_sref){0, 0}))
+    evt_sref id;
+    if (id_value(j, &id, name, i, "", "id") || evt_list_push(j->t, k, id, 0))
       return j->err[0] ? -1 : fail(j, "not enough memory");
     int more = list_next(j);
     if (more <= 0) return more;
@@ -385,7 +382,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   ws(j);
   if (scalar_ok && j->p < j->end && *j->p == '"') {
     evt_sref s;
-    if (take_string(j, &s) || evt_list_push(j->t, k, 0, 0, s)) return j->err[0] ? -1 : fail(j, "not enough memory");
+    if (take_string(j, &s) || evt_list_push(j->t, k, s, 0)) return j->err[0] ? -1 : fail(j, "not enough memory");
     j->t->list[k].present[j->t->n] |= EVT_LIST_SCALAR;
     return 0;
   }
@@ -395,7 +392,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
     const char *got = kind_at(j);
     if (*got != 's') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, got);
     evt_sref s;
-    if (take_string(j, &s) || evt_list_push(j->t, k, 0, 0, s)) return j->err[0] ? -1 : fail(j, "not enough memory");
+    if (take_string(j, &s) || evt_list_push(j->t, k, s, 0)) return j->err[0] ? -1 : fail(j, "not enough memory");
     int more = list_next(j);
     if (more <= 0) return more;
   }
@@ -416,18 +413,21 @@ static int key(struct jp *j, const char **k, size_t *len) {
 }
 
 /* A finite number, for scores and grades. */
-static int num_value(struct jp *j, double *d, const char *path) {
+static int num_value(struct jp *j, double *d, const char *name, size_t i, const char *suffix) {
   const char *got = kind_at(j);
-  if (strcmp(got, "number") && strcmp(got, "integer")) return fail(j, "field '%s': expected number, got %s", path, got);
+  if (strcmp(got, "number") && strcmp(got, "integer")) return field_fail(j, name, i, suffix, "number", got);
   int is_int;
   int64_t v;
-  if (number(j, &is_int, &v, d)) return fail(j, "field '%s': number out of range", path);
+  if (number(j, &is_int, &v, d)) {
+    if (i) return fail(j, "field '%s[%zu]%s': number out of range", name, i, suffix);
+    return fail(j, "field '%s%s': number out of range", name, suffix);
+  }
   if (is_int) *d = (double)v;
   return 0;
 }
 
 /* One {id =, score =} entry of a ranking; other keys are ignored. */
-static int ranked_object(struct jp *j, size_t i, uint32_t *id, double *score, int *has_score) {
+static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, int *has_score) {
   j->p++;
   int has_id = 0;
   *has_score = 0;
@@ -436,14 +436,11 @@ static int ranked_object(struct jp *j, size_t i, uint32_t *id, double *score, in
       const char *k;
       size_t len;
       if (key(j, &k, &len)) return -1;
-      char path[64];
       if (key_is(k, len, "id")) {
-        snprintf(path, sizeof path, "retrieved[%zu].id", i);
-        if (id_value(j, id, path, "a string id")) return -1;
+        if (id_value(j, id, "retrieved", i, ".id", "a string id")) return -1;
         has_id = 1;
       } else if (key_is(k, len, "score") && !is_null(j)) {
-        snprintf(path, sizeof path, "retrieved[%zu].score", i);
-        if (num_value(j, score, path)) return -1;
+        if (num_value(j, score, "retrieved", i, ".score")) return -1;
         *has_score = 1;
       } else if (skip_value(j, 1)) {
         return -1;
@@ -464,22 +461,20 @@ static int ranking(struct jp *j) {
   int first_scored = 0;
   for (size_t i = 1;; i++) {
     const char *got = kind_at(j);
-    uint32_t id;
+    evt_sref id;
     double score = NAN;
     int scored = 0;
-    char path[64];
-    snprintf(path, sizeof path, "retrieved[%zu]", i);
     if (*got == 'o') {
       if (ranked_object(j, i, &id, &score, &scored)) return -1;
       *flags |= EVT_LIST_OBJECTS;
-    } else if (id_value(j, &id, path, "an id or {id=, score=}")) {
+    } else if (id_value(j, &id, "retrieved", i, "", "an id or {id=, score=}")) {
       return -1;
     }
     if (i == 1) first_scored = scored;
     else if (scored != first_scored)
       return fail(j, "field 'retrieved[%zu]': %s a score while retrieved[1] %s", i, scored ? "has" : "lacks",
                   first_scored ? "has one" : "does not");
-    if (evt_list_push(j->t, EVT_RETRIEVED, id, score, (evt_sref){0, 0})) return fail(j, "not enough memory");
+    if (evt_list_push(j->t, EVT_RETRIEVED, id, score)) return fail(j, "not enough memory");
     int more = list_next(j);
     if (more < 0) return -1;
     if (!more) break;
@@ -498,13 +493,16 @@ static int grades(struct jp *j) {
     const char *k;
     size_t len;
     if (key(j, &k, &len)) return -1;
-    uint32_t id = evt_intern(j->t, k, len);
-    if (id == UINT32_MAX) return fail(j, "not enough memory");
+    evt_sref id = evt_text_take(j->t, len); /* the key is the id */
     double g;
-    char path[160];
-    snprintf(path, sizeof path, "graded_relevance.%.*s", (int)(len < 100 ? len : 100), k);
-    if (num_value(j, &g, path)) return -1;
-    if (evt_list_push(j->t, EVT_GRADES, id, g, (evt_sref){0, 0})) return fail(j, "not enough memory");
+    if (num_value(j, &g, "graded_relevance", 0, "")) { /* name the grade's key in the message */
+      char rest[400];
+      const char *after = strchr(j->err, ':');
+      snprintf(rest, sizeof rest, "%s", after ? after : "");
+      snprintf(j->err, j->errlen, "field 'graded_relevance.%.*s'%s", (int)(len < 100 ? len : 100), evt_text(j->t, id), rest);
+      return -1;
+    }
+    if (evt_list_push(j->t, EVT_GRADES, id, g)) return fail(j, "not enough memory");
     ws(j);
     if (j->p < j->end && *j->p == ',') { j->p++; continue; }
     return eat(j, '}', "expected ',' or '}'");
@@ -609,12 +607,12 @@ static int gold_consistent(struct jp *j) {
   size_t ng = t->list[EVT_GRADES].n - (gi = t->list[EVT_GRADES].start[n]);
   size_t nid = t->list[EVT_GOLD_IDS].n - (ni = t->list[EVT_GOLD_IDS].start[n]);
   for (size_t a = 0; a < nid; a++) {
-    uint32_t id = t->list[EVT_GOLD_IDS].id[ni + a];
+    evt_sref id = t->list[EVT_GOLD_IDS].str[ni + a];
     size_t b = 0;
-    while (b < ng && t->list[EVT_GRADES].id[gi + b] != id) b++;
+    while (b < ng && !evt_same(t, t->list[EVT_GRADES].str[gi + b], id)) b++;
     if (b == ng)
-      return fail(j, "field 'gold_doc_ids[%zu]': '%.*s' has no grade in graded_relevance", a + 1,
-                  (int)t->id_len[id], t->id_str[id]);
+      return fail(j, "field 'gold_doc_ids[%zu]': '%.*s' has no grade in graded_relevance", a + 1, (int)id.len,
+                  evt_text(t, id));
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-/* The columnar data set: growth, rows taken back whole, interned ids. */
+/* The columnar data set: growth, and rows taken back whole. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,18 +7,7 @@
 const char *const evt_list_names[EVT_NLISTS] = {"retrieved", "gold_doc_ids", "graded_relevance",
                                                 "gold_answers", "contexts"};
 
-/* Interned id bytes live in chunks that never move, since the id table
- * keeps pointers to them. */
-struct evt_idblock {
-  struct evt_idblock *next;
-  size_t used, cap;
-  char bytes[];
-};
-
-void evt_init(struct evt_table *t) {
-  memset(t, 0, sizeof *t);
-  evr_idtab_init(&t->ids);
-}
+void evt_init(struct evt_table *t) { memset(t, 0, sizeof *t); }
 
 void evt_free(struct evt_table *t) {
   free(t->line);
@@ -26,16 +15,9 @@ void evt_free(struct evt_table *t) {
   free(t->cols);
   for (int k = 0; k < EVT_NLISTS; k++) {
     struct evt_list *l = &t->list[k];
-    free(l->start), free(l->present), free(l->id), free(l->num), free(l->str);
+    free(l->start), free(l->present), free(l->num), free(l->str);
   }
   free(t->text);
-  evr_idtab_free(&t->ids);
-  free(t->id_str), free(t->id_len);
-  while (t->blocks) {
-    struct evt_idblock *b = t->blocks;
-    t->blocks = b->next;
-    free(b);
-  }
   evt_init(t);
 }
 
@@ -43,9 +25,9 @@ size_t evt_bytes(const struct evt_table *t) {
   size_t b = t->cap * (sizeof *t->line + t->ncols * sizeof(struct evt_cell)) + t->text_cap;
   for (int k = 0; k < EVT_NLISTS; k++) {
     const struct evt_list *l = &t->list[k];
-    b += t->cap * 9 + l->cap * (sizeof *l->id + sizeof *l->num + sizeof *l->str);
+    b += t->cap * 9 + l->cap * (sizeof *l->num + sizeof *l->str);
   }
-  return b + t->ids.cap * sizeof(struct evr_idslot) + t->capids * 12;
+  return b;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
@@ -141,63 +123,20 @@ evt_sref evt_text_take(struct evt_table *t, size_t len) {
   return s;
 }
 
-static const char *keep_id(struct evt_table *t, const char *id, size_t len) {
-  struct evt_idblock *b = t->blocks;
-  if (!b || b->cap - b->used < len) {
-    size_t cap = len > 65536 ? len : 65536;
-    b = malloc(sizeof *b + cap);
-    if (!b) return NULL;
-    b->next = t->blocks, b->used = 0, b->cap = cap;
-    t->blocks = b;
-  }
-  char *p = b->bytes + b->used;
-  memcpy(p, id, len);
-  b->used += len;
-  return p;
-}
-
-uint32_t evt_intern(struct evt_table *t, const char *id, size_t len) {
-  uint32_t *v = evr_idtab_get(&t->ids, id, len);
-  if (v) return *v;
-  if (t->nids >= UINT32_MAX - 1) return UINT32_MAX;
-  if (t->nids == t->capids) {
-    size_t cap = t->capids ? t->capids * 2 : 1024;
-    const char **s = realloc((void *)t->id_str, cap * sizeof *s);
-    if (!s) return UINT32_MAX;
-    t->id_str = s;
-    uint32_t *l = realloc(t->id_len, cap * sizeof *l);
-    if (!l) return UINT32_MAX;
-    t->id_len = l;
-    t->capids = cap;
-  }
-  const char *kept = keep_id(t, id, len);
-  int found;
-  if (!kept || !(v = evr_idtab_put(&t->ids, kept, len, (uint32_t)t->nids, &found))) return UINT32_MAX;
-  t->id_str[t->nids] = kept;
-  t->id_len[t->nids] = (uint32_t)len;
-  return (uint32_t)t->nids++;
-}
-
-int evt_list_push(struct evt_table *t, enum evt_list_key k, uint32_t id, double num, evt_sref str) {
+int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double num) {
   struct evt_list *l = &t->list[k];
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 1024;
-    if (k == EVT_GOLD_ANSWERS || k == EVT_CONTEXTS) {
-      evt_sref *s = realloc(l->str, cap * sizeof *s);
-      if (!s) return -1;
-      l->str = s;
-    } else {
-      uint32_t *i = realloc(l->id, cap * sizeof *i);
-      if (!i) return -1;
-      l->id = i;
-      double *d = realloc(l->num, cap * sizeof *d);
-      if (!d) return -1;
-      l->num = d;
-    }
+    evt_sref *s = realloc(l->str, cap * sizeof *s);
+    if (!s) return -1;
+    l->str = s;
+    double *d = realloc(l->num, cap * sizeof *d);
+    if (!d) return -1;
+    l->num = d;
     l->cap = cap;
   }
-  if (k == EVT_GOLD_ANSWERS || k == EVT_CONTEXTS) l->str[l->n] = str;
-  else l->id[l->n] = id, l->num[l->n] = num;
+  l->str[l->n] = str;
+  l->num[l->n] = num;
   l->n++;
   return 0;
 }
@@ -230,17 +169,8 @@ int evt_copy_row(struct evt_table *d, const struct evt_table *s, size_t r) {
     size_t first, n = evt_list_range(s, (enum evt_list_key)k, r, &first);
     d->list[k].present[d->n] = l->present[r];
     for (size_t i = first; i < first + n; i++) {
-      evt_sref str = {0, 0};
-      uint32_t id = 0;
-      double num = 0;
-      if (k == EVT_GOLD_ANSWERS || k == EVT_CONTEXTS) {
-        if (copy_text(d, s, l->str[i], &str)) return -1;
-      } else {
-        id = evt_intern(d, s->id_str[l->id[i]], s->id_len[l->id[i]]);
-        num = l->num[i];
-        if (id == UINT32_MAX) return -1;
-      }
-      if (evt_list_push(d, (enum evt_list_key)k, id, num, str)) return -1;
+      evt_sref str;
+      if (copy_text(d, s, l->str[i], &str) || evt_list_push(d, (enum evt_list_key)k, str, l->num[i])) return -1;
     }
   }
   return 0;

@@ -20,13 +20,13 @@ static int judge_row(const struct evt_table *t, size_t r, struct evr_ranker *rk)
     const struct evt_list *l = &t->list[EVT_GRADES];
     n = evt_list_range(t, EVT_GRADES, r, &first);
     for (size_t i = first; i < first + n; i++)
-      if (evr_ranker_judge(rk, t->id_str[l->id[i]], t->id_len[l->id[i]], l->num[i]) < 0) return -1;
+      if (evr_ranker_judge(rk, evt_text(t, l->str[i]), l->str[i].len, l->num[i]) < 0) return -1;
     return 0;
   }
   const struct evt_list *l = &t->list[EVT_GOLD_IDS];
   n = evt_list_range(t, EVT_GOLD_IDS, r, &first);
   for (size_t i = first; i < first + n; i++)
-    if (evr_ranker_judge(rk, t->id_str[l->id[i]], t->id_len[l->id[i]], 1.0) < 0) return -1;
+    if (evr_ranker_judge(rk, evt_text(t, l->str[i]), l->str[i].len, 1.0) < 0) return -1;
   return 0;
 }
 
@@ -35,7 +35,7 @@ static int rank_row(const struct evt_table *t, size_t r, struct evr_ranker *rk, 
   size_t first, n = evt_list_range(t, EVT_RETRIEVED, r, &first);
   for (size_t i = first; i < first + n; i++) {
     double s = l->num[i];
-    if (evr_ranker_add(rk, t->id_str[l->id[i]], t->id_len[l->id[i]], isnan(s) ? 0 : s)) return -1;
+    if (evr_ranker_add(rk, evt_text(t, l->str[i]), l->str[i].len, isnan(s) ? 0 : s)) return -1;
   }
   return evr_ranker_finish(rk, (l->present[r] & EVT_LIST_SCORED) != 0, depth, out);
 }

@@ -136,13 +136,12 @@ local function ci_spec(ci)
   if ci == false then return false end
   if ci ~= nil and type(ci) ~= "table" then error("evaluate: ci must be a table or false", 3) end
   ci = ci or {}
+  local known = { resamples = true, level = true, seed = true, bootstrap_max = true, draw_budget = true }
   for k in pairs(ci) do
-    if k ~= "resamples" and k ~= "level" and k ~= "seed" and k ~= "bootstrap_max" then
-      error(("evaluate: unknown ci option '%s'"):format(tostring(k)), 3)
-    end
+    if not known[k] then error(("evaluate: unknown ci option '%s'"):format(tostring(k)), 3) end
   end
   return { resamples = ci.resamples or 1000, level = ci.level or 0.95, seed = ci.seed or 1,
-           bootstrap_max = ci.bootstrap_max or 20000 }
+           bootstrap_max = ci.bootstrap_max or 5000, draw_budget = ci.draw_budget or 2e7 }
 end
 
 -- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, judge=} -> results

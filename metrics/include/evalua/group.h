@@ -19,12 +19,17 @@ struct evg_dim {
   size_t nvalues;
 };
 
+/* Runs job(args[0]) and job(args[1]), at once where the host can. */
+typedef void (*evg_parallel_fn)(void (*job)(void *), void *args[2]);
+
 struct evg_ci {
   int on;
   size_t resamples;
   double level;
   uint64_t seed;
-  size_t bootstrap_max; /* larger groups use the normal approximation */
+  size_t bootstrap_max;    /* larger groups use the normal approximation */
+  double draw_budget;      /* resamples x rows bootstrapped per call, at most */
+  evg_parallel_fn parallel; /* NULL: one thread */
 };
 
 struct evg_stat {
@@ -34,7 +39,10 @@ struct evg_stat {
 };
 
 /* Statistics of every (system, value of d) group and metric into
- * out[(s * dim->nvalues + v) * m + j]. 0, or -1 when out of memory. */
+ * out[(s * dim->nvalues + v) * m + j]. The interval is a percentile
+ * bootstrap for groups of at most bootstrap_max rows, smallest groups
+ * first while their draws fit draw_budget; the normal approximation of
+ * the bootstrap distribution for the rest. 0, or -1 when out of memory. */
 int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
                   const struct evg_ci *ci, struct evg_stat *out);
 

@@ -52,14 +52,17 @@ void evr_idtab_free(struct evr_idtab *t);
 void evr_idtab_clear(struct evr_idtab *t);
 /* Room for n keys without growing; 0, or -1 when out of memory. */
 int evr_idtab_reserve(struct evr_idtab *t, size_t n);
-/* The slot holding key, or the empty slot where it would go. */
+/* The slot holding key, or the empty slot where it would go. For keys of
+ * at most 8 bytes evr_hash is a bijection (xor with a constant, odd
+ * multiplies and xor-shifts of one zero-padded word), so equal hashes and
+ * lengths mean equal keys: no second memory access to compare bytes. */
 static inline struct evr_idslot *evr_idtab_probe(const struct evr_idtab *t, uint64_t h, const char *key,
                                                  size_t len) {
   size_t mask = t->cap - 1;
   for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
     struct evr_idslot *s = &t->slots[i];
     if (s->gen != t->gen) return s;
-    if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0) return s;
+    if (s->hash == h && s->len == len && (len <= 8 || memcmp(s->key, key, len) == 0)) return s;
   }
 }
 

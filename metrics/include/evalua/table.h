@@ -6,8 +6,10 @@
  *       text arena) or JSON (the raw text of an array or object)
  *   list keys (retrieved, gold_doc_ids, graded_relevance, gold_answers,
  *       contexts) -> per row a range [start[r], start[r+1]) of items: ids
- *       interned to 32-bit numbers, grades and scores as doubles, texts as
- *       references into the arena
+ *       and texts as references into the arena, grades and scores as
+ *       doubles. Ids are not interned: a lookup table of every id is a
+ *       cache miss per id read, while the arena is written in order
+ *       (docs/internals.md has the figures).
  *
  * Rows are added one at a time (evt_row_begin, writes, evt_row_commit), and
  * a row that fails validation is taken back whole (evt_row_abort). */
@@ -16,8 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "evalua/idtab.h"
+#include <string.h>
 
 enum evt_type { EVT_ABSENT = 0, EVT_NULL, EVT_FALSE, EVT_TRUE, EVT_INT, EVT_NUM, EVT_STR, EVT_JSON };
 
@@ -57,12 +58,9 @@ struct evt_list {
   uint64_t *start;  /* capacity + 1 entries */
   uint8_t *present; /* EVT_LIST_* flags per row */
   size_t n, cap;    /* items */
-  uint32_t *id;     /* retrieved, gold ids, graded ids */
+  evt_sref *str;    /* ids, gold answers, contexts */
   double *num;      /* retrieved scores, grades */
-  evt_sref *str;    /* gold answers, contexts */
 };
-
-struct evt_idblock; /* chunks holding interned id bytes, never moved */
 
 struct evt_table {
   size_t n, cap;      /* rows */
@@ -72,11 +70,6 @@ struct evt_table {
   struct evt_list list[EVT_NLISTS];
   char *text;         /* the text arena */
   size_t text_len, text_cap, text_mark;
-  struct evr_idtab ids; /* interned ids: bytes -> number */
-  const char **id_str;
-  uint32_t *id_len;
-  size_t nids, capids;
-  struct evt_idblock *blocks;
 };
 
 void evt_init(struct evt_table *t);
@@ -102,11 +95,14 @@ char *evt_text_room(struct evt_table *t, size_t len);
 evt_sref evt_text_take(struct evt_table *t, size_t len);
 static inline const char *evt_text(const struct evt_table *t, evt_sref s) { return t->text + s.off; }
 
-/* The number of id, interning it; UINT32_MAX when out of memory. */
-uint32_t evt_intern(struct evt_table *t, const char *id, size_t len);
+/* Appends an item (a text and, for rankings and grades, a number) to list k
+ * of the open row; -1 when out of memory. */
+int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double num);
 
-/* Appends an item to list k of the open row; -1 when out of memory. */
-int evt_list_push(struct evt_table *t, enum evt_list_key k, uint32_t id, double num, evt_sref str);
+/* Whether two references hold the same bytes. */
+static inline int evt_same(const struct evt_table *t, evt_sref a, evt_sref b) {
+  return a.len == b.len && memcmp(t->text + a.off, t->text + b.off, a.len) == 0;
+}
 
 /* Opens row d->n as a copy of row r of s (commit it with evt_row_commit);
  * 0 or -1 when out of memory. */

@@ -1,0 +1,262 @@
+-- The columnar data plane: rows read straight into C columns and checked as
+-- they are read, row views, score columns, grouped statistics, bottom-k and
+-- the C writers of the JSON and CSV reports.
+local lu = require "luaunit"
+local ev = require "evalua"
+local h = require "tests.lua.helpers"
+local json = require "evalua.json"
+local cjson = require "cjson"
+
+local dir = h.tmpdir()
+
+local function load_text(text, opts)
+  local path = dir .. "/rows.jsonl"
+  h.write(path, text)
+  return pcall(ev.dataset.load, path, opts)
+end
+
+local function load_error(line)
+  local ok, err = load_text(line .. "\n")
+  lu.assertFalse(ok)
+  return (tostring(err):gsub("^.-rows%.jsonl:", ""))
+end
+
+-- ---- reading -----------------------------------------------------------------
+
+function test_bad_rows_name_line_and_field()
+  lu.assertEquals(load_error('{"qid":"q","retrieved":[{"id":"a","score":1},{"id":"b"}]}'),
+    "1: field 'retrieved[2]': lacks a score while retrieved[1] has one")
+  lu.assertEquals(load_error('{"qid":"q","retrieved":["a",{"id":"b","score":2}]}'),
+    "1: field 'retrieved[2]': has a score while retrieved[1] does not")
+  lu.assertEquals(load_error('{"qid":"q","gold_doc_ids":["a","b"],"graded_relevance":{"a":1}}'),
+    "1: field 'gold_doc_ids[2]': 'b' has no grade in graded_relevance")
+  lu.assertEquals(load_error('{"qid":"q","retrieved":[{"id":"a","score":1e400}]}'),
+    "1: field 'retrieved[1].score': number out of range")
+  lu.assertEquals(load_error('{"qid":"q","latency":-1e999}'), "1: field 'latency': number out of range")
+  lu.assertEquals(load_error('{"qid":"q","graded_relevance":{"d1":"high"}}'),
+    "1: field 'graded_relevance.d1': expected number, got string")
+  lu.assertEquals(load_error('{"qid":"q","x":NaN}'), "1: invalid JSON at column 16: expected a value, found 'N'")
+  lu.assertEquals(load_error('{"qid":"q","x":Infinity}'), "1: invalid JSON at column 16: expected a value, found 'I'")
+  lu.assertEquals(load_error('{"qid":"q","x":0x10}'), "1: invalid JSON at column 17: expected ',' or '}', found 'x'")
+  lu.assertEquals(load_error('{"qid":"q","x":012}'), "1: invalid JSON at column 17: a number with a leading zero, found '1'")
+  lu.assertEquals(load_error('{"qid":"q","answer":"\255"}'), "1: invalid JSON at column 22: invalid UTF-8 in a string")
+  lu.assertEquals(load_error('{"qid":"q","retrieved":[],"retrieved":[]}'), "1: field 'retrieved': given twice")
+  lu.assertEquals(load_error('{"qid":1.5}'), "1: field 'qid': expected id, got number")
+  lu.assertEquals(load_error('[1,2]'), "1: expected a JSON object, got list")
+  lu.assertEquals(load_error('{"qid":"q"} x'), "1: invalid JSON at column 13: text after the object, found 'x'")
+end
+
+function test_integer_ids_a_bom_and_crlf_are_read()
+  local ok, ds = load_text('\239\187\191{"qid":17,"retrieved":[3,"d4"],"gold_doc_ids":[3]}\r\n')
+  lu.assertTrue(ok, ds)
+  lu.assertEquals(ds.rows[1].qid, 17)
+  lu.assertEquals(ds.rows[1].retrieved, { "3", "d4" })
+  lu.assertEquals(ds.rows[1].gold_doc_ids, { "3" })
+  local res = ev.evaluate(ds, { metrics = { "mrr" }, ci = false })
+  lu.assertEquals(res:agg("all", "mrr").mean, 1)
+end
+
+function test_lenient_keeps_good_rows_in_order()
+  local ok, ds = load_text('{"qid":"a"}\n{"qid":"b","x":1e999}\n\n{"qid":"c"}\n', { mode = "lenient" })
+  lu.assertTrue(ok, ds)
+  lu.assertEquals(ds.n, 2)
+  lu.assertEquals({ ds.rows[1].qid, ds.rows[2].qid, ds.rows[2]._line }, { "a", "c", 4 })
+  lu.assertEquals(ds.skipped, { { line = 2, error = "field 'x': number out of range" } })
+end
+
+function test_unknown_load_option_is_refused()
+  local ok, err = pcall(ev.dataset.load, dir .. "/rows.jsonl", { mdoe = "lenient" })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "dataset.load: unknown option 'mdoe'")
+end
+
+-- ---- views ---------------------------------------------------------------------
+
+function test_views_read_fields_from_the_columns()
+  local ok, ds = load_text('{"qid":"q1","meta":{"k":[1,2],"n":null},"flag":true,"score":0.25,'
+    .. '"retrieved":[{"id":"d1","score":2.5}],"graded_relevance":{"d1":2},"gold_answers":"one"}\n')
+  lu.assertTrue(ok, ds)
+  local row = ds.rows[1]
+  lu.assertEquals(row.meta, { k = { 1, 2 } })
+  lu.assertEquals({ row.flag, row.score, row.gold_answers }, { true, 0.25, "one" })
+  lu.assertEquals(row.retrieved, { { id = "d1", score = 2.5 } })
+  lu.assertEquals(row.graded_relevance, { d1 = 2 })
+  local keys = {}
+  for k in pairs(row) do keys[#keys + 1] = k end
+  table.sort(keys)
+  lu.assertEquals(keys, { "flag", "gold_answers", "graded_relevance", "meta", "qid", "retrieved", "score" })
+  local copy = row:table()
+  lu.assertNil(getmetatable(copy))
+  lu.assertEquals(copy.qid, "q1")
+  row.note = "kept"
+  lu.assertEquals(ds.rows[1].note, "kept")
+  lu.assertIs(ds.rows[1], row)
+end
+
+-- ---- scores and statistics -----------------------------------------------------
+
+local function rows_of(values)
+  local rows = {}
+  for i, v in ipairs(values) do rows[i] = { qid = "q" .. i, v = v, class = i % 2 == 0 and "even" or "odd" } end
+  return rows
+end
+
+local value_metric = { name = "v", fn = function(row) return row.v end }
+
+function test_non_finite_metric_values_are_unmeasured()
+  local odd = { name = "v", fn = function(row)
+    if row.v == 2 then return 0 / 0 elseif row.v == 3 then return { score = math.huge } end
+    return row.v
+  end }
+  local res = ev.evaluate(rows_of { 1, 2, 3, 0.5 }, { metrics = { odd }, ci = false })
+  local a = res:agg("all", "v")
+  lu.assertEquals({ a.n, a.measured, a.mean }, { 4, 2, 0.75 })
+  lu.assertEquals(res.items[2].unmeasured.v, "the metric returned NaN")
+  lu.assertEquals(res.items[3].unmeasured.v, "the metric's table has no finite numeric score")
+end
+
+function test_bootstrap_equals_the_stats_module_for_a_measured_group()
+  math.randomseed(3)
+  local values = {}
+  for i = 1, 300 do values[i] = math.random() end
+  local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, ci = { resamples = 400, seed = 9 } })
+  local want = ev.stats.bootstrap_ci(values, { resamples = 400, seed = 9 })
+  local a = res:agg("all", "v")
+  lu.assertEquals({ a.lo, a.hi }, { want.lo, want.hi })
+  lu.assertNil(a.ci_method)
+end
+
+function test_groups_past_the_bootstrap_limit_use_the_normal_interval()
+  local values = { 0.1, 0.4, 0.4, 0.9, 1.0, 0.2 }
+  local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, slices = { "class" },
+    ci = { bootstrap_max = 5 } })
+  local a = res:agg("all", "v")
+  lu.assertEquals(a.ci_method, "normal")
+  local mean, ss = 0.5, 0
+  for _, v in ipairs(values) do ss = ss + (v - mean) ^ 2 end
+  local half = 1.959963984540054 * math.sqrt(ss / 6) / math.sqrt(6) -- plug-in sd over sqrt(n)
+  lu.assertAlmostEquals(a.lo, mean - half, 1e-9)
+  lu.assertAlmostEquals(a.hi, mean + half, 1e-9)
+  lu.assertNil(res:agg("all", "v", "class", "odd").ci_method) -- 3 rows: bootstrapped
+end
+
+function test_a_draw_budget_bootstraps_the_smallest_groups_first()
+  local res = ev.evaluate(rows_of { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, { metrics = { value_metric }, slices = { "class" },
+    ci = { resamples = 10, draw_budget = 60 } })
+  lu.assertNil(res:agg("all", "v", "class", "even").ci_method)           -- 4 rows x 10 = 40 draws
+  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "normal") -- 5 more: 90 > 60
+  lu.assertEquals(res:agg("all", "v").ci_method, "normal")               -- 9 rows: 90 > 60
+end
+
+function test_ci_false_gives_no_interval()
+  local res = ev.evaluate(rows_of { 0.2, 0.4 }, { metrics = { value_metric }, ci = false })
+  local a = res:agg("all", "v")
+  lu.assertEquals({ a.lo, a.hi, res.ci }, { a.mean, a.mean, false })
+end
+
+function test_bottom_k_is_a_sort_with_ties_in_row_order()
+  math.randomseed(11)
+  local values = {}
+  for i = 1, 500 do values[i] = math.random(0, 20) / 20 end
+  local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, bottom = 7, ci = false })
+  local order = {}
+  for i = 1, #values do order[i] = i end
+  table.sort(order, function(a, b)
+    if values[a] ~= values[b] then return values[a] < values[b] end
+    return a < b
+  end)
+  local got = {}
+  for i, it in ipairs(res.bottom.all.v) do got[i] = it.id end
+  local want = {}
+  for i = 1, 7 do want[i] = "q" .. order[i] end
+  lu.assertEquals(got, want)
+end
+
+function test_a_slice_function_that_raises_is_recorded()
+  local res = ev.evaluate(rows_of { 1, 2 }, { metrics = { value_metric }, ci = false,
+    slices = { bad = function(row) if row.v == 2 then error("no slice for 2", 0) end return "ok" end } })
+  lu.assertEquals(res.slice_values.bad, { "(error)", "ok" })
+  lu.assertEquals(res.slice_errors.bad, { rows = 1, error = "no slice for 2" })
+end
+
+function test_unknown_evaluate_option_is_refused()
+  local ok, err = pcall(ev.evaluate, rows_of { 1 }, { metrics = { value_metric }, slice = { "class" } })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "evaluate: unknown option 'slice'")
+end
+
+-- ---- the C report writers -----------------------------------------------------
+
+function test_numbers_are_written_as_json_number_writes_them()
+  math.randomseed(5)
+  local values = {}
+  for i = 1, 20000 do
+    local r = math.random()
+    local kinds = { r, r * 10 ^ math.random(-6, 16), 1 / math.random(1, 1000), math.random(1, 999) / 1000,
+                    -r * 10 ^ math.random(-5, 14), math.floor(r * 1e6) / 1e6, 2 ^ math.random(-20, 60) * r }
+    values[i] = kinds[math.random(#kinds)]
+  end
+  local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, ci = false })
+  local i, bad = 0, 0
+  for line in ev.report.render(res, "csv"):gmatch("[^\r\n]+") do
+    if i > 0 then
+      local cell = line:match("^[^,]*,[^,]*,([^,]*),")
+      if cell ~= json.number(values[i]) then bad = bad + 1 end
+    end
+    i = i + 1
+  end
+  lu.assertEquals({ i - 1, bad }, { #values, 0 })
+end
+
+function test_json_report_rows_equal_the_loaded_rows()
+  local ok, ds = load_text('{"qid":"q1","answer":"a \\"b\\"\\n","gold_answers":["a"],"deep":{"z":1,"a":[true,null]},'
+    .. '"retrieved":[{"id":"d2","score":0.5},{"id":"d1","score":0.25}],"graded_relevance":{"d2":1,"d1":0},'
+    .. '"gold_doc_ids":["d2","d1"],"n":3,"x":1.5}\n{"qid":"q2","contexts":["c\\u0001"],"answer":"z"}\n')
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1", "mrr" }, ci = false })
+  local text = ev.report.render(res, "json")
+  local doc = cjson.decode(text)
+  for i = 1, 2 do lu.assertEquals(json.encode(doc.items[i].row), json.encode(ds.rows[i]:table())) end
+  lu.assertEquals(doc.items[1].row.deep.a[2], cjson.null) -- a null in a list stays
+  -- the same text as json.lua gives for the item
+  local item = res.items[1]
+  local lua_item = json.encode({ id = item.id, system = item.system, slices = item.slices, scores = item.scores,
+    reasons = item.reasons, unmeasured = item.unmeasured, details = item.details, row = ds.rows[1]:table() },
+    { indent = "  ", depth = 2 })
+  lu.assertStrContains(text, lua_item)
+end
+
+function test_csv_cells_never_start_a_formula()
+  local res = ev.evaluate({ { qid = "=HYPERLINK(\"http://x\")", query = "+cmd", answer = "@sum, x", v = -1 } },
+    { metrics = { value_metric }, ci = false })
+  local csv = ev.report.render(res, "csv")
+  lu.assertStrContains(csv, "'=HYPERLINK(\"\"http://x\"\")")
+  lu.assertStrContains(csv, ",-1,")
+  lu.assertStrContains(csv, ",'+cmd,\"'@sum, x\"\r\n")
+end
+
+function test_reports_stream_to_files_atomically()
+  local res = ev.evaluate(rows_of { 0.5, 1 }, { metrics = { value_metric }, ci = false })
+  local out = dir .. "/out"
+  local paths = ev.report.write(res, { dir = out, name = "r", formats = { "json", "csv" } })
+  lu.assertEquals(#paths, 2)
+  lu.assertEquals(h.read(out .. "/r.json"), ev.report.render(res, "json"))
+  lu.assertEquals(h.read(out .. "/r.csv"), ev.report.render(res, "csv"))
+  local _, _, code = h.sh("ls " .. out .. " | grep -q tmp")
+  lu.assertEquals(code, 1) -- no temporary file left behind
+end
+
+function test_filter_sample_and_contexts_keep_columns()
+  local ok, ds = load_text('{"qid":"a","variant":"x","retrieved":["d1","d2"]}\n{"qid":"b","variant":"y","retrieved":["d2"]}\n')
+  lu.assertTrue(ok, ds)
+  local only = ds:filter(function(r) return r.variant == "y" end)
+  lu.assertEquals({ only.n, only.rows[1].qid, only.table:size() }, { 1, "b", 1 })
+  ds:attach_contexts({ d1 = { text = "one" }, d2 = { text = "two" } }, 1)
+  lu.assertEquals(ds.rows[1].contexts, { "one" })
+  local doc = cjson.decode(ev.report.render(ev.evaluate(ds, { metrics = { value_metric }, ci = false }), "json"))
+  lu.assertEquals(doc.items[2].row.contexts, { "two" })
+end
+
+function test_cleanup() h.sh("rm -rf " .. dir) end
+
+os.exit(lu.LuaUnit.run())

@@ -14,6 +14,7 @@
 
 #include <lauxlib.h>
 
+#include "l_json.h"
 #include "l_table.h"
 #include "modules.h"
 #include "runtime.h"
@@ -52,104 +53,13 @@ static void indent(struct sink *s, int depth) {
   put(s, spaces, 1 + (size_t)(2 * depth < 64 ? 2 * depth : 64));
 }
 
-/* A JSON string as lua/evalua/json.lua quotes it (control bytes and DEL as \u00XX). */
-static void quoted(struct sink *s, const char *p, size_t n) {
-  put(s, "\"", 1);
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)p[i];
-    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) { run++; continue; }
-    put(s, p + i - run, run);
-    run = 0;
-    char esc[8];
-    const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
-                  : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
-    if (!e) snprintf(esc, sizeof esc, "\\u%04x", c), e = esc;
-    puts_(s, e);
-  }
-  put(s, p + n - run, run);
-  put(s, "\"", 1);
-}
+static void put_cb(void *ud, const char *p, size_t n) { put(ud, p, n); }
 
-__extension__ typedef unsigned __int128 u128;
-
-static const double pow10d[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* round-half-even(x * 10^k) for 0 < x < 1e15 non-integral (x = m * 2^-s,
- * s > 0), exactly: m * 10^k fits 128 bits for k <= 22. */
-static uint64_t scaled_digits(double x, int k) {
-  int q;
-  double f = frexp(x, &q); /* x = f * 2^q, f in [0.5, 1) */
-  uint64_t m = (uint64_t)ldexp(f, 53);
-  int shift = 53 - q;
-  u128 p10 = 1;
-  for (int i = 0; i < k; i++) p10 *= 10;
-  u128 n = (u128)m * p10;
-  if (shift <= 0) return (uint64_t)(n << -shift);
-  if (shift >= 128) return 0;
-  u128 d = n >> shift, rem = n - (d << shift), half = (u128)1 << (shift - 1);
-  if (rem > half || (rem == half && (d & 1))) d++;
-  return (uint64_t)d;
-}
-
-/* The digits of x to p significant places and its decimal exponent. */
-static uint64_t sig_digits(double x, int p, int *e10) {
-  int e = (int)floor(log10(x));
-  for (;;) {
-    int k = p - 1 - e;
-    if (k < 0 || k > 22) return *e10 = e, UINT64_MAX;
-    uint64_t d = scaled_digits(x, k);
-    if (d >= (uint64_t)pow10d[p]) { e++; continue; }    /* one digit too many */
-    if (d < (uint64_t)pow10d[p - 1]) { e--; continue; } /* one too few */
-    *e10 = e;
-    return d;
-  }
-}
-
-/* printf's %.{p}g of x > 0 in fixed notation (exponent in [-4, p)). */
-static size_t fixed_g(uint64_t d, int p, int e, char *out) {
-  char dig[24];
-  for (int i = p - 1; i >= 0; i--) dig[i] = (char)('0' + d % 10), d /= 10;
-  int nd = p;
-  while (nd > 1 && dig[nd - 1] == '0') nd--;
-  size_t n = 0;
-  if (e < 0) {
-    out[n++] = '0', out[n++] = '.';
-    for (int i = -1; i > e; i--) out[n++] = '0';
-    memcpy(out + n, dig, (size_t)nd), n += (size_t)nd;
-  } else {
-    memcpy(out + n, dig, (size_t)e + 1), n += (size_t)e + 1;
-    if (nd > e + 1) out[n++] = '.', memcpy(out + n, dig + e + 1, (size_t)(nd - e - 1)), n += (size_t)(nd - e - 1);
-  }
-  out[n] = '\0';
-  return n;
-}
-
-/* The shortest of %.15g / %.17g that reads back as x, as json.number, in
- * integer arithmetic for 1e-4 <= |x| < 1e15 (the 15-digit candidate is
- * checked exactly: a 15-digit integer over a power of ten up to 10^22 is
- * one correctly rounded division); printf elsewhere. */
-static size_t number_text(double x, char *out) {
-  double ax = fabs(x);
-  if (x == floor(x) && ax < 9007199254740992.0) return (size_t)snprintf(out, 40, "%lld", (long long)x);
-  if (ax >= 1e-4 && ax < 1e15) {
-    int e, neg = x < 0;
-    char *o = out + neg;
-    if (neg) out[0] = '-';
-    uint64_t d = sig_digits(ax, 15, &e);
-    if (d != UINT64_MAX && (double)d / pow10d[14 - e] == ax) return neg + fixed_g(d, 15, e, o); /* e in [-5, 14] */
-    d = sig_digits(ax, 17, &e);
-    if (d != UINT64_MAX && e < 17) return neg + fixed_g(d, 17, e, o);
-  }
-  int n = snprintf(out, 40, "%.15g", x);
-  if (strtod(out, NULL) != x) n = snprintf(out, 40, "%.17g", x);
-  return (size_t)n;
-}
+static void quoted(struct sink *s, const char *p, size_t n) { evalua_json_quote(put_cb, s, p, n); }
 
 static void number(struct sink *s, double x) {
   char b[40];
-  put(s, b, number_text(x, b));
+  put(s, b, evalua_json_number(x, b));
 }
 
 /* ---- what the writers read ---------------------------------------------------- */
@@ -167,7 +77,7 @@ struct job {
   size_t *dims_by_name;
   struct lcodes **dcodes;
   int systems, dvalues;  /* stack indices: list of names; list of value lists */
-  int details, lua_rows, encode, before; /* stack indices or 0 */
+  int details, lua_rows, before; /* stack indices or 0 */
   const char *idf;       /* the field that names an item */
   long id_col;
 };
@@ -179,15 +89,10 @@ static const char *value_of(struct job *j, int list, size_t k) {
   return s;
 }
 
-/* A Lua value (at the top, popped) as JSON at depth, through json.lua. */
+/* A Lua value (at the top, popped) as JSON at depth. */
 static void lua_json(struct job *j, struct sink *s, int depth) {
-  lua_pushvalue(j->L, j->encode);
-  lua_insert(j->L, -2);
-  lua_pushinteger(j->L, depth);
-  lua_call(j->L, 2, 1);
-  size_t n;
-  const char *p = lua_tolstring(j->L, -1, &n);
-  put(s, p, n);
+  struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
+  evalua_json_encode(j->L, -1, "  ", depth, &out);
   lua_pop(j->L, 1);
 }
 
@@ -432,7 +337,6 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   if (!j->systems || !metrics || !dims || !dcodes || !j->dvalues) luaL_error(L, "report: incomplete spec");
   j->details = opt_index(L, spec, "details");
   j->lua_rows = opt_index(L, spec, "lua_rows");
-  j->encode = opt_index(L, spec, "encode");
   j->before = opt_index(L, spec, "before");
   j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
   luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
@@ -485,30 +389,41 @@ static int sink_close(lua_State *L, struct sink *s, const char *path, const char
   return 1;
 }
 
-/* json_items(spec, head, tail [, path]): head, the items array, tail. */
+struct items_hook {
+  struct job *j;
+  struct sink *s;
+};
+
+/* The items array, where the document holds the marker. */
+static void write_items(void *ud, int depth) {
+  struct items_hook *h = ud;
+  if (!h->j->t->n) return puts_(h->s, "[]");
+  puts_(h->s, "[");
+  for (size_t r = 0; r < h->j->t->n; r++) {
+    if (r) puts_(h->s, ",");
+    indent(h->s, depth + 1);
+    item_json(h->j, h->s, r);
+  }
+  indent(h->s, depth);
+  puts_(h->s, "]");
+}
+
+/* json(spec, doc, marker [, path]): the document, its items (the value
+ * equal to marker) streamed from the columns. */
 static int l_json(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  size_t hl, tl;
-  const char *head = luaL_checklstring(L, 2, &hl), *tail = luaL_checklstring(L, 3, &tl);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checkany(L, 3);
   const char *path = luaL_optstring(L, 4, NULL);
   struct job j;
   read_job(L, 1, &j);
   struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
   char tmp[4200];
   sink_open(L, s, path, tmp, sizeof tmp);
-  put(s, head, hl);
-  if (!j.t->n) puts_(s, "[]");
-  else {
-    puts_(s, "[");
-    for (size_t r = 0; r < j.t->n; r++) {
-      if (r) puts_(s, ",");
-      indent(s, 2);
-      item_json(&j, s, r);
-    }
-    indent(s, 1);
-    puts_(s, "]");
-  }
-  put(s, tail, tl);
+  struct items_hook h = {&j, s};
+  struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
+  evalua_json_encode(L, 2, "  ", 0, &out);
+  puts_(s, "\n");
   return sink_close(L, s, path, tmp);
 }
 

@@ -359,8 +359,9 @@ static void push_stat(lua_State *L, const struct evg_stat *st) {
 }
 
 /* s:aggregate(sys_codes, systems, metric_names, dim_codes|nil, values, ci|false)
- * -> {[system] = {[value] = {[metric] = stat}}} for one dimension (nil
- * codes: every row in the single value). */
+ * -> {[system] = {[value] = {[metric] = stat}}}, {[system] = {value...}}
+ * for one dimension (nil codes: every row in the single value); only
+ * groups with rows appear, the values of each system in code order. */
 static int s_aggregate(lua_State *L) {
   struct lscores *s = lscores_check(L, 1);
   struct lcodes *sys = lcodes_check(L, 2);
@@ -379,30 +380,38 @@ static int s_aggregate(lua_State *L) {
     ci.draw_budget = luaL_optnumber(L, -1, 2e7);
     lua_pop(L, 5);
   }
-  size_t groups = sys->nvalues * dim.nvalues;
-  struct evg_stat *out = calloc(groups * s->m + 1, sizeof *out);
-  if (!out) return luaL_error(L, "not enough memory");
   struct evg_scores v;
   view(s, &v);
-  if (evg_aggregate(&v, sys->code, sys->nvalues, &dim, &ci, out)) return free(out), luaL_error(L, "not enough memory");
-  lua_createtable(L, 0, (int)sys->nvalues);
-  for (size_t a = 0; a < sys->nvalues; a++) {
-    lua_rawgeti(L, 3, (lua_Integer)a + 1);
-    lua_createtable(L, 0, (int)dim.nvalues);
-    for (size_t b = 0; b < dim.nvalues; b++) {
-      lua_rawgeti(L, 6, (lua_Integer)b + 1);
-      lua_createtable(L, 0, (int)s->m);
-      for (size_t j = 0; j < s->m; j++) {
-        lua_rawgeti(L, 4, (lua_Integer)j + 1);
-        push_stat(L, &out[(a * dim.nvalues + b) * s->m + j]);
-        lua_rawset(L, -3);
-      }
+  struct evg_result r;
+  if (evg_aggregate(&v, sys->code, sys->nvalues, &dim, &ci, &r)) return luaL_error(L, "not enough memory");
+  lua_newtable(L); /* aggregates */
+  lua_newtable(L); /* values present per system */
+  int agg = lua_gettop(L) - 1, present = agg + 1;
+  for (size_t k = 0; k < r.ngroups; k++) {
+    lua_rawgeti(L, 3, (lua_Integer)r.sys[k] + 1); /* system name */
+    if (lua_rawget(L, agg) == LUA_TNIL) { /* first group of this system */
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_rawgeti(L, 3, (lua_Integer)r.sys[k] + 1), lua_pushvalue(L, -2), lua_rawset(L, agg);
+      lua_rawgeti(L, 3, (lua_Integer)r.sys[k] + 1), lua_newtable(L), lua_rawset(L, present);
+    }
+    lua_rawgeti(L, 6, (lua_Integer)r.value[k] + 1);  /* value name */
+    lua_createtable(L, 0, (int)s->m);
+    for (size_t j = 0; j < s->m; j++) {
+      lua_rawgeti(L, 4, (lua_Integer)j + 1);
+      push_stat(L, &r.stat[k * s->m + j]);
       lua_rawset(L, -3);
     }
-    lua_rawset(L, -3);
+    lua_rawset(L, -3); /* cells[value] = stats */
+    lua_pop(L, 1);
+    lua_rawgeti(L, 3, (lua_Integer)r.sys[k] + 1);
+    lua_rawget(L, present);
+    lua_rawgeti(L, 6, (lua_Integer)r.value[k] + 1);
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    lua_pop(L, 1);
   }
-  free(out);
-  return 1;
+  evg_result_free(&r);
+  return 2;
 }
 
 /* s:bottom(j, sys_codes, k, lower_is_better) -> {[s] = {row, ...}} (1-based) */

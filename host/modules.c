@@ -18,6 +18,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._judge", luaopen_evalua_judge},
   {"evalua._table", luaopen_evalua_table},
   {"evalua._report", luaopen_evalua_report},
+  {"evalua._json", luaopen_evalua_json},
   {NULL, NULL},
 };
 

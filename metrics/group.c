@@ -6,21 +6,78 @@
 #include "evalua/group.h"
 #include "evalua/stats.h"
 
-/* Rows ordered by group (counting sort): rows of group g are
- * idx[start[g] .. start[g + 1]). */
-static int buckets(size_t n, const uint32_t *sys, const struct evg_dim *d, size_t ngroups, size_t **idx,
-                   size_t **start) {
-  *idx = malloc((n ? n : 1) * sizeof **idx);
-  *start = calloc(ngroups + 1, sizeof **start);
-  if (!*idx || !*start) return free(*idx), free(*start), -1;
-  for (size_t i = 0; i < n; i++) (*start)[(size_t)sys[i] * d->nvalues + (d->code ? d->code[i] : 0) + 1]++;
-  for (size_t g = 0; g < ngroups; g++) (*start)[g + 1] += (*start)[g];
-  size_t *fill = malloc((ngroups ? ngroups : 1) * sizeof *fill);
-  if (!fill) return free(*idx), free(*start), -1;
-  memcpy(fill, *start, ngroups * sizeof *fill);
-  for (size_t i = 0; i < n; i++) (*idx)[fill[(size_t)sys[i] * d->nvalues + (d->code ? d->code[i] : 0)]++] = i;
-  free(fill);
+/* Rows ordered by group: rows of group g are idx[start[g] .. start[g + 1]),
+ * and only groups with rows exist. Group keys are system * nvalues + value,
+ * in increasing order. */
+struct grouping {
+  size_t ngroups;
+  size_t *idx, *start;
+  uint64_t *key;
+};
+
+static uint64_t key_of(const uint32_t *sys, const struct evg_dim *d, size_t i) {
+  return (uint64_t)sys[i] * d->nvalues + (d->code ? d->code[i] : 0);
+}
+
+static void grouping_free(struct grouping *g) { free(g->idx), free(g->start), free(g->key); }
+
+/* A counting sort when the keys are few next to the rows. */
+static int group_dense(size_t n, const uint32_t *sys, const struct evg_dim *d, size_t nkeys, struct grouping *g) {
+  size_t *count = calloc(nkeys + 1, sizeof *count);
+  g->idx = malloc((n ? n : 1) * sizeof *g->idx);
+  if (!count || !g->idx) return free(count), -1;
+  for (size_t i = 0; i < n; i++) count[key_of(sys, d, i) + 1]++;
+  size_t ng = 0;
+  for (size_t k = 0; k < nkeys; k++) ng += count[k + 1] > 0;
+  g->start = malloc((ng + 1) * sizeof *g->start), g->key = malloc((ng + 1) * sizeof *g->key);
+  if (!g->start || !g->key) return free(count), -1;
+  ng = 0;
+  g->start[0] = 0;
+  for (size_t k = 0; k < nkeys; k++) {
+    size_t c = count[k + 1];
+    count[k + 1] = count[k] + c; /* count[k]: where key k's rows start */
+    if (c) g->key[ng] = k, g->start[ng + 1] = count[k + 1], ng++;
+  }
+  for (size_t i = 0; i < n; i++) g->idx[count[key_of(sys, d, i)]++] = i;
+  g->ngroups = ng;
+  free(count);
   return 0;
+}
+
+struct keyed { uint64_t key; size_t row; };
+
+static int keyed_cmp(const void *a, const void *b) {
+  const struct keyed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+/* A sort when there are far more possible keys than rows (many systems
+ * times many slice values): only groups that have rows cost anything. */
+static int group_sparse(size_t n, const uint32_t *sys, const struct evg_dim *d, struct grouping *g) {
+  struct keyed *k = malloc((n ? n : 1) * sizeof *k);
+  g->idx = malloc((n ? n : 1) * sizeof *g->idx);
+  g->start = malloc((n + 1) * sizeof *g->start), g->key = malloc((n + 1) * sizeof *g->key);
+  if (!k || !g->idx || !g->start || !g->key) return free(k), -1;
+  for (size_t i = 0; i < n; i++) k[i].key = key_of(sys, d, i), k[i].row = i;
+  qsort(k, n, sizeof *k, keyed_cmp);
+  size_t ng = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || k[i].key != k[i - 1].key) g->key[ng] = k[i].key, g->start[ng++] = i;
+    g->idx[i] = k[i].row;
+  }
+  g->start[ng] = n;
+  g->ngroups = ng;
+  free(k);
+  return 0;
+}
+
+static int group_rows(size_t n, const uint32_t *sys, size_t nsys, const struct evg_dim *d, struct grouping *g) {
+  memset(g, 0, sizeof *g);
+  size_t nkeys = nsys * d->nvalues;
+  int rc = nkeys <= 4 * n + 1024 ? group_dense(n, sys, d, nkeys, g) : group_sparse(n, sys, d, g);
+  if (rc) grouping_free(g);
+  return rc;
 }
 
 static int size_cmp(const void *a, const void *b) {
@@ -82,16 +139,42 @@ static void normal_ci(const struct evg_ci *ci, struct evg_stat *st) {
   st->normal = 1;
 }
 
+/* Scratch memory of one thread's bootstraps, kept across groups. */
+struct boot_mem {
+  double *pack, *means, *sum;
+  size_t *cnt, *got;
+  size_t cap_rows;
+};
+
+static void boot_mem_free(struct boot_mem *b) {
+  free(b->pack), free(b->means), free(b->sum), free(b->cnt), free(b->got);
+  memset(b, 0, sizeof *b);
+}
+
+static int boot_mem_fit(struct boot_mem *b, size_t n, size_t m, size_t R) {
+  if (!b->means) {
+    b->means = malloc(R * m * sizeof *b->means), b->sum = malloc(m * sizeof *b->sum);
+    b->cnt = malloc(m * sizeof *b->cnt), b->got = malloc(m * sizeof *b->got);
+    if (!b->means || !b->sum || !b->cnt || !b->got) return -1;
+  }
+  if (n > b->cap_rows) {
+    double *p = realloc(b->pack, n * m * sizeof *p);
+    if (!p) return -1;
+    b->pack = p, b->cap_rows = n;
+  }
+  return 0;
+}
+
 /* One percentile bootstrap shared by all metrics of a group: each resample
  * draws n rows; a metric's resample mean is over the drawn rows it
  * measured. With every row measured this is exactly evstats_bootstrap_mean_ci. */
 static int bootstrap(const struct evg_scores *sc, const size_t *idx, size_t n, const struct evg_ci *ci,
-                     struct evg_stat *st) {
+                     struct evg_stat *st, struct boot_mem *b) {
   size_t m = sc->m, R = ci->resamples;
-  double *pack = malloc(n * m * sizeof *pack), *means = malloc(R * m * sizeof *means);
-  double *sum = malloc(m * sizeof *sum);
-  size_t *cnt = malloc(m * sizeof *cnt), *got = calloc(m, sizeof *got);
-  if (!pack || !means || !sum || !cnt || !got) return free(pack), free(means), free(sum), free(cnt), free(got), -1;
+  if (boot_mem_fit(b, n, m, R)) return -1;
+  double *pack = b->pack, *means = b->means, *sum = b->sum;
+  size_t *cnt = b->cnt, *got = b->got;
+  memset(got, 0, m * sizeof *got);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < m; j++) pack[i * m + j] = sc->miss[j][idx[i]] ? NAN : sc->val[j][idx[i]];
   evstats_rng rng;
@@ -112,7 +195,6 @@ static int bootstrap(const struct evg_scores *sc, const size_t *idx, size_t n, c
     st[j].lo = evstats_quantile_sorted(means + j * R, got[j], (1 - ci->level) / 2);
     st[j].hi = evstats_quantile_sorted(means + j * R, got[j], (1 + ci->level) / 2);
   }
-  free(pack), free(means), free(sum), free(cnt), free(got);
   return 0;
 }
 
@@ -149,40 +231,55 @@ struct boot_job {
 
 static void boot_groups(void *p) {
   struct boot_job *b = p;
+  struct boot_mem mem = {0};
   for (size_t g = b->g0; g < b->g1 && !b->rc; g++) {
     size_t n = b->start[g + 1] - b->start[g];
     struct evg_stat *st = b->out + g * b->sc->m;
     int need = 0;
     for (size_t j = 0; j < b->sc->m; j++) need |= st[j].measured >= 2 && !st[j].normal;
-    if (need && n <= b->limit) b->rc = bootstrap(b->sc, b->idx + b->start[g], n, b->ci, st);
+    if (need && n <= b->limit) b->rc = bootstrap(b->sc, b->idx + b->start[g], n, b->ci, st, &mem);
   }
+  boot_mem_free(&mem);
 }
 
 int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
-                  const struct evg_ci *ci, struct evg_stat *out) {
-  size_t ngroups = nsys * dim->nvalues, *idx, *start;
-  if (buckets(sc->n, sys, dim, ngroups, &idx, &start)) return -1;
+                  const struct evg_ci *ci, struct evg_result *res) {
+  memset(res, 0, sizeof *res);
+  struct grouping g;
+  if (group_rows(sc->n, sys, nsys, dim, &g)) return -1;
+  size_t ng = g.ngroups;
   double *buf = malloc((sc->n ? sc->n : 1) * sizeof *buf);
-  if (!buf) return free(idx), free(start), -1;
-  size_t limit = ci->on ? boot_limit(start, ngroups, ci) : 0;
-  for (size_t g = 0; g < ngroups; g++) {
-    size_t n = start[g + 1] - start[g];
+  res->stat = calloc(ng * sc->m + 1, sizeof *res->stat);
+  res->sys = malloc((ng + 1) * sizeof *res->sys), res->value = malloc((ng + 1) * sizeof *res->value);
+  if (!buf || !res->stat || !res->sys || !res->value) return free(buf), grouping_free(&g), evg_result_free(res), -1;
+  res->ngroups = ng;
+  size_t limit = ci->on ? boot_limit(g.start, ng, ci) : 0;
+  for (size_t k = 0; k < ng; k++) {
+    size_t n = g.start[k + 1] - g.start[k];
+    res->sys[k] = (uint32_t)(g.key[k] / dim->nvalues), res->value[k] = (uint32_t)(g.key[k] % dim->nvalues);
     for (size_t j = 0; j < sc->m; j++) {
-      struct evg_stat *st = &out[g * sc->m + j];
-      describe(sc, j, idx + start[g], n, buf, st);
+      struct evg_stat *st = &res->stat[k * sc->m + j];
+      describe(sc, j, g.idx + g.start[k], n, buf, st);
       if (ci->on && st->measured >= 2 && n > limit) normal_ci(ci, st);
     }
   }
   free(buf);
   /* the bootstrap: groups split in two halves of about equal draws */
   size_t total = 0, half = 0, mid = 0;
-  for (size_t g = 0; g < ngroups; g++) total += start[g + 1] - start[g] <= limit ? start[g + 1] - start[g] : 0;
-  while (mid < ngroups && 2 * half < total) half += start[mid + 1] - start[mid] <= limit ? start[mid + 1] - start[mid] : 0, mid++;
-  struct boot_job jobs[2] = {{sc, idx, start, 0, mid, limit, ci, out, 0}, {sc, idx, start, mid, ngroups, limit, ci, out, 0}};
+  for (size_t k = 0; k < ng; k++) total += g.start[k + 1] - g.start[k] <= limit ? g.start[k + 1] - g.start[k] : 0;
+  while (mid < ng && 2 * half < total) half += g.start[mid + 1] - g.start[mid] <= limit ? g.start[mid + 1] - g.start[mid] : 0, mid++;
+  struct boot_job jobs[2] = {{sc, g.idx, g.start, 0, mid, limit, ci, res->stat, 0},
+                             {sc, g.idx, g.start, mid, ng, limit, ci, res->stat, 0}};
   if (ci->on && ci->parallel) ci->parallel(boot_groups, (void *[]){&jobs[0], &jobs[1]});
   else if (ci->on) boot_groups(&jobs[0]), boot_groups(&jobs[1]);
-  free(idx), free(start);
-  return jobs[0].rc || jobs[1].rc ? -1 : 0;
+  grouping_free(&g);
+  if (jobs[0].rc || jobs[1].rc) return evg_result_free(res), -1;
+  return 0;
+}
+
+void evg_result_free(struct evg_result *r) {
+  free(r->stat), free(r->sys), free(r->value);
+  memset(r, 0, sizeof *r);
 }
 
 /* (value, row) ordering of bottom-k: 1 when a is worse than b. */

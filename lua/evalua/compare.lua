@@ -70,7 +70,7 @@ local function compare(res, hist, baseline, opts)
     cmp.before[system] = before_items -- per-item baseline scores, for the CSV report
     for _, m in ipairs(res.metrics) do
       for _, d in ipairs(res.dims) do
-        for _, v in ipairs(res.slice_values[d]) do
+        for _, v in ipairs(res:values_of(system, d)) do
           local a = res:agg(system, m.name, d, v)
           local row = { system = system, dim = d, value = v, metric = m.name,
                         before = baseline_mean(baseline, bsys, m.name, d, v), after = a and a.mean }

@@ -26,15 +26,17 @@ local function names_of(metrics)
   return out
 end
 
--- One C pass per dimension: aggregates[system][dim][value][metric].
+-- One C pass per dimension: aggregates[system][dim][value][metric], for
+-- the groups that have rows; present[system][dim] lists their values.
 local function aggregate(res, ci)
   local names = names_of(res.metrics)
-  res.aggregates = {}
-  for _, system in ipairs(res.systems) do res.aggregates[system] = {} end
+  res.aggregates, res.present = {}, {}
+  for _, system in ipairs(res.systems) do res.aggregates[system], res.present[system] = {}, {} end
   for _, d in ipairs(res.dims) do
-    local per = res.scores:aggregate(res.sys_codes, res.systems, names, res.dim_codes[d],
-                                     res.slice_values[d], ci)
+    local per, present = res.scores:aggregate(res.sys_codes, res.systems, names, res.dim_codes[d],
+                                              res.slice_values[d], ci)
     for system, cells in pairs(per) do res.aggregates[system][d] = cells end
+    for system, values in pairs(present) do res.present[system][d] = values end
   end
 end
 
@@ -47,7 +49,7 @@ local function find_worst(res)
       local worst
       for _, d in ipairs(res.dims) do
         if d ~= "all" then
-          for _, value in ipairs(res.slice_values[d]) do
+          for _, value in ipairs(res:values_of(system, d)) do
             local a = res.aggregates[system][d][value][m.name]
             local worse = worst and (m.higher_is_better and a.mean and a.mean < worst.mean
                                      or not m.higher_is_better and a.mean and a.mean > worst.mean)
@@ -149,7 +151,8 @@ function M.build(args)
   local spec = args.spec
   local res = setmetatable({ dataset = args.dataset, scores = args.scores, details = args.details,
                              metrics = args.metrics, systems = args.systems, sys_codes = args.sys_codes,
-                             n = args.dataset.n, id_field = spec.id or "qid" }, Results)
+                             n = args.dataset.n, id_field = spec.id or "qid", metric_index = {} }, Results)
+  for j, m in ipairs(res.metrics) do res.metric_index[m.name] = j end
   res.dims = { "all" }
   res.slice_values = { all = { "all" } }
   res.dim_codes = {}
@@ -183,11 +186,19 @@ function Results:scores_of(system, metric)
   return {}
 end
 
+-- The values of dim that system has rows in, in slice order.
+function Results:values_of(system, dim)
+  local p = self.present and self.present[system]
+  return p and p[dim] or {}
+end
+
+-- A group without rows (a system that has no row of that slice) has n = 0.
 function Results:agg(system, metric, dim, value)
   dim = dim or "all"
-  local d = self.aggregates[system] and self.aggregates[system][dim]
+  if not self.aggregates[system] or not self.metric_index[metric] then return nil end
+  local d = self.aggregates[system][dim]
   local cell = d and d[value or (dim == "all" and "all")]
-  return cell and cell[metric]
+  return cell and cell[metric] or { n = 0, measured = 0 }
 end
 
 function Results:metric(name)

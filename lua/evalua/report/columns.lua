@@ -1,7 +1,6 @@
 -- What the C writers of the JSON and CSV reports (evalua._report) read: the
--- results' columns, names and codes, and the Lua helpers for the rare
--- values that only Lua holds (judge details, rows given as Lua tables).
-local json = require "evalua.json"
+-- results' columns, names and codes, the values that only Lua holds (judge
+-- details, rows given as Lua tables) and a decoder for JSON-valued fields.
 local cjson = require "cjson.safe"
 
 local function strip_nulls(v)
@@ -14,16 +13,6 @@ local function strip_nulls(v)
     end
   end
   return v
-end
-
--- A row given as a Lua table, without the loader's bookkeeping.
-local function plain(v)
-  if type(v) ~= "table" or rawget(v, "_line") == nil then return v end
-  local out = {}
-  for k, x in pairs(v) do
-    if k ~= "_line" then out[k] = x end
-  end
-  return out
 end
 
 return function(res)
@@ -40,7 +29,6 @@ return function(res)
     metrics = names, dims = dims, dim_codes = codes, dim_values = values, details = res.details,
     id_field = res.id_field, lua_rows = ds.lua_rows and ds.rows or nil,
     before = res.comparison and res.comparison.before or nil,
-    encode = function(v, depth) return json.encode(plain(v), { indent = "  ", depth = depth }) end,
     decode = function(s) return strip_nulls(cjson.decode(s)) end,
   }
 end

@@ -2,10 +2,12 @@
 -- (system, slice) lines, coverage text and one-line summaries of metadata.
 local M = {}
 
+local formats = setmetatable({}, { __index = function(t, d) t[d] = "%." .. d .. "f" return t[d] end })
+
 -- A score or mean with fixed decimals (counts are printed with tostring).
 function M.num(x, digits)
   if x == nil then return "-" end
-  return ("%." .. (digits or 3) .. "f"):format(x)
+  return formats[digits or 3]:format(x)
 end
 
 -- "57/60" when some items of the slice are unmeasured, else nil.
@@ -24,7 +26,7 @@ function M.lines(res)
   local out = {}
   for _, system in ipairs(res.systems) do
     for _, d in ipairs(res.dims) do
-      for _, v in ipairs(res.slice_values[d]) do
+      for _, v in ipairs(res:values_of(system, d)) do
         out[#out + 1] = { system = system, dim = d, value = v, label = M.slice_label(d, v) }
       end
     end
@@ -78,9 +80,12 @@ end
 -- Shortens text for tables: one line, at most n code points.
 function M.clip(s, n)
   if s == nil then return "" end
-  s = tostring(s):gsub("%s+", " ")
   n = n or 80
-  if utf8.len(s) and utf8.len(s) > n then s = s:sub(1, utf8.offset(s, n + 1) - 1) .. "…" end
+  s = tostring(s)
+  if #s <= n and not s:find("[^ %S]") and not s:find("  ", 1, true) then return s end -- short, one line
+  s = s:gsub("%s+", " ")
+  local len = utf8.len(s)
+  if len and len > n then s = s:sub(1, utf8.offset(s, n + 1) - 1) .. "…" end
   return s
 end
 

@@ -6,9 +6,12 @@ local C = require "evalua.report.common"
 
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 
+local ENTITIES = { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }
+
 local function esc(s)
-  return (tostring(s == nil and "" or s):gsub("[<>&\"']", {
-    ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }))
+  s = tostring(s == nil and "" or s)
+  if not s:find("[<>&\"']") then return s end
+  return (s:gsub("[<>&\"']", ENTITIES))
 end
 
 local function fmt(x) return ("%.1f"):format(x) end
@@ -25,7 +28,7 @@ local function y_max(res, metric)
   local top = 1
   for _, system in ipairs(res.systems) do
     for _, d in ipairs(res.dims) do
-      for _, v in ipairs(res.slice_values[d]) do
+      for _, v in ipairs(res:values_of(system, d)) do
         local a = res:agg(system, metric, d, v)
         if a and a.hi and a.hi > top then top = a.hi end
       end
@@ -35,12 +38,33 @@ local function y_max(res, metric)
   return top
 end
 
+-- Charts draw the first CHART_SYSTEMS systems and CHART_VALUES values of
+-- each slice dimension, and say so; the tables hold every one.
+local CHART_SYSTEMS, CHART_VALUES = 12, 40
+
+local function charted_systems(res)
+  local out = {}
+  for i = 1, math.min(#res.systems, CHART_SYSTEMS) do out[i] = res.systems[i] end
+  return out
+end
+
+local function chart_note(res)
+  local many = #res.systems > CHART_SYSTEMS
+  for _, d in ipairs(res.dims) do many = many or #res.slice_values[d] > CHART_VALUES end
+  if not many then return "" end
+  return ("<p>Charts show the first %d systems and %d values of each slice dimension; the tables show all %d systems.</p>")
+    :format(CHART_SYSTEMS, CHART_VALUES, #res.systems)
+end
+
 local function bar_chart(res, metric)
   local groups = {}
   for _, d in ipairs(res.dims) do
-    for _, v in ipairs(res.slice_values[d]) do groups[#groups + 1] = { d = d, v = v } end
+    for i, v in ipairs(res.slice_values[d]) do
+      if i <= CHART_VALUES then groups[#groups + 1] = { d = d, v = v } end
+    end
   end
-  local ns = #res.systems
+  local systems = charted_systems(res)
+  local ns = #systems
   local bar, gap = 14, 18
   local gw = ns * bar + gap
   local left, top, h = 44, 14, 180
@@ -57,7 +81,7 @@ local function bar_chart(res, metric)
   end
   for gi, g in ipairs(groups) do
     local x0 = left + (gi - 1) * gw + gap / 2
-    for si, system in ipairs(res.systems) do
+    for si, system in ipairs(systems) do
       local a = res:agg(system, metric, g.d, g.v)
       local x = x0 + (si - 1) * bar
       if a and a.mean then
@@ -211,7 +235,7 @@ td.text{max-width:420px;white-space:pre-wrap;word-break:break-word}
 
 local function legend(res)
   local out = { '<div class="legend">' }
-  for i, s in ipairs(res.systems) do
+  for i, s in ipairs(charted_systems(res)) do
     out[#out + 1] = ('<span><i style="background:%s"></i>%s</span>'):format(PALETTE[(i - 1) % #PALETTE + 1], esc(s))
   end
   out[#out + 1] = "</div>"
@@ -293,8 +317,8 @@ return function(res, opts)
   for _, m in ipairs(res.metrics) do
     out[#out + 1] = ('<h2 id="%s">%s</h2>'):format(esc("m-" .. m.name), esc(m.name))
     if m.description then out[#out + 1] = "<p>" .. esc(m.description) .. "</p>" end
-    out[#out + 1] = legend(res) .. bar_chart(res, m.name) .. '<div class="hists">'
-    for i, system in ipairs(res.systems) do
+    out[#out + 1] = chart_note(res) .. legend(res) .. bar_chart(res, m.name) .. '<div class="hists">'
+    for i, system in ipairs(charted_systems(res)) do
       out[#out + 1] = histogram(res, m.name, system, PALETTE[(i - 1) % #PALETTE + 1])
     end
     out[#out + 1] = "</div>"

@@ -15,11 +15,10 @@ local function metric_list(res)
   return out
 end
 
-local MARK = "\0items\0"
+local MARK = {} -- where the items go: the C writer streams them in its place
 
--- The document without its items, split where they go.
-local function around_items(res)
-  local doc = {
+local function document(res)
+  return {
     meta = res.meta, metrics = metric_list(res), systems = res.systems, dims = res.dims,
     slice_values = res.slice_values, aggregates = res.aggregates, worst = res.worst,
     bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = MARK,
@@ -28,18 +27,9 @@ local function around_items(res)
       flips = res.comparison.flips } or nil,
     gates = res.gates,
   }
-  local text = json.encode(doc, { indent = "  " }) .. "\n"
-  local a, b = text:find(json.encode(MARK), 1, true)
-  return text:sub(1, a - 1), text:sub(b + 1)
 end
 
 return {
-  render = function(res)
-    local head, tail = around_items(res)
-    return C.json(columns(res), head, tail)
-  end,
-  write = function(res, _, path)
-    local head, tail = around_items(res)
-    return C.json(columns(res), head, tail, path)
-  end,
+  render = function(res) return C.json(columns(res), document(res), MARK) end,
+  write = function(res, _, path) return C.json(columns(res), document(res), MARK, path) end,
 }

@@ -38,7 +38,7 @@ return function(res)
   for _, system in ipairs(res.systems) do
     local cases, failures, errors = {}, 0, 0
     for _, d in ipairs(res.dims) do
-      for _, v in ipairs(res.slice_values[d]) do cases[#cases + 1] = slice_case(res, system, d, v) end
+      for _, v in ipairs(res:values_of(system, d)) do cases[#cases + 1] = slice_case(res, system, d, v) end
     end
     for _, g in ipairs(gates) do
       if g.system == system then

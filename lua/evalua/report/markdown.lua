@@ -5,7 +5,9 @@ local C = require "evalua.report.common"
 
 -- Table cells: one line, pipes escaped, and no raw HTML from the data.
 local function esc(s)
-  s = tostring(s or ""):gsub("[\r\n]+", " ")
+  s = tostring(s or "")
+  if not s:find("[\r\n|<>&\\`*_%[%]]") then return s end
+  s = s:gsub("[\r\n]+", " ")
   return (s:gsub("[|<>&\\`*_%[%]]", function(c)
     if c == "<" then return "&lt;" elseif c == ">" then return "&gt;" elseif c == "&" then return "&amp;" end
     return "\\" .. c
@@ -64,7 +66,7 @@ local function by_dimension(res, out)
       out[#out + 1] = ""
       local rows = {}
       for _, system in ipairs(res.systems) do
-        for _, v in ipairs(res.slice_values[d]) do
+        for _, v in ipairs(res:values_of(system, d)) do
           local r = { esc(system), esc(v) .. " (" .. res:agg(system, res.metrics[1].name, d, v).n .. ")" }
           for _, m in ipairs(res.metrics) do
             local s = mean_ci(res:agg(system, m.name, d, v))

@@ -38,13 +38,23 @@ struct evg_stat {
   uint8_t normal; /* the interval is the normal approximation */
 };
 
-/* Statistics of every (system, value of d) group and metric into
- * out[(s * dim->nvalues + v) * m + j]. The interval is a percentile
- * bootstrap for groups of at most bootstrap_max rows, smallest groups
- * first while their draws fit draw_budget; the normal approximation of
- * the bootstrap distribution for the rest. 0, or -1 when out of memory. */
+/* The groups that have rows, in order of (system, value): stat[k * m + j]
+ * is metric j of group k. */
+struct evg_result {
+  size_t ngroups;
+  uint32_t *sys, *value;
+  struct evg_stat *stat;
+};
+
+/* Statistics of every (system, value of d) group with rows and metric.
+ * The interval is a percentile bootstrap for groups of at most
+ * bootstrap_max rows, smallest groups first while their draws fit
+ * draw_budget; the normal approximation of the bootstrap distribution for
+ * the rest. Cost: linear in the rows (a sort when systems x values far
+ * exceeds them), never in systems x values. 0, or -1 when out of memory. */
 int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
-                  const struct evg_ci *ci, struct evg_stat *out);
+                  const struct evg_ci *ci, struct evg_result *res);
+void evg_result_free(struct evg_result *r);
 
 /* The k lowest measured rows of metric j per system (highest when
  * lower_is_better), ties in row order: out[s * k ...], count[s] of them. */

@@ -1,0 +1,32 @@
+/* JSON text as lua/evalua/json.lua writes it, shared by the encoder
+ * (l_json.c) and the report writers (l_report.c). */
+#ifndef EVALUA_L_JSON_H
+#define EVALUA_L_JSON_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+typedef void (*evalua_put_fn)(void *ud, const char *s, size_t n);
+
+/* s as a JSON string: control bytes and DEL as \u00XX, the rest as is. */
+void evalua_json_quote(evalua_put_fn put, void *ud, const char *s, size_t n);
+/* The shortest of %.15g / %.17g that reads back as x (x finite); integral
+ * values below 2^53 without a fraction. Writes at most 40 bytes. */
+size_t evalua_json_number(double x, char *out);
+
+/* Where encoded text goes; a value raw-equal to the one at stack index
+ * marker (0: none) is not encoded but handed to hook, which writes it. */
+struct evalua_json_out {
+  evalua_put_fn put;
+  void *ud;
+  void (*hook)(void *hook_ud, int depth);
+  void *hook_ud;
+  int marker;
+};
+
+/* Encodes the value at idx as json.lua would (sorted keys, indent, exact
+ * numbers); raises a Lua error for what JSON cannot hold. */
+void evalua_json_encode(lua_State *L, int idx, const char *indent, int depth, const struct evalua_json_out *out);
+
+#endif

@@ -15,21 +15,29 @@
 #include "l_json.h"
 #include "modules.h"
 
+/* 1 for the bytes json.lua escapes: control bytes, DEL, '"' and '\\'. */
+static const unsigned char escaped[256] = {
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+};
+
 void evalua_json_quote(evalua_put_fn put, void *ud, const char *s, size_t n) {
   put(ud, "\"", 1);
-  size_t run = 0;
+  size_t start = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) { run++; continue; }
-    put(ud, s + i - run, run);
-    run = 0;
+    if (!escaped[c]) continue;
+    put(ud, s + start, i - start);
+    start = i + 1;
     const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
                   : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
     char esc[8];
     if (!e) snprintf(esc, sizeof esc, "\\u%04x", c), e = esc;
     put(ud, e, strlen(e));
   }
-  put(ud, s + n - run, run);
+  put(ud, s + start, n - start);
   put(ud, "\"", 1);
 }
 
@@ -57,7 +65,10 @@ static uint64_t scaled_digits(double x, int k) {
 
 /* The digits of x to p significant places and its decimal exponent. */
 static uint64_t sig_digits(double x, int p, int *e10) {
-  int e = (int)floor(log10(x));
+  static const double from_1e_5[] = {1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16};
+  int e = -5; /* floor(log10(x)) by comparison; off by one at worst, fixed below */
+  while (e < 15 && x >= from_1e_5[e + 6]) e++;
   for (;;) {
     int k = p - 1 - e;
     if (k < 0 || k > 22) return *e10 = e, UINT64_MAX;

@@ -64,6 +64,17 @@ static void number(struct sink *s, double x) {
 
 /* ---- what the writers read ---------------------------------------------------- */
 
+/* A key of the rows: a list of the format (list >= 0) or a column. */
+struct rowkey {
+  const char *name;
+  int list;
+  long col;
+};
+
+static int rowkey_cmp(const void *a, const void *b) {
+  return strcmp(((const struct rowkey *)a)->name, ((const struct rowkey *)b)->name);
+}
+
 struct job {
   lua_State *L;
   const struct evt_table *t;
@@ -79,6 +90,8 @@ struct job {
   int systems, dvalues;  /* stack indices: list of names; list of value lists */
   int details, lua_rows, before; /* stack indices or 0 */
   const char *idf;       /* the field that names an item */
+  struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
+  size_t nkeys;
   long id_col;
 };
 
@@ -120,8 +133,6 @@ static int text_cmp(const struct evt_table *t, evt_sref x, evt_sref y) {
   int c = memcmp(evt_text(t, x), evt_text(t, y), x.len < y.len ? x.len : y.len);
   return c ? c : (x.len > y.len) - (x.len < y.len);
 }
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t r, int depth) {
   const struct evt_table *t = j->t;
@@ -187,26 +198,20 @@ static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
     lua_json(j, s, depth);
     return;
   }
-  const char *keys[256 + EVT_NLISTS];
-  size_t n = 0;
-  for (size_t c = 0; c < t->ncols && n < 256; c++)
-    if (t->cols[c].cells[r].type != EVT_ABSENT) keys[n++] = t->cols[c].name;
-  for (int k = 0; k < EVT_NLISTS; k++)
-    if (t->list[k].present[r] & EVT_LIST_PRESENT) keys[n++] = evt_list_names[k];
-  if (!n) return puts_(s, "{}");
-  qsort(keys, n, sizeof *keys, cmp_str);
-  puts_(s, "{");
-  for (size_t i = 0; i < n; i++) {
-    if (i) puts_(s, ",");
+  int any = 0;
+  for (size_t i = 0; i < j->nkeys; i++) {
+    const struct rowkey *k = &j->keys[i];
+    if (k->list >= 0 ? !(t->list[k->list].present[r] & EVT_LIST_PRESENT) : t->cols[k->col].cells[r].type == EVT_ABSENT)
+      continue;
+    puts_(s, any ? "," : "{");
+    any = 1;
     indent(s, depth + 1);
-    quoted(s, keys[i], strlen(keys[i]));
+    quoted(s, k->name, strlen(k->name));
     puts_(s, ": ");
-    int lk = -1;
-    for (int k = 0; k < EVT_NLISTS; k++)
-      if (keys[i] == evt_list_names[k]) lk = k;
-    if (lk >= 0) list_json(j, s, (enum evt_list_key)lk, r, depth + 1);
-    else cell_json(j, s, &t->cols[evt_col_index(t, keys[i], strlen(keys[i]))].cells[r], depth + 1);
+    if (k->list >= 0) list_json(j, s, (enum evt_list_key)k->list, r, depth + 1);
+    else cell_json(j, s, &t->cols[k->col].cells[r], depth + 1);
   }
+  if (!any) return puts_(s, "{}");
   indent(s, depth);
   puts_(s, "}");
 }
@@ -353,6 +358,10 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   j->idf = luaL_checklstring(L, -1, &n); /* kept alive by the spec */
   j->id_col = evt_col_index(j->t, j->idf, n);
   lua_pop(L, 1);
+  j->keys = lua_newuserdatauv(L, (j->t->ncols + EVT_NLISTS) * sizeof *j->keys, 0); /* left on the stack */
+  for (size_t c = 0; c < j->t->ncols; c++) j->keys[j->nkeys++] = (struct rowkey){j->t->cols[c].name, -1, (long)c};
+  for (int k = 0; k < EVT_NLISTS; k++) j->keys[j->nkeys++] = (struct rowkey){evt_list_names[k], k, -1};
+  qsort(j->keys, j->nkeys, sizeof *j->keys, rowkey_cmp);
 }
 
 /* Opens the sink: a temporary file beside path (renamed into place at the

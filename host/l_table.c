@@ -1,8 +1,6 @@
 /* evalua._table: data sets as C columns (metrics/table.h). Lua keeps only
  * the userdata; rows reach Lua one field at a time (get) when user code
  * asks, and group codes for slicing are made here from a column. */
-#include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +10,7 @@
 #include "evalua/rows.h"
 #include "l_table.h"
 #include "modules.h"
+#include "read_jsonl.h"
 #include "runtime.h"
 
 #define TABLE_MT "evalua.table"
@@ -75,109 +74,32 @@ static struct ltable *new_table(lua_State *L, int opts) {
 
 /* ---- reading JSONL ------------------------------------------------------------ */
 
-struct reader {
-  lua_State *L;
-  struct ltable *lt;
-  const char *path;
-  int lenient, skipped; /* skipped: stack index of the list */
-  EVP_MD_CTX *md;
-  char err[600];
-};
-
-/* One line (without its newline): returns 0, or pushes the message and
- * returns 1 when the run must stop. */
-static int take_line(struct reader *r, const char *s, size_t len, uint32_t line) {
-  if (len && s[len - 1] == '\r') len--;
-  if (line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, len -= 3; /* a BOM */
-  size_t i = 0;
-  while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
-  if (i == len) return 0;
-  int rc = evt_json_row(&r->lt->t, s, len, line, &r->lt->sc, r->err, sizeof r->err);
-  if (rc == EVT_ROW_NOMEM) return lua_pushfstring(r->L, "%s:%d: not enough memory", r->path, (int)line), 1;
-  if (rc == EVT_ROW_OK) return 0;
-  if (!r->lenient) return lua_pushfstring(r->L, "%s:%d: %s", r->path, (int)line, r->err), 1;
-  lua_createtable(r->L, 0, 2);
-  lua_pushinteger(r->L, line);
-  lua_setfield(r->L, -2, "line");
-  lua_pushstring(r->L, r->err);
-  lua_setfield(r->L, -2, "error");
-  lua_rawseti(r->L, r->skipped, (lua_Integer)lua_rawlen(r->L, r->skipped) + 1);
-  return 0;
-}
-
-/* Reads f in blocks, line by line; a line may span blocks. */
-static int read_lines(struct reader *r, FILE *f) {
-  size_t cap = 1 << 20, have = 0;
-  char *buf = malloc(cap);
-  uint32_t line = 1;
-  int stop = 0;
-  if (!buf) return lua_pushstring(r->L, "not enough memory"), 1;
-  for (;;) {
-    size_t got = fread(buf + have, 1, cap - have, f);
-    if (got) EVP_DigestUpdate(r->md, buf + have, got);
-    have += got;
-    int eof = got == 0;
-    char *p = buf, *end = buf + have, *nl;
-    while (!stop && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-      stop = take_line(r, p, (size_t)(nl - p), line++);
-      p = nl + 1;
-    }
-    if (!stop && eof && p < end) stop = take_line(r, p, (size_t)(end - p), line), p = end;
-    if (stop || eof) break;
-    have = (size_t)(end - p);
-    memmove(buf, p, have);
-    if (have == cap) {
-      if (cap >= EVT_MAX_LINE) {
-        lua_pushfstring(r->L, "%s:%d: line longer than %d MB", r->path, (int)line, (int)(EVT_MAX_LINE >> 20));
-        stop = 1;
-        break;
-      }
-      char *b = realloc(buf, cap * 2);
-      if (!b) { lua_pushstring(r->L, "not enough memory"); stop = 1; break; }
-      buf = b, cap *= 2;
-    }
-  }
-  if (!stop && ferror(f)) lua_pushfstring(r->L, "%s: %s", r->path, strerror(errno)), stop = 1;
-  free(buf);
-  return stop;
-}
-
-static void push_hex(lua_State *L, const unsigned char *md, unsigned n) {
-  char hex[2 * EVP_MAX_MD_SIZE + 1];
-  for (unsigned i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-  lua_pushlstring(L, hex, 2 * n);
-}
-
 /* load(path, opts) -> table, sha256, skipped | nil, message */
 static int l_load(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   evalua_check_path(L, path, 0);
-  struct reader r = {L, NULL, path, 0, 0, NULL, {0}};
   lua_getfield(L, 2, "lenient");
-  r.lenient = lua_toboolean(L, -1);
+  int lenient = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  r.lt = new_table(L, 2);
-  int ud = lua_gettop(L);
-  lua_newtable(L);
-  r.skipped = lua_gettop(L);
-  FILE *f = fopen(path, "rb");
-  if (!f) return lua_pushnil(L), lua_pushfstring(L, "cannot read data set: %s: %s", path, strerror(errno)), 2;
-  r.md = EVP_MD_CTX_new();
-  if (!r.md || !EVP_DigestInit_ex(r.md, EVP_sha256(), NULL)) {
-    fclose(f), EVP_MD_CTX_free(r.md);
-    return luaL_error(L, "sha256 failed");
+  struct ltable *lt = new_table(L, 2);
+  struct jsonl_result res;
+  jsonl_read(path, &lt->t, &lt->sc, lenient, &res);
+  if (res.err[0]) {
+    jsonl_result_free(&res);
+    lua_pushnil(L);
+    lua_pushstring(L, res.err);
+    return 2;
   }
-  int stop = read_lines(&r, f);
-  fclose(f);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned n = 0;
-  EVP_DigestFinal_ex(r.md, md, &n);
-  EVP_MD_CTX_free(r.md);
-  if (stop) return lua_pushnil(L), lua_insert(L, -2), 2;
-  lua_pushvalue(L, ud);
-  push_hex(L, md, n);
-  lua_pushvalue(L, r.skipped);
+  lua_pushstring(L, res.hash);
+  lua_createtable(L, (int)res.nskips, 0);
+  for (size_t i = 0; i < res.nskips; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, res.skips[i].line), lua_setfield(L, -2, "line");
+    lua_pushstring(L, res.skips[i].msg), lua_setfield(L, -2, "error");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  jsonl_result_free(&res);
   return 3;
 }
 

@@ -1,6 +1,8 @@
 /* The columnar data set: growth, and rows taken back whole. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "evalua/table.h"
 
@@ -30,11 +32,26 @@ size_t evt_bytes(const struct evt_table *t) {
   return b;
 }
 
+/* realloc, then the new part of a large block faulted in with one call:
+ * the columns are written front to back right after, and a fault per page
+ * costs more than the writing on a virtual machine. */
+static void *grow_block(void *p, size_t old_bytes, size_t bytes) {
+  void *q = realloc(p, bytes);
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = 4096;
+  if (q && bytes - old_bytes >= ((size_t)1 << 20)) {
+    uintptr_t from = ((uintptr_t)q + old_bytes + page - 1) & ~(page - 1), to = ((uintptr_t)q + bytes) & ~(page - 1);
+    if (to > from) madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* a hint: failure is harmless */
+  }
+#endif
+  return q;
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return 0;
   size_t c = *cap ? *cap : 64;
   while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
+  void *q = grow_block(*p, *cap * size, c * size);
   if (!q) return -1;
   *p = q;
   *cap = c;
@@ -43,21 +60,21 @@ static int grow(void **p, size_t *cap, size_t need, size_t size) {
 
 /* Every per-row array to room for `cap` rows; new cells are absent. */
 static int grow_rows(struct evt_table *t, size_t cap) {
-  uint32_t *line = realloc(t->line, cap * sizeof *line);
+  uint32_t *line = grow_block(t->line, t->cap * sizeof *line, cap * sizeof *line);
   if (!line) return -1;
   t->line = line;
   for (size_t c = 0; c < t->ncols; c++) {
-    struct evt_cell *cells = realloc(t->cols[c].cells, cap * sizeof *cells);
+    struct evt_cell *cells = grow_block(t->cols[c].cells, t->cap * sizeof *cells, cap * sizeof *cells);
     if (!cells) return -1;
     memset(cells + t->cap, 0, (cap - t->cap) * sizeof *cells);
     t->cols[c].cells = cells;
   }
   for (int k = 0; k < EVT_NLISTS; k++) {
     struct evt_list *l = &t->list[k];
-    uint64_t *start = realloc(l->start, (cap + 1) * sizeof *start);
+    uint64_t *start = grow_block(l->start, (t->cap + !!t->cap) * sizeof *start, (cap + 1) * sizeof *start);
     if (!start) return -1;
     l->start = start;
-    uint8_t *present = realloc(l->present, cap);
+    uint8_t *present = grow_block(l->present, t->cap, cap);
     if (!present) return -1;
     l->present = present;
     if (t->cap == 0) l->start[0] = 0;
@@ -127,10 +144,10 @@ int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double
   struct evt_list *l = &t->list[k];
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 1024;
-    evt_sref *s = realloc(l->str, cap * sizeof *s);
+    evt_sref *s = grow_block(l->str, l->cap * sizeof *s, cap * sizeof *s);
     if (!s) return -1;
     l->str = s;
-    double *d = realloc(l->num, cap * sizeof *d);
+    double *d = grow_block(l->num, l->cap * sizeof *d, cap * sizeof *d);
     if (!d) return -1;
     l->num = d;
     l->cap = cap;

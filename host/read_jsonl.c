@@ -1,0 +1,149 @@
+/* JSONL files into columns (read_jsonl.h): 1 MB blocks read in order (a
+ * pipe works too), hashed and cut into lines, each line read into the
+ * table. One thread:
+ * reading two halves at once into two tables and appending them measured
+ * slower here (page faults and copying outweigh the second core). */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "read_jsonl.h"
+
+#define BLOCK ((size_t)1 << 20)
+
+struct reader {
+  int fd;
+  struct evt_table *t;
+  const struct evt_schema *sc;
+  int lenient;
+  EVP_MD_CTX *md;
+  uint32_t lines;            /* lines seen */
+  struct jsonl_skip *skips;
+  size_t nskips, capskips;
+  uint32_t bad_line;         /* strict: the refused row's line, 0 if none */
+  char err[600];
+  int failed;                /* 1: out of memory, 2: a read error, 3: a line too long */
+  int read_errno;
+};
+
+static int keep_skip(struct reader *p, uint32_t line, const char *msg) {
+  if (p->nskips == p->capskips) {
+    size_t cap = p->capskips ? p->capskips * 2 : 16;
+    struct jsonl_skip *s = realloc(p->skips, cap * sizeof *s);
+    if (!s) return -1;
+    p->skips = s, p->capskips = cap;
+  }
+  char *copy = strdup(msg);
+  if (!copy) return -1;
+  p->skips[p->nskips++] = (struct jsonl_skip){line, copy};
+  return 0;
+}
+
+/* One line without its newline; 1 when reading must stop. */
+static int take_line(struct reader *p, const char *s, size_t len) {
+  uint32_t line = ++p->lines;
+  if (len && s[len - 1] == '\r') len--;
+  if (line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, len -= 3; /* a BOM */
+  size_t i = 0;
+  while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+  if (i == len) return 0;
+  int rc = evt_json_row(p->t, s, len, line, p->sc, p->err, sizeof p->err);
+  if (rc == EVT_ROW_NOMEM) return p->failed = 1;
+  if (rc == EVT_ROW_OK) return 0;
+  if (!p->lenient) return p->bad_line = line, 1;
+  return keep_skip(p, line, p->err) ? (p->failed = 1) : 0;
+}
+
+static int read_some(int fd, char *buf, size_t n, size_t *got) {
+  ssize_t r;
+  do r = read(fd, buf, n);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) return -1;
+  *got = (size_t)r;
+  return 0;
+}
+
+/* The file's bytes, block by block; a line may span blocks. */
+static void read_rows(struct reader *p) {
+  size_t cap = BLOCK, have = 0;
+  char *buf = malloc(cap);
+  if (!buf) { p->failed = 1; return; }
+  for (;;) {
+    size_t got = 0;
+    if (read_some(p->fd, buf + have, cap - have, &got)) { p->failed = 2, p->read_errno = errno; break; }
+    if (got) EVP_DigestUpdate(p->md, buf + have, got);
+    have += got;
+    int eof = got == 0;
+    char *s = buf, *end = buf + have, *nl;
+    int stop = 0;
+    while (!stop && (nl = memchr(s, '\n', (size_t)(end - s)))) stop = take_line(p, s, (size_t)(nl - s)), s = nl + 1;
+    if (!stop && eof && s < end) stop = take_line(p, s, (size_t)(end - s)), s = end;
+    if (stop || eof) break;
+    have = (size_t)(end - s);
+    memmove(buf, s, have);
+    if (have == cap) {
+      char *b = cap >= EVT_MAX_LINE ? NULL : realloc(buf, cap * 2);
+      if (!b) { p->failed = cap >= EVT_MAX_LINE ? 3 : 1; break; }
+      buf = b, cap *= 2;
+    }
+  }
+  free(buf);
+}
+
+static void reader_free(struct reader *p) {
+  for (size_t i = 0; i < p->nskips; i++) free(p->skips[i].msg);
+  free(p->skips);
+}
+
+static void report_failure(const char *path, const struct reader *p, struct jsonl_result *res) {
+  if (p->bad_line) snprintf(res->err, sizeof res->err, "%s:%u: %s", path, p->bad_line, p->err);
+  else if (p->failed == 3)
+    snprintf(res->err, sizeof res->err, "%s:%u: line longer than %d MB", path, p->lines + 1, (int)(EVT_MAX_LINE >> 20));
+  else if (p->failed == 2) snprintf(res->err, sizeof res->err, "%s: %s", path, strerror(p->read_errno));
+  else snprintf(res->err, sizeof res->err, "%s: not enough memory", path);
+}
+
+static void finish_hash(EVP_MD_CTX *md, struct jsonl_result *res) {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned n = 0;
+  EVP_DigestFinal_ex(md, d, &n);
+  for (unsigned i = 0; i < n && i < 32; i++) snprintf(res->hash + 2 * i, 3, "%02x", d[i]);
+}
+
+void jsonl_read(const char *path, struct evt_table *t, const struct evt_schema *sc, int lenient,
+                struct jsonl_result *res) {
+  memset(res, 0, sizeof *res);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(res->err, sizeof res->err, "cannot read data set: %s: %s", path, strerror(errno));
+    return;
+  }
+  EVP_MD_CTX *md = EVP_MD_CTX_new();
+  if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+    snprintf(res->err, sizeof res->err, "%s: sha256 failed", path);
+    EVP_MD_CTX_free(md), close(fd);
+    return;
+  }
+  struct reader p = {.fd = fd, .t = t, .sc = sc, .lenient = lenient, .md = md};
+  read_rows(&p);
+  if (p.failed || p.bad_line) {
+    report_failure(path, &p, res);
+  } else {
+    res->skips = p.skips, res->nskips = p.nskips;
+    p.skips = NULL, p.nskips = 0;
+    finish_hash(md, res);
+  }
+  EVP_MD_CTX_free(md);
+  reader_free(&p);
+  close(fd);
+}
+
+void jsonl_result_free(struct jsonl_result *res) {
+  for (size_t i = 0; i < res->nskips; i++) free(res->skips[i].msg);
+  free(res->skips);
+  res->skips = NULL, res->nskips = 0;
+}

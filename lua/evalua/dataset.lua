@@ -12,7 +12,12 @@ local T = require "evalua._table"
 local M = {}
 
 local Dataset = {}
-Dataset.__index = Dataset
+-- ds[i] is row i's view (ds.rows[i]), #ds the number of rows.
+Dataset.__index = function(ds, k)
+  if math.type(k) == "integer" then return ds.rows[k] end
+  return Dataset[k]
+end
+Dataset.__len = function(ds) return ds.n end
 
 local function read_file(path)
   local f, err = io.open(path, "rb")
@@ -152,6 +157,7 @@ local function view_class(tbl)
 end
 
 -- ds.rows: row i is built on first use and kept, so a field set on it stays.
+-- It is also callable: for i, row in ds:rows() do ... end.
 local function row_list(tbl)
   local make = view_class(tbl)
   local n = #tbl
@@ -163,6 +169,13 @@ local function row_list(tbl)
       return v
     end,
     __len = function() return n end,
+    __call = function(rows)
+      local i = 0
+      return function()
+        i = i + 1
+        if i <= n then return i, rows[i] end
+      end
+    end,
   })
 end
 

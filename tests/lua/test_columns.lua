@@ -91,6 +91,11 @@ function test_views_read_fields_from_the_columns()
   row.note = "kept"
   lu.assertEquals(ds.rows[1].note, "kept")
   lu.assertIs(ds.rows[1], row)
+  lu.assertIs(ds[1], row)
+  lu.assertEquals(#ds, 1)
+  local seen = {}
+  for i, r in ds:rows() do seen[i] = r.qid end
+  lu.assertEquals(seen, { "q1" })
 end
 
 -- ---- scores and statistics -----------------------------------------------------

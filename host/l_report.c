@@ -23,24 +23,25 @@
 
 struct sink {
   FILE *f;
-  char *mem;
+  char *mem;           /* open_memstream's block when writing to memory */
   size_t memlen, len;
   int err;
   char buf[1 << 16];
 };
 
+static void drain(struct sink *s, const char *p, size_t n) {
+  if (n && fwrite(p, 1, n, s->f) != n) s->err = errno ? errno : EIO;
+}
+
 static void flush(struct sink *s) {
-  if (s->len && fwrite(s->buf, 1, s->len, s->f) != s->len) s->err = errno ? errno : EIO;
+  drain(s, s->buf, s->len);
   s->len = 0;
 }
 
 static void put(struct sink *s, const char *p, size_t n) {
   if (s->len + n > sizeof s->buf) {
     flush(s);
-    if (n > sizeof s->buf) {
-      if (fwrite(p, 1, n, s->f) != n) s->err = errno ? errno : EIO;
-      return;
-    }
+    if (n > sizeof s->buf) return drain(s, p, n);
   }
   memcpy(s->buf + s->len, p, n);
   s->len += n;
@@ -92,6 +93,8 @@ struct job {
   const char *idf;       /* the field that names an item */
   struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
   size_t nkeys;
+  const char **sysname;  /* system names, by code */
+  const char ***dval;    /* dval[k][code]: value names of dimension k */
   long id_col;
 };
 
@@ -295,15 +298,13 @@ static void item_json(struct job *j, struct sink *s, size_t r) {
       indent(s, d + 1);
       quoted(s, j->dname[k], strlen(j->dname[k]));
       puts_(s, ": ");
-      lua_rawgeti(j->L, j->dvalues, (lua_Integer)k + 1);
-      const char *v = value_of(j, lua_gettop(j->L), j->dcodes[k]->code[r]);
+      const char *v = j->dval[k][j->dcodes[k]->code[r]];
       quoted(s, v, strlen(v));
-      lua_pop(j->L, 1);
     }
     indent(s, d);
     puts_(s, "}");
   }
-  const char *sys = value_of(j, j->systems, j->sys->code[r]);
+  const char *sys = j->sysname[j->sys->code[r]];
   puts_(s, ","), indent(s, d), puts_(s, "\"system\": "), quoted(s, sys, strlen(sys));
   puts_(s, ","), indent(s, d), puts_(s, "\"unmeasured\": "), part_json(j, s, UNMEASURED, r, d);
   indent(s, d - 1);
@@ -351,6 +352,16 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   for (size_t k = 0; k < j->ndims; k++) {
     lua_rawgeti(L, dcodes, (lua_Integer)k + 1);
     j->dcodes[k] = lcodes_check(L, -1); /* kept alive by the spec */
+    lua_pop(L, 1);
+  }
+  j->sysname = lua_newuserdatauv(L, (j->sys->nvalues + 1) * sizeof *j->sysname, 0); /* left on the stack */
+  for (size_t v = 0; v < j->sys->nvalues; v++) j->sysname[v] = value_of(j, j->systems, v);
+  j->dval = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dval, 0);
+  luaL_checkstack(L, (int)j->ndims * 2 + 8, "too many slice dimensions");
+  for (size_t k = 0; k < j->ndims; k++) { /* each array stays on the stack, each list in the spec */
+    j->dval[k] = lua_newuserdatauv(L, (j->dcodes[k]->nvalues + 1) * sizeof **j->dval, 0);
+    lua_rawgeti(L, j->dvalues, (lua_Integer)k + 1);
+    for (size_t v = 0; v < j->dcodes[k]->nvalues; v++) j->dval[k][v] = value_of(j, lua_gettop(L), v);
     lua_pop(L, 1);
   }
   lua_getfield(L, spec, "id_field");

@@ -231,6 +231,28 @@ function test_json_report_rows_equal_the_loaded_rows()
   lu.assertStrContains(text, lua_item)
 end
 
+function test_a_large_json_report_has_every_item_in_order()
+  local lines = {}
+  for i = 1, 20000 do
+    lines[i] = ('{"qid":"q%d","answer":"a%d b","gold_answers":["a%d"],"variant":"v%d","retrieved":["d%d"],"gold_doc_ids":["d1"]}')
+      :format(i, i % 7, i % 5, i % 3, i % 11)
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1", "mrr" }, slices = { "variant" }, ci = false })
+  local text = ev.report.render(res, "json")
+  local doc = cjson.decode(text)
+  lu.assertEquals(#doc.items, 20000)
+  for _, i in ipairs { 1, 8192, 8193, 16384, 16385, 20000 } do
+    local it = res.items[i]
+    local want = json.encode({ id = it.id, system = it.system, slices = it.slices, scores = it.scores,
+      reasons = it.reasons, unmeasured = it.unmeasured, details = it.details, row = ds.rows[i]:table() },
+      { indent = "  ", depth = 2 })
+    lu.assertStrContains(text, want)
+    lu.assertEquals(doc.items[i].id, "q" .. i)
+  end
+end
+
 function test_csv_cells_never_start_a_formula()
   local res = ev.evaluate({ { qid = "=HYPERLINK(\"http://x\")", query = "+cmd", answer = "@sum, x", v = -1 } },
     { metrics = { value_metric }, ci = false })

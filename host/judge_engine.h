@@ -23,6 +23,7 @@ struct judge_config {
   double max_backoff_ms;       /* cap of the exponential part */
   double max_wait_ms;          /* a Retry-After longer than this fails at once */
   double rpm, tpm;             /* requests / tokens per minute; 0 = no limit */
+  size_t max_response_bytes;   /* a larger answer fails (not retried) */
   uint64_t seed;               /* of the jitter; 0 = from the clock */
 };
 
@@ -47,6 +48,7 @@ void judge_result_free(struct judge_result *r);
 struct judge_stats {
   long submitted, attempts, retries, done, rate_limited, cancelled;
   int in_flight, queued, peak_in_flight;
+  long waits;           /* times the engine slept (epoll_wait calls) */
   double window;        /* current AIMD concurrency window */
 };
 

@@ -109,6 +109,27 @@ static int same_url(const char *a, const char *b) {
   return na == nb && !strncmp(a, b, na);
 }
 
+/* Under --sandbox a script may reach only the servers the operator named
+ * in the environment: $OPENAI_BASE_URL (else OpenAI's) and the URLs listed,
+ * separated by spaces, in $EVALUA_JUDGE_URLS. Otherwise any request body a
+ * script builds (a file it may read, say) could be posted anywhere. */
+static int allowed_url(const char *url) {
+  const char *home = getenv("OPENAI_BASE_URL"), *list = getenv("EVALUA_JUDGE_URLS");
+  if (same_url(url, home && *home ? home : "https://api.openai.com/v1")) return 1;
+  for (const char *p = list; p && *p;) {
+    p += strspn(p, " \t\n");
+    size_t n = strcspn(p, " \t\n");
+    char one[1024];
+    if (n > 0 && n < sizeof one) {
+      memcpy(one, p, n);
+      one[n] = '\0';
+      if (same_url(url, one)) return 1;
+    }
+    p += n;
+  }
+  return 0;
+}
+
 /* The key to send. Under --sandbox a script cannot pick which secret to
  * read, and the key goes only to the server the operator configured
  * ($OPENAI_BASE_URL, else OpenAI's): elsewhere no key is sent. */
@@ -147,7 +168,11 @@ static int l_engine(lua_State *L) {
   judge_config_defaults(&c);
   c.base_url = opt_string(L, 1, "base_url", NULL);
   if (!c.base_url) luaL_error(L, "judge option 'base_url' is required");
+  if (evalua_runtime(L)->sandbox && !allowed_url(c.base_url))
+    luaL_error(L, "judge: base_url '%s' is not allowed in --sandbox mode (only $OPENAI_BASE_URL "
+                  "and the URLs in $EVALUA_JUDGE_URLS)", c.base_url);
   c.ca_file = opt_string(L, 1, "ca_file", NULL);
+  if (c.ca_file) evalua_check_path(L, c.ca_file, 0); /* the sandbox's read rule */
   c.concurrency = (int)opt_number(L, 1, "concurrency", c.concurrency, 1);
   c.timeout_ms = (long)opt_number(L, 1, "timeout_ms", (double)c.timeout_ms, 1);
   c.connect_timeout_ms = (long)opt_number(L, 1, "connect_timeout_ms", (double)c.connect_timeout_ms, 1);
@@ -158,6 +183,7 @@ static int l_engine(lua_State *L) {
   c.rpm = opt_number(L, 1, "rpm", 0, 0);
   c.tpm = opt_number(L, 1, "tpm", 0, 0);
   c.seed = (uint64_t)opt_number(L, 1, "seed", 0, 0);
+  c.max_response_bytes = (size_t)opt_number(L, 1, "max_response_bytes", (double)c.max_response_bytes, 1024);
   c.headers = collect_headers(L, 1);
   c.api_key = api_key(L, 1, c.base_url);
   struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
@@ -269,6 +295,7 @@ static int l_stats(lua_State *L) {
   set_int(L, "in_flight", s.in_flight);
   set_int(L, "queued", s.queued);
   set_int(L, "peak_in_flight", s.peak_in_flight);
+  set_int(L, "waits", s.waits);
   lua_pushnumber(L, s.window);
   lua_setfield(L, -2, "window");
   return 1;

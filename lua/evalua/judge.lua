@@ -32,7 +32,7 @@ local OPTIONS = {
   max_retries = true, backoff_ms = true, max_backoff_ms = true, max_wait_ms = true,
   api_key_env = true, api_key = true, headers = true, rpm = true, tpm = true,
   budget = true, dry_run = true, price = true, json_repair = true, ca_file = true,
-  seed = true, support_threshold = true,
+  seed = true, support_threshold = true, max_response_bytes = true,
 }
 local CACHE_MODES = { rw = true, ro = true, off = true, refresh = true }
 
@@ -107,7 +107,7 @@ local function open_http(cfg)
     timeout_ms = cfg.timeout_ms, connect_timeout_ms = cfg.connect_timeout_ms,
     max_retries = cfg.max_retries, backoff_ms = cfg.backoff_ms,
     max_backoff_ms = cfg.max_backoff_ms, max_wait_ms = cfg.max_wait_ms,
-    rpm = cfg.rpm, tpm = cfg.tpm, seed = cfg.seed,
+    rpm = cfg.rpm, tpm = cfg.tpm, seed = cfg.seed, max_response_bytes = cfg.max_response_bytes,
   })
   if not ok then error("ev.judge.open: " .. tostring(engine):gsub("^judge: ", ""), 3) end
   local dir = cache_dir_of(cfg, env)
@@ -541,6 +541,7 @@ function Judge:stats()
   if st.engine then
     local e = st.engine:stats()
     out.rate_limited, out.peak_in_flight, out.concurrency_window = e.rate_limited, e.peak_in_flight, e.window
+    out.engine_waits = e.waits
   end
   return out
 end

@@ -124,7 +124,7 @@ print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = "/tmp/elsewhe
 ]]):format(mock.url, mock.url)
   local dir = h.tmpdir()
   h.write(dir .. "/script.lua", code)
-  local r = h.run(("cd %s && %s run --sandbox --out out script.lua"):format(dir, h.bin))
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s %s run --sandbox --out out script.lua"):format(dir, mock.url, h.bin))
   lu.assertEquals(r.status, 0, r.stderr)
   local lines = {}
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
@@ -144,14 +144,15 @@ local function ask(opts)
 end
 print(ask {})                          -- $OPENAI_BASE_URL: the key goes along
 print(ask { base_url = "%s/" })        -- the same server
-print(ask { base_url = "%s" })         -- another address: no key
+print(ask { base_url = "%s" })         -- listed in $EVALUA_JUDGE_URLS: no key
 print(pcall(ev.judge.open, { model = "m", api_key_env = "HOME" }))
 print(pcall(ev.judge.open, { model = "m", headers = { ["api-key"] = { env = "HOME" } } }))
-]]):format(mock.url, mock.url:gsub("127%.0%.0%.1", "localhost"))
+]]):format(mock.url, (mock.url:gsub("127%.0%.0%.1", "localhost")))
   local dir = h.tmpdir()
   h.write(dir .. "/script.lua", code)
-  local r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=%s %s run --sandbox --out out script.lua")
-    :format(dir, mock.url, KEY, h.bin))
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s EVALUA_JUDGE_URLS='http://x.invalid/v1 %s' OPENAI_API_KEY=%s "
+    .. "%s run --sandbox --out out script.lua"):format(dir, mock.url, mock.url:gsub("127%.0%.0%.1", "localhost"),
+    KEY, h.bin))
   lu.assertEquals(r.status, 0, r.stderr)
   local lines = {}
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
@@ -163,6 +164,36 @@ print(pcall(ev.judge.open, { model = "m", headers = { ["api-key"] = { env = "HOM
   lu.assertEquals(seen[1].headers.authorization, "Bearer " .. KEY)
   lu.assertEquals(seen[2].headers.authorization, "Bearer " .. KEY)
   lu.assertNil(seen[3].headers.authorization)
+  h.sh("rm -rf " .. dir)
+end
+
+-- Issue 13, item 7: a sandboxed script posted a file it could read to
+-- another port through the raw engine. Only the operator's URLs are reachable.
+function TestProcess:test_the_sandbox_reaches_only_the_operators_servers()
+  local other = mockmod.start()
+  local code = ([[
+local ev = require "evalua"
+local C = require "evalua._judge"
+print(pcall(C.engine, { base_url = "%s", api_key_env = false }))
+print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = false }))
+print(pcall(ev.judge.open, { model = "m", cache = false, ca_file = "/etc/shadow" }))
+print(ev.judge.open { model = "m", cache = false }:chat { messages = { { role = "user", content = "ok" } } }.ok)
+]]):format(other.url, other.url)
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", code)
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s %s run --sandbox --out out script.lua"):format(dir, mock.url, h.bin))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local lines = {}
+  for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  local refused = ("base_url '%s' is not allowed in --sandbox mode"):format(other.url)
+  lu.assertStrContains(lines[1], refused)
+  lu.assertStrContains(lines[2], refused)
+  -- item 9: ca_file goes through the read check, so it says nothing of the file
+  lu.assertStrContains(lines[3], "sandbox: read access to '/etc/shadow' is not allowed")
+  lu.assertEquals(lines[4], "true")
+  lu.assertEquals(other:stats().requests, 0)
+  lu.assertEquals(mock:stats().requests, 1)
+  other:stop()
   h.sh("rm -rf " .. dir)
 end
 

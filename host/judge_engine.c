@@ -33,7 +33,7 @@ struct jreq {
   double started;           /* monotonic ms of the current attempt */
   double wait_ms;
   double retry_after_ms;    /* from the last response; < 0 when absent */
-  double rl_left[2], rl_reset_ms[2]; /* x-ratelimit-* of the last response; < 0 absent */
+  double rl_left[2], rl_reset_ms[2], rl_limit[2]; /* x-ratelimit-* of the last response; < 0 absent */
   double mark[2];           /* requests / tokens started before this attempt */
   size_t max_resp;
   CURL *easy;
@@ -51,8 +51,9 @@ struct jreq {
 struct list { struct jreq *head, *tail; int n; };
 
 /* A server's quota as its x-ratelimit-* headers last told it: left until
- * reset_at (monotonic ms; < 0 unknown), next start not before next. */
-struct quota { double left, reset_at, next; };
+ * reset_at (monotonic ms; < 0 unknown), next start not before next; limit
+ * (< 0 unknown) and span, the longest reset seen, start the next period. */
+struct quota { double left, reset_at, next, limit, span; };
 
 struct judge_engine {
   struct judge_config c;
@@ -226,7 +227,7 @@ struct judge_engine *judge_engine_new(const struct judge_config *c, const char *
   e->window = c->concurrency;
   e->last_decrease = -1e300;
   e->alpha = 1; /* a first 429 halves the window */
-  e->quota[QREQ].reset_at = e->quota[QTOK].reset_at = -1;
+  for (int k = QREQ; k <= QTOK; k++) e->quota[k] = (struct quota){.reset_at = -1, .limit = -1};
   e->rng = c->seed ? c->seed : (uint64_t)(now_ms() * 1000) ^ (uint64_t)(uintptr_t)e;
   e->tpm_level = c->tpm;
   e->tpm_time = now_ms();
@@ -362,9 +363,9 @@ static void read_retry_after(struct jreq *r, const char *v, int ms) {
 /* Retry-After (seconds or an HTTP date), retry-after-ms, and the quota
  * headers x-ratelimit-remaining-* / x-ratelimit-reset-*. */
 static size_t on_header(char *data, size_t size, size_t n, void *ud) {
-  static const char *const names[2][2] = {
-    {"x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"},
-    {"x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"}};
+  static const char *const names[2][3] = {
+    {"x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", "x-ratelimit-limit-requests"},
+    {"x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", "x-ratelimit-limit-tokens"}};
   struct jreq *r = ud;
   size_t len = size * n;
   char line[256];
@@ -382,6 +383,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud) {
       if (end != v && x >= 0) r->rl_left[k] = x;
     } else if ((v = header_value(line, names[k][1]))) {
       r->rl_reset_ms[k] = duration_ms(v);
+    } else if ((v = header_value(line, names[k][2]))) {
+      double x = strtod(v, &end);
+      if (end != v && x > 0) r->rl_limit[k] = x;
     }
   }
   return len;
@@ -409,6 +413,7 @@ static int start(struct judge_engine *e, struct jreq *r) {
   r->too_big = 0;
   r->retry_after_ms = -1;
   r->rl_left[QREQ] = r->rl_left[QTOK] = r->rl_reset_ms[QREQ] = r->rl_reset_ms[QTOK] = -1;
+  r->rl_limit[QREQ] = r->rl_limit[QTOK] = -1;
   r->mark[QREQ] = e->started[QREQ];
   r->mark[QTOK] = e->started[QTOK];
   r->max_resp = e->c.max_response_bytes;
@@ -465,12 +470,19 @@ static struct jreq *candidate(const struct judge_engine *e, double now) {
 }
 
 /* Milliseconds a server's quota holds back a start needing `need`. Once its
- * reset time has passed the quota is unknown again until the next answer. */
+ * reset time has passed, a new period allows the server's stated limit (not
+ * a burst of every waiting request) until its answers say more; without a
+ * stated limit the quota is unknown again. */
 static double quota_delay(struct quota *q, double need, double now) {
   if (q->reset_at < 0) return 0;
   if (now >= q->reset_at) {
-    q->reset_at = -1;
-    return 0;
+    if (q->limit < 0) {
+      q->reset_at = -1;
+      return 0;
+    }
+    q->left = q->limit;
+    q->reset_at = now + q->span;
+    q->next = now;
   }
   if (q->left < need) return q->reset_at - now;
   return fmax(0, q->next - now);
@@ -596,15 +608,17 @@ static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
  * after the last cut cuts it, at most once per round trip as TCP does, to
  * window x (1 - alpha/2), where alpha is the moving share of 429s among the
  * answers (weight 1/16, starting at 1), as DCTCP does with congestion
- * marks: a server refusing everything halves the window, a stray 429 among
- * many successes costs little. */
+ * marks. A 429 that says when to come back (Retry-After) is waited out as
+ * asked and cuts only while alpha >= 1/2, a server refusing most of what is
+ * sent: stray 429s at a server's limit would otherwise hold the window near
+ * a few requests while it has room for more. */
 static void adjust_window(struct judge_engine *e, struct jreq *r, double now) {
   int limited = r->status == 429 && r->retryable;
   e->st.rate_limited += limited;
   e->alpha += (limited - e->alpha) / 16;
   if (!r->error) {
     e->window = fmin(e->c.concurrency, e->window + 1.0 / e->window);
-  } else if (limited && r->started >= e->last_decrease) {
+  } else if (limited && r->started >= e->last_decrease && (r->retry_after_ms < 0 || e->alpha >= 0.5)) {
     e->window = fmax(1, e->window * (1 - e->alpha / 2));
     e->last_decrease = now;
   }
@@ -620,10 +634,15 @@ static void update_quotas(struct judge_engine *e, const struct jreq *r, double n
     q->left = r->rl_left[k] - (e->started[k] - r->mark[k]);
     q->reset_at = now + fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1;
     q->next = now;
+    q->limit = r->rl_limit[k];
+    q->span = fmax(q->span, fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1);
   }
 }
 
-/* Schedules a retry; 0, or -1 when the server's wait is too long. */
+/* Schedules a retry; 0, or -1 when the server's wait is too long. A server
+ * that says when to come back (Retry-After) is taken at its word: the wait
+ * is what it asked, not the larger of that and the exponential backoff,
+ * which is for faults that say nothing and grows with every attempt. */
 static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
   double wait = backoff(e, r->attempts);
   if (r->retry_after_ms >= 0) {
@@ -634,7 +653,7 @@ static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
                status, r->retry_after_ms / 1000, e->c.max_wait_ms);
       return -1;
     }
-    wait = fmax(wait, r->retry_after_ms);
+    wait = r->retry_after_ms;
   }
   r->not_before = now + wait;
   r->wait_ms += wait;

@@ -14,15 +14,21 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start() { # start NAME LATENCY_MS: a mock that dies with this script
-  python3 "$mock" --port-file "$tmp/$1.port" --latency-ms "$2" --no-record --watch-pid $$ >/dev/null 2>&1 &
+start() { # start NAME LATENCY_MS [CONFIG]: a mock that dies with this script
+  python3 "$mock" --port-file "$tmp/$1.port" --latency-ms "$2" --config "${3:-{\}}" --no-record \
+    --watch-pid $$ >/dev/null 2>&1 &
   pids="$pids $!"
 }
+url() { echo "http://127.0.0.1:$(cat "$tmp/$1.port")/v1"; }
 start slow 50
 start fast 0
+start r100 100
+start faulty 100 '{"fault_rate": 0.3, "seed": 7}'
+start quota 100 '{"quota": {"requests": 20, "window_s": 2}}'
 for i in $(seq 100); do
-  [ -s "$tmp/slow.port" ] && [ -s "$tmp/fast.port" ] && break
+  [ -s "$tmp/slow.port" ] && [ -s "$tmp/fast.port" ] && [ -s "$tmp/r100.port" ] && [ -s "$tmp/faulty.port" ] \
+    && [ -s "$tmp/quota.port" ] && break
   sleep 0.1
 done
-"$bin" run "$root/bench/judge/bench.lua" "http://127.0.0.1:$(cat "$tmp/slow.port")/v1" \
-  "http://127.0.0.1:$(cat "$tmp/fast.port")/v1" "$tmp/cache"
+"$bin" run "$root/bench/judge/bench.lua" "$(url slow)" "$(url fast)" "$tmp/cache" "$(url r100)" \
+  "$(url faulty)" "$(url quota)" ${BENCH_ONLY:-}

@@ -800,20 +800,52 @@ void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s) {
 
 int judge_engine_has_key(const struct judge_engine *e) { return e->api_key != NULL; }
 
-char *judge_redact(char *s, size_t *n, const char *secret) {
-  size_t k = secret ? strlen(secret) : 0, r = strlen(REDACTED);
-  if (k < 4 || !s) return s;
-  for (char *p = s; (p = memmem(p, *n - (size_t)(p - s), secret, k));) {
-    size_t off = (size_t)(p - s);
-    if (r > k) {
-      char *t = realloc(s, *n + r - k + 1);
-      if (!t) { memset(p, '*', k); p += k; continue; } /* still never leak it */
-      s = t, p = s + off;
-    }
-    memmove(p + r, p + k, *n - off - k + 1);
-    memcpy(p, REDACTED, r);
-    *n = *n + r - k;
-    p += r;
+static int hex4(const char *p, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    int c = (unsigned char)p[i], d = isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
+    if (d < 0) return 0;
+    v = v * 16 + (unsigned)d;
   }
-  return s;
+  *out = v;
+  return 1;
+}
+
+/* Length of the text at p (before end) that spells secret with each
+ * character raw or JSON-escaped (\u0073 in either case; \/ \\ \" for those
+ * three), as a server may echo it; 0 when it does not. */
+static size_t spelled(const char *p, const char *end, const char *secret) {
+  const char *q = p;
+  for (const unsigned char *k = (const unsigned char *)secret; *k; k++) {
+    unsigned cp;
+    if (q < end && *q != '\\' && (unsigned char)*q == *k) q++;
+    else if (end - q >= 6 && q[0] == '\\' && q[1] == 'u' && hex4(q + 2, &cp) && cp == *k) q += 6;
+    else if (end - q >= 2 && q[0] == '\\' && (unsigned char)q[1] == *k && strchr("/\\\"", *k)) q += 2;
+    else return 0;
+  }
+  return (size_t)(q - p);
+}
+
+/* Replaces every spelling of secret in s (length *n, NUL-terminated,
+ * malloc'd) by "[redacted]"; returns s or a new buffer (s then freed). If
+ * memory runs out the key is overwritten in place instead: never leaked. */
+char *judge_redact(char *s, size_t *n, const char *secret) {
+  size_t k = secret ? strlen(secret) : 0, rl = strlen(REDACTED), hits = 0, len;
+  if (k < 4 || !s) return s;
+  const char *end = s + *n;
+  for (const char *p = s; p < end; p += len ? len : 1)
+    if ((len = (*p == '\\' || *p == *secret) ? spelled(p, end, secret) : 0)) hits++;
+  if (!hits) return s;
+  char *out = malloc(*n + hits * rl + 1), *w = out;
+  for (char *p = s; p < end; p += len ? len : 1) {
+    len = (*p == '\\' || *p == *secret) ? spelled(p, end, secret) : 0;
+    if (!out) { if (len) memset(p, '*', len); continue; }
+    if (len) memcpy(w, REDACTED, rl), w += rl;
+    else *w++ = *p;
+  }
+  if (!out) return s;
+  *w = '\0';
+  *n = (size_t)(w - out);
+  free(s);
+  return out;
 }

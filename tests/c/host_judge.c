@@ -122,6 +122,17 @@ static void test_redact(void) {
   free(s);
 }
 
+/* Issue 12, defect 8: a server echoing the key JSON-escaped (\u0073k-...,
+ * any hex case, \/ for a slash) leaked it: every spelling is redacted. */
+static void test_redact_escaped_spellings(void) {
+  char *s = strdup("{\"e\":\"\\u0073k-a\\/b \\u0073\\u006B\\u002d\\u0061\\/b sk-a/b sk-a\\/c\"}");
+  size_t n = strlen(s);
+  s = judge_redact(s, &n, "sk-a/b");
+  CHECK_STR(s, "{\"e\":\"[redacted] [redacted] [redacted] sk-a\\/c\"}");
+  CHECK(n == strlen(s));
+  free(s);
+}
+
 static void test_cache(const char *dir) {
   char hex[65];
   CHECK(judge_cache_key("abc", 3, hex) == 0);
@@ -279,6 +290,7 @@ int main(void) {
   char dir[] = "/tmp/evalua-judge-XXXXXX";
   if (!mkdtemp(dir)) return 2;
   test_redact();
+  test_redact_escaped_spellings();
   test_cache(dir);
   if (start_mock(dir)) {
     fprintf(stderr, "the mock server did not start\n");

@@ -18,7 +18,12 @@ The directive's JSON may hold:
   retry_after_date  seconds from now, sent with a 429 as an HTTP date
   message      error message for an error status ("{auth}" becomes the
                Authorization header the server received, as some servers echo it)
+  error_shape  "string" ({"error": msg}), "detail" ({"detail": msg}, FastAPI,
+               vLLM) or "html" (Express); default OpenAI's {"error": {"message"}}
+  escape       the reply (where "{auth}" is the Authorization header) sent
+               with every character \\u-escaped
   answer       the assistant's reply text, verbatim
+  answer_bytes a reply of this many bytes
   answers      replies for attempts 1, 2, ... (the last one repeats); give an
                "id" when the requests differ (a repair request, say)
   latency_ms   latency of this request (overrides --latency-ms)
@@ -218,6 +223,8 @@ def chat_answer(req, directive):
     msgs = req.get("messages") or []
     system = " ".join(str(m.get("content", "")) for m in msgs if m.get("role") == "system")
     user = str(msgs[-1].get("content", "")) if msgs else ""
+    if "answer_bytes" in directive:  # a huge reply
+        return "y" * int(directive["answer_bytes"])
     if "answer" in directive:
         return directive["answer"]
     op = op_answer(system, user)
@@ -405,6 +412,14 @@ class Server:
             return response(429, error_body(msg, "requests", "rate_limit_exceeded"), extra)
         msg = directive.get("message", "mock error %s" % fault).replace("{auth}", headers.get("authorization", ""))
         etype = "server_error" if fault[0] == "5" else "invalid_request_error"
+        shape = directive.get("error_shape")  # how servers other than OpenAI say it
+        if shape == "string":
+            return response(int(fault), json.dumps({"error": msg}).encode())
+        if shape == "detail":
+            return response(int(fault), json.dumps({"detail": msg}).encode())
+        if shape == "html":
+            return response(int(fault), ("<!DOCTYPE html><html><body><pre>%s</pre></body></html>" % msg).encode(),
+                            ctype="text/html")
         return response(int(fault), error_body(msg, etype))
 
     def answer(self, path, headers, body):

@@ -342,11 +342,13 @@ static int l_cache_get(lua_State *L) {
   *box = NULL;
   luaL_setmetatable(L, BOX_MT);
   size_t len = 0;
-  *box = judge_cache_get(dir, key, &len);
+  int not_regular;
+  *box = judge_cache_get(dir, key, &len, &not_regular);
   if (!*box) {
-    if (errno == ENOENT || errno == ENOTDIR) return 0;
+    if (!not_regular && (errno == ENOENT || errno == ENOTDIR)) return 0;
     luaL_pushfail(L);
-    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, dir, strerror(errno));
+    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, dir,
+                    not_regular ? "not a regular file" : strerror(errno));
     return 2;
   }
   lua_pushlstring(L, *box, len);

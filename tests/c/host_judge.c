@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,10 +140,11 @@ static void test_cache(const char *dir) {
   /* FIPS 180-2 test vector */
   CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   size_t len = 0;
+  int not_regular;
   errno = 0;
-  CHECK(judge_cache_get(dir, hex, &len) == NULL && errno == ENOENT);
+  CHECK(judge_cache_get(dir, hex, &len, &not_regular) == NULL && errno == ENOENT);
   CHECK(judge_cache_put(dir, hex, "{\"v\":1}", 7) == 0);
-  char *got = judge_cache_get(dir, hex, &len);
+  char *got = judge_cache_get(dir, hex, &len, &not_regular);
   CHECK_STR(got, "{\"v\":1}");
   CHECK(len == 7);
   free(got);
@@ -150,11 +152,35 @@ static void test_cache(const char *dir) {
   snprintf(path, sizeof path, "%s/ba/%s.json", dir, hex);
   CHECK(access(path, R_OK) == 0);
   errno = 0;
-  CHECK(judge_cache_get(dir, "../../etc/passwd", &len) == NULL && errno == EINVAL);
+  CHECK(judge_cache_get(dir, "../../etc/passwd", &len, &not_regular) == NULL && errno == EINVAL);
   CHECK(judge_cache_put(dir, "ABC", "x", 1) == -1 && errno == EINVAL);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp.*')\"", dir);
   CHECK(system(cmd) == 0); /* no temporary file left behind */
+}
+
+/* Issue 13, item 3: a FIFO at an entry path hung open() forever; it is
+ * refused at once. Temporary names carry host and pid (NFS-shared caches). */
+static void test_cache_refuses_what_is_not_a_file(const char *dir) {
+  char hex[65], path[512], host[256], want[800], tmp[900];
+  CHECK(judge_cache_key("fifo", 4, hex) == 0);
+  snprintf(path, sizeof path, "%s/%.2s", dir, hex);
+  CHECK(mkdir(path, 0755) == 0 || errno == EEXIST);
+  snprintf(path, sizeof path, "%s/%.2s/%s.json", dir, hex, hex);
+  CHECK(mkfifo(path, 0644) == 0);
+  size_t len = 0;
+  int not_regular = 0;
+  double t0 = now_s();
+  CHECK(judge_cache_get(dir, hex, &len, &not_regular) == NULL && not_regular == 1);
+  CHECK(now_s() - t0 < 1);
+  CHECK(judge_cache_put(dir, hex, "{}", 2) == 0); /* the rename replaces the FIFO */
+  char *got = judge_cache_get(dir, hex, &len, &not_regular);
+  CHECK_STR(got, "{}");
+  free(got);
+  gethostname(host, sizeof host);
+  snprintf(want, sizeof want, "%s.tmp.%s.%ld", path, host, (long)getpid());
+  CHECK(judge_cache_tmp_name(path, tmp, sizeof tmp) == 0);
+  CHECK_STR(tmp, want);
 }
 
 static void test_retries_are_counted_exactly(void) {
@@ -292,6 +318,7 @@ int main(void) {
   test_redact();
   test_redact_escaped_spellings();
   test_cache(dir);
+  test_cache_refuses_what_is_not_a_file(dir);
   if (start_mock(dir)) {
     fprintf(stderr, "the mock server did not start\n");
     check_failed++;

@@ -197,6 +197,57 @@ print(ev.judge.open { model = "m", cache = false }:chat { messages = { { role = 
   h.sh("rm -rf " .. dir)
 end
 
+-- Issue 12, defect 8: a server echoing the key JSON-escaped (\u0073k-...)
+-- slipped past the raw-bytes redaction into r.text and the cache.
+function TestProcess:test_a_key_echoed_json_escaped_is_redacted_everywhere()
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", ([[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = "%s", model = "m", cache = arg[1] .. "/cache" }
+local r = j:chat { messages = { { role = "user", content = '<<mock {"answer": "you sent {auth}", "escape": true}>>' } } }
+print(r.ok, r.text)
+]]):format(mock.url))
+  local r = h.run(("cd %s && OPENAI_API_KEY=%s %s run script.lua %s"):format(dir, KEY, h.bin, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, "true\tyou sent Bearer [redacted]\n")
+  lu.assertEquals(count_lines(("find %s/cache -name '*.json'"):format(dir)), 1)
+  local escaped = KEY:sub(1, 3):gsub(".", function(c) return ("\\\\u%04x"):format(c:byte()) end)
+  lu.assertEquals(h.run(("grep -rl -e %s -e '%s' %s"):format(KEY, escaped, dir)).stdout, "")
+  lu.assertEquals(h.run(("grep -rlF '[redacted]' %s/cache"):format(dir)).status, 0)
+  h.sh("rm -rf " .. dir)
+end
+
+-- Issue 13, item 3: a cache that cannot be written only bumped a counter
+-- judge:stats() dropped. It is said once on stderr and kept in the stats;
+-- a FIFO at an entry path no longer hangs the run.
+function TestProcess:test_cache_problems_are_said_once_and_never_hang()
+  local dir = h.tmpdir()
+  h.sh(("mkdir -p %s/c && cd %s/c && for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do "
+    .. "for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do : > $a$b; done; done"):format(dir, dir))
+  h.write(dir .. "/script.lua", ([[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = "%s", model = "m", api_key_env = false, cache = arg[1] }
+for i = 1, 3 do assert(j:chat { messages = { { role = "user", content = "cache trouble " .. i } } }.ok) end
+local s = j:stats()
+print(s.cache_errors, s.requests, s.cache_error)
+]]):format(mock.url))
+  local r = h.run(("%s run %s/script.lua %s/c"):format(h.bin, dir, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "3\t3\tcannot write judge cache entry in '[^']+': Not a directory\n")
+  local _, said = r.stderr:gsub("evalua: judge cache: cannot write judge cache entry in '[^']+': Not a directory "
+    .. "%(the run goes on; later cache errors are counted in judge:stats%(%)%)\n", "")
+  lu.assertEquals(said, 1, r.stderr)
+  -- a FIFO where an entry was: refused at once, asked from the server, replaced
+  h.sh(("mkdir %s/d"):format(dir))
+  lu.assertEquals(h.run(("%s run %s/script.lua %s/d"):format(h.bin, dir, dir)).status, 0)
+  h.sh(("cd %s/d && for f in */*.json; do rm $f; mkfifo $f; done"):format(dir))
+  r = h.run(("timeout 20 %s run %s/script.lua %s/d"):format(h.bin, dir, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "3\t3\tcannot read judge cache entry %x+ in '[^']+': not a regular file\n")
+  lu.assertEquals(count_lines(("find %s/d -type f -name '*.json'"):format(dir)), 3)
+  h.sh("rm -rf " .. dir)
+end
+
 local code = lu.LuaUnit.run()
 mock:stop()
 os.exit(code, true)

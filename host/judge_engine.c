@@ -125,8 +125,8 @@ void judge_config_defaults(struct judge_config *c) {
   c->timeout_ms = 60000;
   c->connect_timeout_ms = 10000;
   c->max_retries = 5;
-  c->backoff_ms = 500;
-  c->max_backoff_ms = 30000;
+  c->backoff_ms = 250;       /* docs/judge.md "Backoff": why these two */
+  c->max_backoff_ms = 8000;
   c->max_wait_ms = 60000;
   c->max_response_bytes = (size_t)8 << 20;
 }

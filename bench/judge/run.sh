@@ -30,5 +30,5 @@ for i in $(seq 100); do
     && [ -s "$tmp/quota.port" ] && break
   sleep 0.1
 done
-"$bin" run "$root/bench/judge/bench.lua" "$(url slow)" "$(url fast)" "$tmp/cache" "$(url r100)" \
+${BENCH_WRAP:-} "$bin" run "$root/bench/judge/bench.lua" "$(url slow)" "$(url fast)" "$tmp/cache" "$(url r100)" \
   "$(url faulty)" "$(url quota)" ${BENCH_ONLY:-}

@@ -2,6 +2,7 @@
  * server (tests/mock/mock_openai.py, started here and stopped at the end),
  * the cache on a temporary folder, key redaction on strings. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -240,6 +241,41 @@ static void test_the_window_backs_off_and_recovers(void) {
   judge_engine_free(e);
 }
 
+/* Issue 12, defect 2: a stray 429 halved the window each round trip, so
+ * 15% random 429s held it near 2 of 16. After 16 successes alpha (the
+ * moving 429 share) is (15/16)^16; a 429 with Retry-After below alpha 1/2
+ * is only waited out; one without cuts to window x (1 - alpha/2). */
+static void test_a_stray_429_costs_little(void) {
+  struct judge_engine *e = engine(8, 2, NULL);
+  struct judge_result r[16];
+  char tag[16];
+  for (int i = 0; i < 16; i++) {
+    snprintf(tag, sizeof tag, "ok%d", i);
+    submit(e, "{}", tag);
+  }
+  CHECK(collect(e, r, 16) == 16);
+  free_results(r, 16);
+  double alpha = pow(15.0 / 16, 16), w = 8;
+  submit(e, "{\"faults\": [\"429\"], \"retry_after\": \"0.05\"}", "ra");
+  CHECK(collect(e, r, 1) == 1 && r[0].error == NULL && r[0].attempts == 2);
+  free_results(r, 1);
+  alpha += (1 - alpha) / 16; /* the 429: waited out, no cut */
+  alpha -= alpha / 16;       /* its retry's success */
+  struct judge_stats s;
+  judge_engine_stats(e, &s);
+  CHECK_NEAR(s.window, w, 1e-9);
+  submit(e, "{\"faults\": [\"429\"]}", "plain");
+  CHECK(collect(e, r, 1) == 1 && r[0].error == NULL);
+  free_results(r, 1);
+  alpha += (1 - alpha) / 16;
+  w *= 1 - alpha / 2;
+  w += 1 / w;
+  judge_engine_stats(e, &s);
+  CHECK_NEAR(s.window, w, 1e-9);
+  CHECK(s.rate_limited == 2);
+  judge_engine_free(e);
+}
+
 static void test_rate_limits_space_the_starts(void) {
   struct judge_config c;
   judge_config_defaults(&c);
@@ -326,6 +362,7 @@ int main(void) {
     test_retries_are_counted_exactly();
     test_retry_after_is_waited_out();
     test_the_window_backs_off_and_recovers();
+    test_a_stray_429_costs_little();
     test_rate_limits_space_the_starts();
     test_cancel_and_dead_servers();
     test_the_key_is_redacted_from_answers();

@@ -736,15 +736,15 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
     fire_timer(e);
     drain_messages(e);
     double now = now_ms();
-    if (e->done.n || now >= deadline) break;
-    double wait = deadline - now, t = next_timer(e, now);
+    if (e->done.n) break;
+    double wait = fmax(0, deadline - now), t = next_timer(e, now);
     if (!e->flight.n && t < 0) break; /* nothing pending */
     if (t >= 0) wait = fmin(wait, t);
     if (e->timer_at >= 0) wait = fmin(wait, fmax(0, e->timer_at - now));
-    wait_events(e, wait);
+    wait_events(e, wait); /* with timeout 0: what is ready, without sleeping */
     fire_timer(e);
     drain_messages(e);
-    if (e->done.n) break;
+    if (e->done.n || now_ms() >= deadline) break;
   }
   int n = 0;
   for (struct jreq *r; n < max && (r = e->done.head); n++) {
@@ -753,6 +753,15 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
     req_free(r);
   }
   return n;
+}
+
+int judge_engine_fd(const struct judge_engine *e) { return e->epfd; }
+
+long judge_engine_timeout(struct judge_engine *e) {
+  if (e->done.n) return 0;
+  double now = now_ms(), t = next_timer(e, now);
+  if (e->timer_at >= 0) t = t < 0 ? fmax(0, e->timer_at - now) : fmin(t, fmax(0, e->timer_at - now));
+  return t < 0 ? -1 : (long)ceil(t);
 }
 
 void judge_result_free(struct judge_result *r) {

@@ -69,6 +69,13 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
  * moves up to max finished requests into out; returns how many. */
 int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max);
 
+/* For waiting on several engines at once (poll() on their descriptors):
+ * the descriptor that becomes readable when a transfer has news, and the
+ * milliseconds until the engine needs a poll anyway (0: now; -1: only on
+ * news). */
+int judge_engine_fd(const struct judge_engine *e);
+long judge_engine_timeout(struct judge_engine *e);
+
 /* Forgets a queued or in-flight request; 1 if it was found. */
 int judge_engine_cancel(struct judge_engine *e, uint64_t id);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 
 #include <lauxlib.h>
@@ -256,6 +257,27 @@ static int l_poll(lua_State *L) {
   return 1;
 }
 
+/* wait_any({engine...}, max_ms): sleeps until one of the engines has news
+ * or needs a poll, at most max_ms; a map over several judges waits here
+ * instead of polling each in turn. */
+static int l_wait_any(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer max = luaL_checkinteger(L, 2);
+  struct pollfd fds[32];
+  int n = 0;
+  long timeout = max < 0 ? 0 : max > 86400000 ? 86400000 : (long)max;
+  for (lua_Integer i = 1; n < 32 && lua_rawgeti(L, 1, i) != LUA_TNIL; i++, lua_pop(L, 1)) {
+    struct engine_ud *u = luaL_checkudata(L, -1, ENGINE_MT);
+    if (!u->e) continue;
+    long t = judge_engine_timeout(u->e);
+    if (t >= 0 && t < timeout) timeout = t;
+    fds[n++] = (struct pollfd){.fd = judge_engine_fd(u->e), .events = POLLIN};
+  }
+  lua_pop(L, 1);
+  if (n > 0 && timeout > 0) poll(fds, (nfds_t)n, (int)timeout);
+  return 0;
+}
+
 static int l_cancel(lua_State *L) {
   struct engine_ud *u = check_engine(L);
   lua_pushboolean(L, judge_engine_cancel(u->e, (uint64_t)luaL_checkinteger(L, 2)));
@@ -457,7 +479,7 @@ static const luaL_Reg engine_meta[] = {
 
 static const luaL_Reg judge_funcs[] = {
   {"engine", l_engine},       {"cache_key", l_cache_key}, {"cache_get", l_cache_get},
-  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
+  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"wait_any", l_wait_any}, {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
   {NULL, NULL},
 };
 

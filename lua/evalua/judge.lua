@@ -556,6 +556,7 @@ function repair_request(self, body, req, bad, why)
   for k, v in pairs(req) do again[k] = v end
   again.messages, again.no_repair = messages, true
   local r = Judge.chat(self, again)
+  if r.check_error then return r end -- JSON this time, but it failed the caller's check
   if r.ok then
     r.repaired, r.attempts = true, (r.attempts or 0) + (bad.attempts or 0)
     return r

@@ -126,6 +126,18 @@ function TestServers:test_a_server_without_usage_gets_estimated_tokens_and_the_b
   h.sh("rm -rf " .. dir)
 end
 
+-- ... and the report says its token figure is an estimate.
+function TestServers:test_a_report_marks_estimated_tokens()
+  mock:config { no_usage = true }
+  local dir = h.tmpdir()
+  local r = h.run(("OPENAI_BASE_URL=%s EVALUA_MODEL=mock-judge EVALUA_CACHE_DIR=%s/cache %s run "
+    .. "scripts/rag_report.lua --judge openai --quiet --out %s/out --format md"):format(mock.url, dir, h.bin, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, ".*judge: mock%-judge; 1228 requests, 572 cached, 0 retries, 0 failed, 0 invalid answers, "
+    .. "%d+ tokens %(estimated%)\n.*")
+  h.sh("rm -rf " .. dir)
+end
+
 function TestServers:test_idle_keep_alive_connections_closed_by_the_server()
   mock:config { idle_close_ms = 150 }
   local j = judge()

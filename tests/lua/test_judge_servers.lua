@@ -200,6 +200,17 @@ function TestServers:test_a_quota_server_is_paced_by_its_headers()
   lu.assertEquals(j:stats().rate_limited, 0)
 end
 
+-- A token quota ("1.2s"-style resets): requests count prompt + max_tokens
+-- against it, as OpenAI does, so the pacing errs on the safe side.
+function TestServers:test_a_token_quota_is_paced_by_its_headers()
+  mock:config { quota = { tokens = 400, window_s = 1.2 } }
+  local j = judge { concurrency = 4, max_retries = 8 }
+  local out = over(24, function(i) return j:chat { messages = user("token quota " .. i), max_tokens = 10 } end)
+  for i = 1, 24 do lu.assertEquals(out[i].ok, true) end
+  lu.assertEquals(mock:stats().statuses, { ["200"] = 24 })
+  lu.assertEquals(j:stats().rate_limited, 0)
+end
+
 -- Defect 9: the server's own words stay in the reason, whatever the shape.
 function TestServers:test_error_bodies_of_other_servers_keep_their_message()
   local function reason(shape)

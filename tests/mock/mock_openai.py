@@ -274,6 +274,16 @@ def chat_response(req, directive, cfg):
     return out
 
 
+def go_duration(seconds):
+    """A duration as OpenAI writes x-ratelimit-reset-*: "20ms", "1.5s", "6m0s"."""
+    ms = math.ceil(seconds * 1000)
+    if ms < 1000:
+        return "%dms" % ms
+    if ms < 60000:
+        return "%gs" % (ms / 1000.0)
+    return "%dm%gs" % (ms // 60000, (ms % 60000) / 1000.0)
+
+
 def sse_body(out):
     """A chat answer as server-sent events: one chunk per word, then [DONE]."""
     text = out["choices"][0]["message"]["content"]
@@ -387,7 +397,7 @@ class Server:
         over = w[1] + 1 > q.get("requests", 1e18) or w[2] + need > q.get("tokens", 1e18)
         if not over:
             w[1], w[2] = w[1] + 1, w[2] + need
-        reset = "%dms" % math.ceil((w[0] + span - now) * 1000)
+        reset = go_duration(w[0] + span - now)
         extra = [("x-ratelimit-limit-requests", str(q.get("requests", 10 ** 9))),
                  ("x-ratelimit-remaining-requests", str(max(0, int(q.get("requests", 10 ** 9) - w[1])))),
                  ("x-ratelimit-reset-requests", reset),

@@ -162,9 +162,24 @@ static struct engine_ud *check_engine(lua_State *L) {
   return u;
 }
 
+/* A misspelt option would otherwise be ignored without a word. */
+static void check_engine_options(lua_State *L, int t) {
+  static const char *const known[] = {
+    "base_url", "api_key_env", "api_key", "headers", "ca_file", "concurrency", "timeout_ms",
+    "connect_timeout_ms", "max_retries", "backoff_ms", "max_backoff_ms", "max_wait_ms", "rpm", "tpm",
+    "seed", "max_response_bytes", NULL};
+  for (lua_pushnil(L); lua_next(L, t); lua_pop(L, 1)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    int i = 0;
+    while (k && known[i] && strcmp(k, known[i])) i++;
+    if (!k || !known[i]) luaL_error(L, "judge engine: unknown option '%s'", k ? k : luaL_typename(L, -2));
+  }
+}
+
 /* engine{base_url=, api_key_env=, headers=, concurrency=, ...} */
 static int l_engine(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  check_engine_options(L, 1);
   struct judge_config c;
   judge_config_defaults(&c);
   c.base_url = opt_string(L, 1, "base_url", NULL);

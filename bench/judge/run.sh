@@ -2,6 +2,8 @@
 # Benchmarks the judge client against two mock servers (50 ms and 0 ms
 # latency) and prints ratios against the ideal bound (bench/judge/bench.lua).
 # usage: bench/judge/run.sh [BUILD_DIR]     (default: build)
+#   BENCH_ONLY=waiting|faulty|quota runs one part; BENCH_WRAP="perf record -g"
+#   runs evalua under a profiler.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "${1:-build}" && pwd)/evalua

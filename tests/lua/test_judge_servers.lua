@@ -131,10 +131,13 @@ function TestServers:test_a_report_marks_estimated_tokens()
   mock:config { no_usage = true }
   local dir = h.tmpdir()
   local r = h.run(("OPENAI_BASE_URL=%s EVALUA_MODEL=mock-judge EVALUA_CACHE_DIR=%s/cache %s run "
-    .. "scripts/rag_report.lua --judge openai --quiet --out %s/out --format md"):format(mock.url, dir, h.bin, dir))
+    .. "scripts/rag_report.lua --judge openai --quiet --out %s/out --format md,json"):format(mock.url, dir, h.bin, dir))
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrMatches(r.stdout, ".*judge: mock%-judge; 1228 requests, 572 cached, 0 retries, 0 failed, 0 invalid answers, "
     .. "%d+ tokens %(estimated%)\n.*")
+  local meta = require("cjson").decode(h.read(dir .. "/out/rag_report.json")).meta.judge
+  -- 1,095 chat answers without usage; the 133 embedding answers carry theirs
+  lu.assertEquals({ meta.tokens_estimated, meta.estimated_requests }, { true, 1095 })
   h.sh("rm -rf " .. dir)
 end
 

@@ -18,6 +18,7 @@
 #define ENGINE_MT "evalua.JudgeEngine"
 #define BOX_MT "evalua.JudgeBox"
 #define POLL_MAX 128
+#define SANDBOX_MAX_RESPONSE ((size_t)64 << 20)
 
 /* The engine userdata keeps the buffer poll fills, so a poll allocates
  * nothing in C and a memory error midway leaks nothing. */
@@ -200,6 +201,10 @@ static int l_engine(lua_State *L) {
   c.tpm = opt_number(L, 1, "tpm", 0, 0);
   c.seed = (uint64_t)opt_number(L, 1, "seed", 0, 0);
   c.max_response_bytes = (size_t)opt_number(L, 1, "max_response_bytes", (double)c.max_response_bytes, 1024);
+  /* response buffers live outside the Lua allocator's memory cap */
+  if (evalua_runtime(L)->sandbox && c.max_response_bytes > SANDBOX_MAX_RESPONSE)
+    luaL_error(L, "judge option 'max_response_bytes' above %d is not available in --sandbox mode",
+               (int)SANDBOX_MAX_RESPONSE);
   c.headers = collect_headers(L, 1);
   c.api_key = api_key(L, 1, c.base_url);
   struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);

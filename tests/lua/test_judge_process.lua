@@ -178,6 +178,7 @@ print(pcall(C.engine, { base_url = "%s", api_key_env = false }))
 print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = false }))
 print(pcall(ev.judge.open, { model = "m", cache = false, ca_file = "/etc/shadow" }))
 print(ev.judge.open { model = "m", cache = false }:chat { messages = { { role = "user", content = "ok" } } }.ok)
+print(pcall(ev.judge.open, { model = "m", cache = false, max_response_bytes = 1e9 }))
 ]]):format(other.url, other.url)
   local dir = h.tmpdir()
   h.write(dir .. "/script.lua", code)
@@ -191,6 +192,8 @@ print(ev.judge.open { model = "m", cache = false }:chat { messages = { { role = 
   -- item 9: ca_file goes through the read check, so it says nothing of the file
   lu.assertStrContains(lines[3], "sandbox: read access to '/etc/shadow' is not allowed")
   lu.assertEquals(lines[4], "true")
+  -- item 8, the judge's part: response buffers are outside the memory cap, so bounded
+  lu.assertStrContains(lines[5], "'max_response_bytes' above 67108864 is not available in --sandbox mode")
   lu.assertEquals(other:stats().requests, 0)
   lu.assertEquals(mock:stats().requests, 1)
   other:stop()

@@ -41,14 +41,19 @@ static int entry_path(const char *dir, const char *key, char *out, size_t n, int
   return 0;
 }
 
-char *judge_cache_get(const char *dir, const char *key, size_t *len) {
+char *judge_cache_get(const char *dir, const char *key, size_t *len, int *not_regular) {
   char path[PATH_MAX];
+  *not_regular = 0;
   if (entry_path(dir, key, path, sizeof path, 0)) return NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return NULL;
   struct stat st;
   char *data = NULL;
-  if (fstat(fd, &st) == 0 && (data = malloc((size_t)st.st_size + 1))) {
+  int ok = fstat(fd, &st) == 0;
+  if (ok && !S_ISREG(st.st_mode)) {
+    *not_regular = 1;
+    errno = EINVAL;
+  } else if (ok && (data = malloc((size_t)st.st_size + 1))) {
     size_t got = 0;
     while (got < (size_t)st.st_size) {
       ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
@@ -65,16 +70,29 @@ char *judge_cache_get(const char *dir, const char *key, size_t *len) {
   return data;
 }
 
+int judge_cache_tmp_name(const char *path, char *out, size_t n) {
+  char host[256];
+  if (gethostname(host, sizeof host)) snprintf(host, sizeof host, "unknown");
+  host[sizeof host - 1] = '\0';
+  for (char *p = host; *p; p++)
+    if (*p == '/') *p = '_';
+  int w = snprintf(out, n, "%s.tmp.%s.%ld", path, host, (long)getpid());
+  return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
 /* No fsync: rename is atomic against a killed process, which is the failure
  * that matters for a cache; after a power loss a damaged entry does not
  * parse, is treated as a miss and written again. */
 int judge_cache_put(const char *dir, const char *key, const char *data, size_t len) {
-  char path[PATH_MAX], tmp[PATH_MAX + 32];
+  char path[PATH_MAX], tmp[PATH_MAX + 300];
   if (entry_path(dir, key, path, sizeof path, 1)) return -1;
   if (evalua_make_dir(path)) return -1;
   if (entry_path(dir, key, path, sizeof path, 0)) return -1;
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (judge_cache_tmp_name(path, tmp, sizeof tmp)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0) return -1;
   int r = evalua_write_all(fd, data, len);
   if (close(fd)) r = -1;

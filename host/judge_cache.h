@@ -12,8 +12,15 @@ int judge_cache_key(const char *data, size_t len, char hex[65]);
 
 /* The entry for key (64 lower-case hex digits) as malloc'd, NUL-terminated
  * data with *len set; NULL with errno = ENOENT when absent, EINVAL for a
- * malformed key, or another errno when unreadable. */
-char *judge_cache_get(const char *dir, const char *key, size_t *len);
+ * malformed key, or another errno when unreadable; an entry
+ * that is not a regular file (a FIFO would block a plain open forever: it
+ * is opened without blocking) is refused with *not_regular = 1. */
+char *judge_cache_get(const char *dir, const char *key, size_t *len, int *not_regular);
+
+/* The temporary name an entry is written to before its rename:
+ * PATH.tmp.HOST.PID, so processes on several machines sharing the cache
+ * (NFS) never write the same file. 0, or -1 when it does not fit. */
+int judge_cache_tmp_name(const char *path, char *out, size_t n);
 
 /* Stores data as key's entry; 0, or -1 with errno set. */
 int judge_cache_put(const char *dir, const char *key, const char *data, size_t len);

@@ -18,8 +18,9 @@
 
 #include "judge_engine.h"
 
-#define MAX_BODY ((size_t)64 << 20)   /* a larger answer is refused */
 #define REDACTED "[redacted]"
+
+enum { QREQ, QTOK }; /* the two quotas of OpenAI's x-ratelimit-* headers */
 
 struct jreq {
   struct jreq *prev, *next;
@@ -32,6 +33,9 @@ struct jreq {
   double started;           /* monotonic ms of the current attempt */
   double wait_ms;
   double retry_after_ms;    /* from the last response; < 0 when absent */
+  double rl_left[2], rl_reset_ms[2], rl_limit[2]; /* x-ratelimit-* of the last response; < 0 absent */
+  double mark[2];           /* requests / tokens started before this attempt */
+  size_t max_resp;
   CURL *easy;
   char *resp;
   size_t resp_len, resp_cap;
@@ -46,6 +50,11 @@ struct jreq {
 
 struct list { struct jreq *head, *tail; int n; };
 
+/* A server's quota as its x-ratelimit-* headers last told it: left until
+ * reset_at (monotonic ms; < 0 unknown), next start not before next; limit
+ * (< 0 unknown) and span, the longest reset seen, start the next period. */
+struct quota { double left, reset_at, next, limit, span; };
+
 struct judge_engine {
   struct judge_config c;
   char *base_url, *api_key, *ca_file;
@@ -55,7 +64,11 @@ struct judge_engine {
   int pool_n;
   struct list queued, delayed, flight, done;
   uint64_t next_id, rng;
-  double window, last_decrease;
+  double window;
+  double last_decrease;     /* when the window was last cut (monotonic ms) */
+  double alpha;             /* moving share of 429s among the answers */
+  struct quota quota[2];
+  double started[2];        /* requests / estimated tokens started so far */
   double rpm_next, tpm_level, tpm_time;
   int refusals;             /* consecutive connections refused */
   int epfd;                 /* the sockets curl asked us to watch */
@@ -112,9 +125,10 @@ void judge_config_defaults(struct judge_config *c) {
   c->timeout_ms = 60000;
   c->connect_timeout_ms = 10000;
   c->max_retries = 5;
-  c->backoff_ms = 500;
-  c->max_backoff_ms = 30000;
+  c->backoff_ms = 250;       /* docs/judge.md "Backoff": why these two */
+  c->max_backoff_ms = 8000;
   c->max_wait_ms = 60000;
+  c->max_response_bytes = (size_t)8 << 20;
 }
 
 static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
@@ -212,6 +226,8 @@ struct judge_engine *judge_engine_new(const struct judge_config *c, const char *
   curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
   e->window = c->concurrency;
   e->last_decrease = -1e300;
+  e->alpha = 1; /* a first 429 halves the window */
+  for (int k = QREQ; k <= QTOK; k++) e->quota[k] = (struct quota){.reset_at = -1, .limit = -1};
   e->rng = c->seed ? c->seed : (uint64_t)(now_ms() * 1000) ^ (uint64_t)(uintptr_t)e;
   e->tpm_level = c->tpm;
   e->tpm_time = now_ms();
@@ -290,7 +306,7 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
 static size_t on_body(char *data, size_t size, size_t n, void *ud) {
   struct jreq *r = ud;
   size_t add = size * n;
-  if (r->resp_len + add + 1 > MAX_BODY) { r->too_big = 1; return 0; }
+  if (r->resp_len + add > r->max_resp) { r->too_big = 1; return 0; }
   if (r->resp_len + add + 1 > r->resp_cap) {
     size_t cap = r->resp_cap ? r->resp_cap : 4096;
     while (cap < r->resp_len + add + 1) cap *= 2;
@@ -304,19 +320,36 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud) {
   return add;
 }
 
-/* Retry-After: seconds or an HTTP date; retry-after-ms: milliseconds. */
-static size_t on_header(char *data, size_t size, size_t n, void *ud) {
-  struct jreq *r = ud;
-  size_t len = size * n;
-  char line[256];
-  if (len >= sizeof line || len < 12) return len;
-  memcpy(line, data, len);
-  line[len] = '\0';
-  for (char *p = line + len - 1; p >= line && isspace((unsigned char)*p); p--) *p = '\0';
-  int ms = !strncasecmp(line, "retry-after-ms:", 15);
-  if (!ms && strncasecmp(line, "retry-after:", 12)) return len;
-  const char *v = line + (ms ? 15 : 12);
-  while (*v == ' ' || *v == '\t') v++;
+/* A duration as OpenAI writes x-ratelimit-reset-*: "1s", "6m0s", "20ms",
+ * "1h2m3.5s", or plain seconds; milliseconds, or -1 when unreadable. */
+static double duration_ms(const char *v) {
+  double total = 0;
+  char *end;
+  int parts = 0;
+  while (*v) {
+    double x = strtod(v, &end);
+    if (end == v || x < 0) return -1;
+    v = end;
+    if (!strncmp(v, "ms", 2)) total += x, v += 2;
+    else if (*v == 's' || *v == '\0') total += x * 1e3, v += *v == 's';
+    else if (*v == 'm') total += x * 6e4, v++;
+    else if (*v == 'h') total += x * 3.6e6, v++;
+    else return -1;
+    parts++;
+  }
+  return parts ? total : -1;
+}
+
+/* The value of header line if it is named name (case-insensitive), else NULL. */
+static const char *header_value(const char *line, const char *name) {
+  size_t k = strlen(name);
+  if (strncasecmp(line, name, k) || line[k] != ':') return NULL;
+  line += k + 1;
+  while (*line == ' ' || *line == '\t') line++;
+  return line;
+}
+
+static void read_retry_after(struct jreq *r, const char *v, int ms) {
   char *end;
   double x = strtod(v, &end);
   if (end != v && *end == '\0' && x >= 0) {
@@ -324,6 +357,36 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud) {
   } else if (!ms) {
     time_t when = curl_getdate(v, NULL);
     if (when != -1) r->retry_after_ms = fmax(0, difftime(when, time(NULL)) * 1000);
+  }
+}
+
+/* Retry-After (seconds or an HTTP date), retry-after-ms, and the quota
+ * headers x-ratelimit-remaining-* / x-ratelimit-reset-*. */
+static size_t on_header(char *data, size_t size, size_t n, void *ud) {
+  static const char *const names[2][3] = {
+    {"x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", "x-ratelimit-limit-requests"},
+    {"x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", "x-ratelimit-limit-tokens"}};
+  struct jreq *r = ud;
+  size_t len = size * n;
+  char line[256];
+  const char *v;
+  if (len >= sizeof line || len < 12) return len;
+  memcpy(line, data, len);
+  line[len] = '\0';
+  for (char *p = line + len - 1; p >= line && isspace((unsigned char)*p); p--) *p = '\0';
+  if ((v = header_value(line, "retry-after-ms"))) read_retry_after(r, v, 1);
+  else if ((v = header_value(line, "retry-after"))) read_retry_after(r, v, 0);
+  for (int k = QREQ; k <= QTOK; k++) {
+    char *end;
+    if ((v = header_value(line, names[k][0]))) {
+      double x = strtod(v, &end);
+      if (end != v && x >= 0) r->rl_left[k] = x;
+    } else if ((v = header_value(line, names[k][1]))) {
+      r->rl_reset_ms[k] = duration_ms(v);
+    } else if ((v = header_value(line, names[k][2]))) {
+      double x = strtod(v, &end);
+      if (end != v && x > 0) r->rl_limit[k] = x;
+    }
   }
   return len;
 }
@@ -349,6 +412,11 @@ static int start(struct judge_engine *e, struct jreq *r) {
   r->resp_len = 0;
   r->too_big = 0;
   r->retry_after_ms = -1;
+  r->rl_left[QREQ] = r->rl_left[QTOK] = r->rl_reset_ms[QREQ] = r->rl_reset_ms[QTOK] = -1;
+  r->rl_limit[QREQ] = r->rl_limit[QTOK] = -1;
+  r->mark[QREQ] = e->started[QREQ];
+  r->mark[QTOK] = e->started[QTOK];
+  r->max_resp = e->c.max_response_bytes;
   r->curlerr[0] = '\0';
   curl_easy_setopt(h, CURLOPT_URL, r->url);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -364,6 +432,7 @@ static int start(struct judge_engine *e, struct jreq *r) {
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->curlerr);
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_resp);
   curl_easy_setopt(h, CURLOPT_PRIVATE, r);
   if (e->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
   if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
@@ -391,22 +460,59 @@ static void refill_tokens(struct judge_engine *e, double now) {
   e->tpm_time = now;
 }
 
-/* The next request allowed to start now (retries first), or NULL. */
-static struct jreq *next_eligible(struct judge_engine *e, double now) {
-  struct jreq *r = e->delayed.head && e->delayed.head->not_before <= now ? e->delayed.head : e->queued.head;
-  if (!r) return NULL;
-  if (e->c.rpm > 0 && now < e->rpm_next) return NULL;
-  if (e->c.tpm > 0 && e->tpm_level < r->est_tokens && e->tpm_level < e->c.tpm) return NULL;
-  return r;
+static int window_cap(const struct judge_engine *e) {
+  return e->window < 1 ? 1 : (int)e->window;
+}
+
+/* The request to start next: a retry that is due, else the oldest new one. */
+static struct jreq *candidate(const struct judge_engine *e, double now) {
+  return e->delayed.head && e->delayed.head->not_before <= now ? e->delayed.head : e->queued.head;
+}
+
+/* Milliseconds a server's quota holds back a start needing `need`. Once its
+ * reset time has passed, a new period allows the server's stated limit (not
+ * a burst of every waiting request) until its answers say more; without a
+ * stated limit the quota is unknown again. */
+static double quota_delay(struct quota *q, double need, double now) {
+  if (q->reset_at < 0) return 0;
+  if (now >= q->reset_at) {
+    if (q->limit < 0) {
+      q->reset_at = -1;
+      return 0;
+    }
+    q->left = q->limit;
+    q->reset_at = now + q->span;
+    q->next = now;
+  }
+  if (q->left < need) return q->reset_at - now;
+  return fmax(0, q->next - now);
+}
+
+/* Milliseconds until r may start by rpm, tpm and the server's quotas. */
+static double start_delay(struct judge_engine *e, const struct jreq *r, double now) {
+  double t = 0;
+  if (e->c.rpm > 0) t = fmax(t, e->rpm_next - now);
+  if (e->c.tpm > 0 && e->tpm_level < r->est_tokens && e->tpm_level < e->c.tpm)
+    t = fmax(t, (fmin(r->est_tokens, e->c.tpm) - e->tpm_level) * 60000.0 / e->c.tpm);
+  t = fmax(t, quota_delay(&e->quota[QREQ], 1, now));
+  return fmax(t, quota_delay(&e->quota[QTOK], fmin(r->est_tokens, 1e300), now));
+}
+
+/* Spends need from a known quota and spaces the next start so that what is
+ * left lasts until the reset: the server's budget spread evenly, not spent
+ * in a burst that ends in 429s. */
+static void quota_spend(struct quota *q, double need, double now) {
+  if (q->reset_at < 0) return;
+  double share = q->left > 0 ? need / q->left : 1;
+  q->left -= need;
+  q->next = now + (q->reset_at - now) * fmin(1, share);
 }
 
 static void start_eligible(struct judge_engine *e) {
   double now = now_ms();
   refill_tokens(e, now);
-  int cap = (int)e->window;
-  if (cap < 1) cap = 1;
   struct jreq *r;
-  while (e->flight.n < cap && (r = next_eligible(e, now))) {
+  while (e->flight.n < window_cap(e) && (r = candidate(e, now)) && start_delay(e, r, now) <= 0) {
     list_remove(r == e->delayed.head ? &e->delayed : &e->queued, r);
     if (start(e, r)) {
       finish_failed(e, r, "cannot start a transfer: out of memory");
@@ -414,18 +520,23 @@ static void start_eligible(struct judge_engine *e) {
     }
     if (e->c.rpm > 0) e->rpm_next = fmax(now, e->rpm_next) + 60000.0 / e->c.rpm;
     if (e->c.tpm > 0) e->tpm_level -= r->est_tokens;
+    quota_spend(&e->quota[QREQ], 1, now);
+    quota_spend(&e->quota[QTOK], r->est_tokens, now);
+    e->started[QREQ] += 1;
+    e->started[QTOK] += r->est_tokens;
   }
 }
 
-/* Milliseconds until a waiting request may start; -1 if none waits. */
-static double next_timer(const struct judge_engine *e, double now) {
+/* Milliseconds until a waiting request may start; -1 when none can start
+ * before a transfer finishes (the window is full, or nothing waits): then
+ * only a socket event or curl's own timer wakes the engine. */
+static double next_timer(struct judge_engine *e, double now) {
+  if (e->flight.n >= window_cap(e)) return -1;
   double t = -1;
   if (e->delayed.head) t = fmax(0, e->delayed.head->not_before - now);
-  if (e->queued.head) {
-    double q = 0;
-    if (e->c.rpm > 0) q = fmax(q, e->rpm_next - now);
-    if (e->c.tpm > 0 && e->tpm_level < e->queued.head->est_tokens && e->tpm_level < e->c.tpm)
-      q = fmax(q, (fmin(e->queued.head->est_tokens, e->c.tpm) - e->tpm_level) * 60000.0 / e->c.tpm);
+  struct jreq *r = candidate(e, now);
+  if (r) {
+    double q = start_delay(e, r, now);
     t = t < 0 ? q : fmin(t, q);
   }
   return t;
@@ -475,8 +586,8 @@ static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
     snprintf(why, n, "HTTP %ld", r->status);
     r->retryable = retryable_status(r);
     e->refusals = 0;
-  } else if (r->too_big) {
-    snprintf(why, n, "response larger than %zu MB", MAX_BODY >> 20);
+  } else if (r->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+    snprintf(why, n, "the server's answer is larger than max_response_bytes (%zu bytes)", r->max_resp);
   } else if (rc == CURLE_OPERATION_TIMEDOUT) {
     snprintf(why, n, "timed out after %ld ms", e->c.timeout_ms);
     r->retryable = 1;
@@ -492,19 +603,46 @@ static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
   r->error = r->msg;
 }
 
+/* The concurrency window (docs/judge.md, "The window"): each success adds
+ * 1/window (one request per round trip). A retryable 429 for a request sent
+ * after the last cut cuts it, at most once per round trip as TCP does, to
+ * window x (1 - alpha/2), where alpha is the moving share of 429s among the
+ * answers (weight 1/16, starting at 1), as DCTCP does with congestion
+ * marks. A 429 that says when to come back (Retry-After) is waited out as
+ * asked and cuts only while alpha >= 1/2, a server refusing most of what is
+ * sent: stray 429s at a server's limit would otherwise hold the window near
+ * a few requests while it has room for more. */
 static void adjust_window(struct judge_engine *e, struct jreq *r, double now) {
-  if (r->status == 429 && r->retryable) {
-    e->st.rate_limited++;
-    if (r->started >= e->last_decrease) { /* once per round of requests */
-      e->window = fmax(1, e->window / 2);
-      e->last_decrease = now;
-    }
-  } else if (!r->error) {
+  int limited = r->status == 429 && r->retryable;
+  e->st.rate_limited += limited;
+  e->alpha += (limited - e->alpha) / 16;
+  if (!r->error) {
     e->window = fmin(e->c.concurrency, e->window + 1.0 / e->window);
+  } else if (limited && r->started >= e->last_decrease && (r->retry_after_ms < 0 || e->alpha >= 0.5)) {
+    e->window = fmax(1, e->window * (1 - e->alpha / 2));
+    e->last_decrease = now;
   }
 }
 
-/* Schedules a retry; 0, or -1 when the server's wait is too long. */
+/* Takes in a server's x-ratelimit-* headers. What it says is left counted
+ * requests that arrived before this one; those started since may not have
+ * been counted yet, so they are taken off too. */
+static void update_quotas(struct judge_engine *e, const struct jreq *r, double now) {
+  for (int k = QREQ; k <= QTOK; k++) {
+    if (r->rl_left[k] < 0 || r->rl_reset_ms[k] < 0) continue;
+    struct quota *q = &e->quota[k];
+    q->left = r->rl_left[k] - (e->started[k] - r->mark[k]);
+    q->reset_at = now + fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1;
+    q->next = now;
+    q->limit = r->rl_limit[k];
+    q->span = fmax(q->span, fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1);
+  }
+}
+
+/* Schedules a retry; 0, or -1 when the server's wait is too long. A server
+ * that says when to come back (Retry-After) is taken at its word: the wait
+ * is what it asked, not the larger of that and the exponential backoff,
+ * which is for faults that say nothing and grows with every attempt. */
 static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
   double wait = backoff(e, r->attempts);
   if (r->retry_after_ms >= 0) {
@@ -515,7 +653,7 @@ static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
                status, r->retry_after_ms / 1000, e->c.max_wait_ms);
       return -1;
     }
-    wait = fmax(wait, r->retry_after_ms);
+    wait = r->retry_after_ms;
   }
   r->not_before = now + wait;
   r->wait_ms += wait;
@@ -533,6 +671,7 @@ static void finish(struct judge_engine *e, struct jreq *r, CURLcode rc) {
   easy_put(e, r->easy);
   r->easy = NULL;
   adjust_window(e, r, now);
+  update_quotas(e, r, now);
   if (r->error && r->retryable && r->attempts <= e->c.max_retries && schedule_retry(e, r, now) == 0) return;
   if (r->resp && e->api_key) r->resp = judge_redact(r->resp, &r->resp_len, e->api_key);
   e->st.done++;
@@ -561,7 +700,8 @@ static void fire_timer(struct judge_engine *e) {
 /* Waits up to wait_ms for socket activity and hands it to curl. */
 static void wait_events(struct judge_engine *e, double wait_ms) {
   struct epoll_event ev[64];
-  int n = epoll_wait(e->epfd, ev, 64, (int)ceil(wait_ms));
+  e->st.waits++;
+  int n = epoll_wait(e->epfd, ev, 64, (int)ceil(fmin(wait_ms, 86400000.0)));
   for (int i = 0; i < n; i++) {
     int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0)
              | (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
@@ -596,15 +736,15 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
     fire_timer(e);
     drain_messages(e);
     double now = now_ms();
-    if (e->done.n || now >= deadline) break;
-    double wait = deadline - now, t = next_timer(e, now);
+    if (e->done.n) break;
+    double wait = fmax(0, deadline - now), t = next_timer(e, now);
     if (!e->flight.n && t < 0) break; /* nothing pending */
     if (t >= 0) wait = fmin(wait, t);
     if (e->timer_at >= 0) wait = fmin(wait, fmax(0, e->timer_at - now));
-    wait_events(e, wait);
+    wait_events(e, wait); /* with timeout 0: what is ready, without sleeping */
     fire_timer(e);
     drain_messages(e);
-    if (e->done.n) break;
+    if (e->done.n || now_ms() >= deadline) break;
   }
   int n = 0;
   for (struct jreq *r; n < max && (r = e->done.head); n++) {
@@ -613,6 +753,15 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
     req_free(r);
   }
   return n;
+}
+
+int judge_engine_fd(const struct judge_engine *e) { return e->epfd; }
+
+long judge_engine_timeout(struct judge_engine *e) {
+  if (e->done.n) return 0;
+  double now = now_ms(), t = next_timer(e, now);
+  if (e->timer_at >= 0) t = t < 0 ? fmax(0, e->timer_at - now) : fmin(t, fmax(0, e->timer_at - now));
+  return t < 0 ? -1 : (long)ceil(t);
 }
 
 void judge_result_free(struct judge_result *r) {
@@ -660,20 +809,52 @@ void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s) {
 
 int judge_engine_has_key(const struct judge_engine *e) { return e->api_key != NULL; }
 
-char *judge_redact(char *s, size_t *n, const char *secret) {
-  size_t k = secret ? strlen(secret) : 0, r = strlen(REDACTED);
-  if (k < 4 || !s) return s;
-  for (char *p = s; (p = memmem(p, *n - (size_t)(p - s), secret, k));) {
-    size_t off = (size_t)(p - s);
-    if (r > k) {
-      char *t = realloc(s, *n + r - k + 1);
-      if (!t) { memset(p, '*', k); p += k; continue; } /* still never leak it */
-      s = t, p = s + off;
-    }
-    memmove(p + r, p + k, *n - off - k + 1);
-    memcpy(p, REDACTED, r);
-    *n = *n + r - k;
-    p += r;
+static int hex4(const char *p, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    int c = (unsigned char)p[i], d = isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
+    if (d < 0) return 0;
+    v = v * 16 + (unsigned)d;
   }
-  return s;
+  *out = v;
+  return 1;
+}
+
+/* Length of the text at p (before end) that spells secret with each
+ * character raw or JSON-escaped (\u0073 in either case; \/ \\ \" for those
+ * three), as a server may echo it; 0 when it does not. */
+static size_t spelled(const char *p, const char *end, const char *secret) {
+  const char *q = p;
+  for (const unsigned char *k = (const unsigned char *)secret; *k; k++) {
+    unsigned cp;
+    if (q < end && *q != '\\' && (unsigned char)*q == *k) q++;
+    else if (end - q >= 6 && q[0] == '\\' && q[1] == 'u' && hex4(q + 2, &cp) && cp == *k) q += 6;
+    else if (end - q >= 2 && q[0] == '\\' && (unsigned char)q[1] == *k && strchr("/\\\"", *k)) q += 2;
+    else return 0;
+  }
+  return (size_t)(q - p);
+}
+
+/* Replaces every spelling of secret in s (length *n, NUL-terminated,
+ * malloc'd) by "[redacted]"; returns s or a new buffer (s then freed). If
+ * memory runs out the key is overwritten in place instead: never leaked. */
+char *judge_redact(char *s, size_t *n, const char *secret) {
+  size_t k = secret ? strlen(secret) : 0, rl = strlen(REDACTED), hits = 0, len;
+  if (k < 4 || !s) return s;
+  const char *end = s + *n;
+  for (const char *p = s; p < end; p += len ? len : 1)
+    if ((len = (*p == '\\' || *p == *secret) ? spelled(p, end, secret) : 0)) hits++;
+  if (!hits) return s;
+  char *out = malloc(*n + hits * rl + 1), *w = out;
+  for (char *p = s; p < end; p += len ? len : 1) {
+    len = (*p == '\\' || *p == *secret) ? spelled(p, end, secret) : 0;
+    if (!out) { if (len) memset(p, '*', len); continue; }
+    if (len) memcpy(w, REDACTED, rl), w += rl;
+    else *w++ = *p;
+  }
+  if (!out) return s;
+  *w = '\0';
+  *n = (size_t)(w - out);
+  free(s);
+  return out;
 }

@@ -23,6 +23,7 @@ struct judge_config {
   double max_backoff_ms;       /* cap of the exponential part */
   double max_wait_ms;          /* a Retry-After longer than this fails at once */
   double rpm, tpm;             /* requests / tokens per minute; 0 = no limit */
+  size_t max_response_bytes;   /* a larger answer fails (not retried) */
   uint64_t seed;               /* of the jitter; 0 = from the clock */
 };
 
@@ -47,6 +48,7 @@ void judge_result_free(struct judge_result *r);
 struct judge_stats {
   long submitted, attempts, retries, done, rate_limited, cancelled;
   int in_flight, queued, peak_in_flight;
+  long waits;           /* times the engine slept (epoll_wait calls) */
   double window;        /* current AIMD concurrency window */
 };
 
@@ -66,6 +68,13 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
 /* Drives transfers for up to timeout_ms or until a request finishes, then
  * moves up to max finished requests into out; returns how many. */
 int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max);
+
+/* For waiting on several engines at once (poll() on their descriptors):
+ * the descriptor that becomes readable when a transfer has news, and the
+ * milliseconds until the engine needs a poll anyway (0: now; -1: only on
+ * news). */
+int judge_engine_fd(const struct judge_engine *e);
+long judge_engine_timeout(struct judge_engine *e);
 
 /* Forgets a queued or in-flight request; 1 if it was found. */
 int judge_engine_cancel(struct judge_engine *e, uint64_t id);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 
 #include <lauxlib.h>
@@ -17,6 +18,7 @@
 #define ENGINE_MT "evalua.JudgeEngine"
 #define BOX_MT "evalua.JudgeBox"
 #define POLL_MAX 128
+#define SANDBOX_MAX_RESPONSE ((size_t)64 << 20)
 
 /* The engine userdata keeps the buffer poll fills, so a poll allocates
  * nothing in C and a memory error midway leaks nothing. */
@@ -109,6 +111,27 @@ static int same_url(const char *a, const char *b) {
   return na == nb && !strncmp(a, b, na);
 }
 
+/* Under --sandbox a script may reach only the servers the operator named
+ * in the environment: $OPENAI_BASE_URL (else OpenAI's) and the URLs listed,
+ * separated by spaces, in $EVALUA_JUDGE_URLS. Otherwise any request body a
+ * script builds (a file it may read, say) could be posted anywhere. */
+static int allowed_url(const char *url) {
+  const char *home = getenv("OPENAI_BASE_URL"), *list = getenv("EVALUA_JUDGE_URLS");
+  if (same_url(url, home && *home ? home : "https://api.openai.com/v1")) return 1;
+  for (const char *p = list; p && *p;) {
+    p += strspn(p, " \t\n");
+    size_t n = strcspn(p, " \t\n");
+    char one[1024];
+    if (n > 0 && n < sizeof one) {
+      memcpy(one, p, n);
+      one[n] = '\0';
+      if (same_url(url, one)) return 1;
+    }
+    p += n;
+  }
+  return 0;
+}
+
 /* The key to send. Under --sandbox a script cannot pick which secret to
  * read, and the key goes only to the server the operator configured
  * ($OPENAI_BASE_URL, else OpenAI's): elsewhere no key is sent. */
@@ -140,14 +163,33 @@ static struct engine_ud *check_engine(lua_State *L) {
   return u;
 }
 
+/* A misspelt option would otherwise be ignored without a word. */
+static void check_engine_options(lua_State *L, int t) {
+  static const char *const known[] = {
+    "base_url", "api_key_env", "api_key", "headers", "ca_file", "concurrency", "timeout_ms",
+    "connect_timeout_ms", "max_retries", "backoff_ms", "max_backoff_ms", "max_wait_ms", "rpm", "tpm",
+    "seed", "max_response_bytes", NULL};
+  for (lua_pushnil(L); lua_next(L, t); lua_pop(L, 1)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    int i = 0;
+    while (k && known[i] && strcmp(k, known[i])) i++;
+    if (!k || !known[i]) luaL_error(L, "judge engine: unknown option '%s'", k ? k : luaL_typename(L, -2));
+  }
+}
+
 /* engine{base_url=, api_key_env=, headers=, concurrency=, ...} */
 static int l_engine(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  check_engine_options(L, 1);
   struct judge_config c;
   judge_config_defaults(&c);
   c.base_url = opt_string(L, 1, "base_url", NULL);
   if (!c.base_url) luaL_error(L, "judge option 'base_url' is required");
+  if (evalua_runtime(L)->sandbox && !allowed_url(c.base_url))
+    luaL_error(L, "judge: base_url '%s' is not allowed in --sandbox mode (only $OPENAI_BASE_URL "
+                  "and the URLs in $EVALUA_JUDGE_URLS)", c.base_url);
   c.ca_file = opt_string(L, 1, "ca_file", NULL);
+  if (c.ca_file) evalua_check_path(L, c.ca_file, 0); /* the sandbox's read rule */
   c.concurrency = (int)opt_number(L, 1, "concurrency", c.concurrency, 1);
   c.timeout_ms = (long)opt_number(L, 1, "timeout_ms", (double)c.timeout_ms, 1);
   c.connect_timeout_ms = (long)opt_number(L, 1, "connect_timeout_ms", (double)c.connect_timeout_ms, 1);
@@ -158,6 +200,11 @@ static int l_engine(lua_State *L) {
   c.rpm = opt_number(L, 1, "rpm", 0, 0);
   c.tpm = opt_number(L, 1, "tpm", 0, 0);
   c.seed = (uint64_t)opt_number(L, 1, "seed", 0, 0);
+  c.max_response_bytes = (size_t)opt_number(L, 1, "max_response_bytes", (double)c.max_response_bytes, 1024);
+  /* response buffers live outside the Lua allocator's memory cap */
+  if (evalua_runtime(L)->sandbox && c.max_response_bytes > SANDBOX_MAX_RESPONSE)
+    luaL_error(L, "judge option 'max_response_bytes' above %d is not available in --sandbox mode",
+               (int)SANDBOX_MAX_RESPONSE);
   c.headers = collect_headers(L, 1);
   c.api_key = api_key(L, 1, c.base_url);
   struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
@@ -230,6 +277,27 @@ static int l_poll(lua_State *L) {
   return 1;
 }
 
+/* wait_any({engine...}, max_ms): sleeps until one of the engines has news
+ * or needs a poll, at most max_ms; a map over several judges waits here
+ * instead of polling each in turn. */
+static int l_wait_any(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer max = luaL_checkinteger(L, 2);
+  struct pollfd fds[32];
+  int n = 0;
+  long timeout = max < 0 ? 0 : max > 86400000 ? 86400000 : (long)max;
+  for (lua_Integer i = 1; n < 32 && lua_rawgeti(L, 1, i) != LUA_TNIL; i++, lua_pop(L, 1)) {
+    struct engine_ud *u = luaL_checkudata(L, -1, ENGINE_MT);
+    if (!u->e) continue;
+    long t = judge_engine_timeout(u->e);
+    if (t >= 0 && t < timeout) timeout = t;
+    fds[n++] = (struct pollfd){.fd = judge_engine_fd(u->e), .events = POLLIN};
+  }
+  lua_pop(L, 1);
+  if (n > 0 && timeout > 0) poll(fds, (nfds_t)n, (int)timeout);
+  return 0;
+}
+
 static int l_cancel(lua_State *L) {
   struct engine_ud *u = check_engine(L);
   lua_pushboolean(L, judge_engine_cancel(u->e, (uint64_t)luaL_checkinteger(L, 2)));
@@ -269,6 +337,7 @@ static int l_stats(lua_State *L) {
   set_int(L, "in_flight", s.in_flight);
   set_int(L, "queued", s.queued);
   set_int(L, "peak_in_flight", s.peak_in_flight);
+  set_int(L, "waits", s.waits);
   lua_pushnumber(L, s.window);
   lua_setfield(L, -2, "window");
   return 1;
@@ -315,11 +384,13 @@ static int l_cache_get(lua_State *L) {
   *box = NULL;
   luaL_setmetatable(L, BOX_MT);
   size_t len = 0;
-  *box = judge_cache_get(dir, key, &len);
+  int not_regular;
+  *box = judge_cache_get(dir, key, &len, &not_regular);
   if (!*box) {
-    if (errno == ENOENT || errno == ENOTDIR) return 0;
+    if (!not_regular && (errno == ENOENT || errno == ENOTDIR)) return 0;
     luaL_pushfail(L);
-    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, dir, strerror(errno));
+    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, dir,
+                    not_regular ? "not a regular file" : strerror(errno));
     return 2;
   }
   lua_pushlstring(L, *box, len);
@@ -428,7 +499,7 @@ static const luaL_Reg engine_meta[] = {
 
 static const luaL_Reg judge_funcs[] = {
   {"engine", l_engine},       {"cache_key", l_cache_key}, {"cache_get", l_cache_get},
-  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
+  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"wait_any", l_wait_any}, {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
   {NULL, NULL},
 };
 

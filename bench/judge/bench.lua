@@ -6,12 +6,18 @@
 --   2. 2,000 chat requests at 50 ms server latency, concurrency 64, through
 --      ev.map + judge:chat: wall time over the ideal bound
 --      (requests x latency / concurrency), CPU per request, peak RSS;
---   3. 10,000 requests answered from the cache.
--- usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR
+--   3. 10,000 requests answered from the cache;
+--   4. 400 requests at 100 ms, map concurrency 64 over judge concurrency 16:
+--      client CPU per request while most items wait for a slot;
+--   5. 800 requests at 100 ms, concurrency 16, 30% of attempts answered 429
+--      (Retry-After: 1) or 500: wall time over the ideal bound, CPU;
+--   6. a quota server (20 requests per 2 s window, i.e. 600 a minute scaled
+--      down, sent in x-ratelimit-* headers): share of requests answered 429.
+-- usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR URL_100MS URL_FAULTY URL_QUOTA [ONLY]
 local ev = require "evalua"
 local C = require "evalua._judge"
 
-local url50, url0, cache = arg[1], arg[2], arg[3]
+local url50, url0, cache, url100, url_faulty, url_quota, only = arg[1], arg[2], arg[3], arg[4], arg[5], arg[6], arg[7]
 assert(url50 and url0 and cache, "usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR")
 local N, LATENCY, CONCURRENCY, CACHED = 2000, 0.050, 64, 10000
 
@@ -77,6 +83,48 @@ local function cached_run()
   return fill, read
 end
 
+-- n requests through ev.map + judge:chat; wall, CPU ms per request, judge.
+local function map_run(url, n, map_conc, judge_opts)
+  local o = { base_url = url, model = "m", cache = false, api_key_env = false }
+  for k, v in pairs(judge_opts) do o[k] = v end
+  local judge = ev.judge.open(o)
+  local items = {}
+  for i = 1, n do items[i] = i end
+  local t0, c0 = ev.sys.monotonic(), ev.sys.cputime()
+  local out = ev.map(items, function(i)
+    return judge:chat { messages = { { role = "user", content = "run " .. t0 .. " question " .. i } } }.ok
+  end, { concurrency = map_conc, quiet = true })
+  local wall, cpu = ev.sys.monotonic() - t0, ev.sys.cputime() - c0
+  local measured = 0
+  for i = 1, n do if out[i] == true then measured = measured + 1 end end
+  return wall, cpu / n * 1000, judge:stats(), measured
+end
+
+local function waiting_run()
+  local wall, cpu, s = map_run(url100, 400, 64, { concurrency = 16 })
+  print(("400 requests, 100 ms, map concurrency 64 over judge concurrency 16: wall %.3f s = %.3f x ideal 2.5 s; "
+    .. "client CPU %.3f ms/request (goal < 0.2); %d engine wake-ups"):format(wall, wall / 2.5, cpu, s.engine_waits))
+end
+
+local function faulty_run()
+  local wall, cpu, s, measured = map_run(url_faulty, 800, 64, { concurrency = 16, max_retries = 10 })
+  print(("800 requests, 100 ms, concurrency 16, 30%% 429 (Retry-After 1) or 500: wall %.3f s = %.2f x ideal 5 s "
+    .. "(goal <= 2.5); CPU %.3f ms/request (goal < 0.3); measured %d of 800; attempts %d, 429s %d, final window %.1f, %d engine wake-ups")
+    :format(wall, wall / 5, cpu, measured, s.attempts, s.rate_limited, s.concurrency_window, s.engine_waits))
+end
+
+local function quota_run()
+  local wall, _, s, measured = map_run(url_quota, 100, 64, { concurrency = 16, max_retries = 10 })
+  print(("100 requests against a quota of 20 per 2 s window (x-ratelimit headers), concurrency 16: "
+    .. "%d of %d attempts answered 429 = %.1f%% (goal < 5%%); wall %.2f s (quota alone: >= 8 s); measured %d")
+    :format(s.rate_limited, s.attempts, 100 * s.rate_limited / s.attempts, wall, measured))
+end
+
+if only then
+  ({ waiting = waiting_run, faulty = faulty_run, quota = quota_run })[only]()
+  return
+end
+
 local rate = mock_rate(5000)
 print(("mock server, 0 ms latency, bare engine at concurrency %d: %.0f requests/s"):format(CONCURRENCY, rate))
 print(("  (the 50 ms run below needs %.0f requests/s: %.0f%% of that)"):format(
@@ -100,3 +148,6 @@ print(("peak RSS after these runs: %.1f MB (goal < 60)"):format(peak_rss_mb()))
 local fill, read = cached_run()
 print(("%d requests from the cache: %.3f s (goal < 1 s); filling it took %.3f s"):format(CACHED, read, fill))
 print(("peak RSS at the end: %.1f MB"):format(peak_rss_mb()))
+waiting_run()
+faulty_run()
+quota_run()

@@ -2,6 +2,8 @@
 # Benchmarks the judge client against two mock servers (50 ms and 0 ms
 # latency) and prints ratios against the ideal bound (bench/judge/bench.lua).
 # usage: bench/judge/run.sh [BUILD_DIR]     (default: build)
+#   BENCH_ONLY=waiting|faulty|quota runs one part; BENCH_WRAP="perf record -g"
+#   runs evalua under a profiler.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "${1:-build}" && pwd)/evalua
@@ -14,15 +16,21 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start() { # start NAME LATENCY_MS: a mock that dies with this script
-  python3 "$mock" --port-file "$tmp/$1.port" --latency-ms "$2" --no-record --watch-pid $$ >/dev/null 2>&1 &
+start() { # start NAME LATENCY_MS [CONFIG]: a mock that dies with this script
+  python3 "$mock" --port-file "$tmp/$1.port" --latency-ms "$2" --config "${3:-{\}}" --no-record \
+    --watch-pid $$ >/dev/null 2>&1 &
   pids="$pids $!"
 }
+url() { echo "http://127.0.0.1:$(cat "$tmp/$1.port")/v1"; }
 start slow 50
 start fast 0
+start r100 100
+start faulty 100 '{"fault_rate": 0.3, "seed": 7}'
+start quota 100 '{"quota": {"requests": 20, "window_s": 2}}'
 for i in $(seq 100); do
-  [ -s "$tmp/slow.port" ] && [ -s "$tmp/fast.port" ] && break
+  [ -s "$tmp/slow.port" ] && [ -s "$tmp/fast.port" ] && [ -s "$tmp/r100.port" ] && [ -s "$tmp/faulty.port" ] \
+    && [ -s "$tmp/quota.port" ] && break
   sleep 0.1
 done
-"$bin" run "$root/bench/judge/bench.lua" "http://127.0.0.1:$(cat "$tmp/slow.port")/v1" \
-  "http://127.0.0.1:$(cat "$tmp/fast.port")/v1" "$tmp/cache"
+${BENCH_WRAP:-} "$bin" run "$root/bench/judge/bench.lua" "$(url slow)" "$(url fast)" "$tmp/cache" "$(url r100)" \
+  "$(url faulty)" "$(url quota)" ${BENCH_ONLY:-}

@@ -219,14 +219,13 @@ local function judge_once(self, judge, vars, sample)
     raw, reason, why = r.value, r.reason, "the offline judge gives no logprobs"
   else
     local want_lp = not strict and o.logprobs ~= false
+    -- the score is checked before the answer may enter the cache
     local r = judge:chat { messages = E.messages(step, vars, prompt), json = true,
                            logprobs = want_lp or nil, top_logprobs = want_lp and (o.top_logprobs or 20) or nil,
-                           temperature = self.temperature, sample = sample > 1 and sample - 1 or nil }
+                           temperature = self.temperature, sample = sample > 1 and sample - 1 or nil,
+                           check = function(answer) return parse_score(answer.json, vars) end }
     if not r.ok then return nil, r.error end
-    local err
-    raw, err = parse_score(r.json, vars)
-    if raw == nil then return nil, "invalid judge answer: " .. err end
-    reason, tokens = err, r.logprobs
+    raw, reason, tokens = r.value, r.reason, r.logprobs
     why = strict and "strict mode scores 0 or 1" or (not want_lp and "logprobs = false") or nil
   end
   local value = raw
@@ -241,10 +240,13 @@ end
 local Geval = {}
 
 -- m:steps(judge) -> the evaluation steps (generated once, then kept), or
--- nil and why they could not be generated.
+-- nil and why they could not be generated. A failure is kept for the run
+-- too: the request is shared by every row, so one that failed after its
+-- retries is not asked again row after row.
 function Geval.steps(self, judge)
   if self.pinned then return self.pinned end
   if self.generated then return self.generated end
+  if self.steps_error then return nil, self.steps_error end
   if not judge then error("geval: steps(judge) needs a judge to generate steps from the criteria", 2) end
   local labels = {}
   for i, p in ipairs(self.params) do labels[i] = M.params[p].label end
@@ -255,7 +257,10 @@ function Geval.steps(self, judge)
     return E.ask(judge, "geval_steps", { criteria = self.criteria, params = labels, lo = self.lo, hi = self.hi },
       self.prompts.steps)
   end)()
-  if not r.ok then return nil, "steps: " .. tostring(r.error) end
+  if not r.ok then
+    self.steps_error = self.steps_error or "steps: " .. tostring(r.error)
+    return nil, self.steps_error
+  end
   self.generated = self.generated or r.value
   return self.generated
 end

@@ -32,7 +32,7 @@ local OPTIONS = {
   max_retries = true, backoff_ms = true, max_backoff_ms = true, max_wait_ms = true,
   api_key_env = true, api_key = true, headers = true, rpm = true, tpm = true,
   budget = true, dry_run = true, price = true, json_repair = true, ca_file = true,
-  seed = true, support_threshold = true,
+  seed = true, support_threshold = true, max_response_bytes = true,
 }
 local CACHE_MODES = { rw = true, ro = true, off = true, refresh = true }
 
@@ -107,7 +107,7 @@ local function open_http(cfg)
     timeout_ms = cfg.timeout_ms, connect_timeout_ms = cfg.connect_timeout_ms,
     max_retries = cfg.max_retries, backoff_ms = cfg.backoff_ms,
     max_backoff_ms = cfg.max_backoff_ms, max_wait_ms = cfg.max_wait_ms,
-    rpm = cfg.rpm, tpm = cfg.tpm, seed = cfg.seed,
+    rpm = cfg.rpm, tpm = cfg.tpm, seed = cfg.seed, max_response_bytes = cfg.max_response_bytes,
   })
   if not ok then error("ev.judge.open: " .. tostring(engine):gsub("^judge: ", ""), 3) end
   local dir = cache_dir_of(cfg, env)
@@ -132,7 +132,7 @@ local function open_http(cfg)
     dry_run = cfg.dry_run or truthy_env(env.dry_run) or global_dry_run,
     max_retries = cfg.max_retries or 5, repair = cfg.json_repair ~= false,
     stats = stats_mod.new(model), spent = { tokens = 0, cost = 0 },
-    reserved = { tokens = 0, cost = 0 },
+    reserved = { tokens = 0, cost = 0 }, dry_keys = {},
   }
   stats_mod.register(self, private[self].stats)
   return self
@@ -198,13 +198,22 @@ local function cost_of(price, prompt, completion)
   return ((price.prompt or 0) * prompt + (price.completion or 0) * completion) / 1e6
 end
 
+-- What the server said went wrong: OpenAI's {"error": {"message"}}, an
+-- error string, {"message"}, FastAPI's {"detail"} (vLLM), or a short plain
+-- text or HTML body (Express: "Cannot POST /v1/embeddings").
 local function server_message(body)
   local env = json.decode(body or "")
-  if type(env) ~= "table" then return nil end
-  local e = env.error
+  if type(env) ~= "table" then
+    local text = (body or ""):gsub("<[^>]*>", " "):gsub("%s+", " "):match("^%s*(.-)%s*$")
+    if text ~= "" and #text <= 300 and not text:find("[{}]") then return text end
+    return nil
+  end
+  local e, d = env.error, env.detail
   if type(e) == "table" and type(e.message) == "string" then return e.message end
   if type(e) == "string" then return e end
   if type(env.message) == "string" then return env.message end
+  if type(d) == "string" then return d end
+  if type(d) == "table" and type(d[1]) == "table" and type(d[1].msg) == "string" then return d[1].msg end
   return nil
 end
 
@@ -243,10 +252,15 @@ end
 local function embed_result(env, req)
   if type(env.data) ~= "table" then return nil, "the response has no data list" end
   local vectors = {}
-  for _, item in ipairs(env.data) do
-    local i = type(item) == "table" and math.tointeger(item.index)
+  for k, item in ipairs(env.data) do
+    local i = type(item) == "table" and (math.tointeger(item.index) or k - 1) -- some servers send no index
     if not i or type(item.embedding) ~= "table" then
       return nil, "a data item has no index and embedding"
+    end
+    for _, x in ipairs(item.embedding) do
+      if type(x) ~= "number" or x ~= x or x == math.huge or x == -math.huge then
+        return nil, "an embedding holds a value that is not a finite number"
+      end
     end
     vectors[i + 1] = item.embedding
   end
@@ -257,10 +271,12 @@ local function embed_result(env, req)
   return { ok = true, embeddings = vectors, embedding = type(req.input) == "string" and vectors[1] or nil }
 end
 
+-- A response without usage (llama.cpp, small servers) gets usage marked
+-- estimated; request() fills in the estimate.
 local function decorate(r, env)
-  local u = type(env.usage) == "table" and env.usage or {}
-  local pt, ct = math.tointeger(u.prompt_tokens) or 0, math.tointeger(u.completion_tokens) or 0
-  r.usage = { prompt_tokens = pt, completion_tokens = ct, total_tokens = pt + ct }
+  local u = type(env.usage) == "table" and env.usage or nil
+  local pt, ct = math.tointeger(u and u.prompt_tokens) or 0, math.tointeger(u and u.completion_tokens) or 0
+  r.usage = { prompt_tokens = pt, completion_tokens = ct, total_tokens = pt + ct, estimated = not u or nil }
   r.model = type(env.model) == "string" and env.model or nil
   r.system_fingerprint = type(env.system_fingerprint) == "string" and env.system_fingerprint or nil
   return r
@@ -278,7 +294,34 @@ local function read_envelope(path, env, req)
   return r
 end
 
+-- A chat answer sent as server-sent events (a server that streams though
+-- not asked, or `extra = {stream = true}`): the deltas joined into one
+-- ordinary response.
+local function from_events(body)
+  local text, env = {}, { choices = { { message = {} } } }
+  local choice = env.choices[1]
+  for data in body:gmatch("data:%s*([^\r\n]+)") do
+    local ev = data ~= "[DONE]" and json.decode(data)
+    if type(ev) == "table" then
+      local c = type(ev.choices) == "table" and ev.choices[1]
+      local delta = type(c) == "table" and c.delta
+      if type(delta) == "table" and type(delta.content) == "string" then text[#text + 1] = delta.content end
+      if type(c) == "table" and type(c.finish_reason) == "string" then choice.finish_reason = c.finish_reason end
+      env.model = ev.model or env.model
+      env.usage = type(ev.usage) == "table" and ev.usage or env.usage
+      env.system_fingerprint = ev.system_fingerprint or env.system_fingerprint
+    end
+  end
+  if #text == 0 and not choice.finish_reason then return nil end
+  choice.message.content = table.concat(text)
+  return env
+end
+
 local function read_response(path, body, req)
+  if body:match("^%s*data:") then
+    local env = from_events(body)
+    if env then return read_envelope(path, env, req) end
+  end
   local env, err = json.decode(body)
   if type(env) ~= "table" then return nil, "the response is not JSON: " .. tostring(err) end
   return read_envelope(path, env, req)
@@ -292,10 +335,23 @@ local function cache_entry(url, text, sample, body)
                         ',"request":', text, "}\n", body }
 end
 
+-- A cache problem (a full disk, a read-only folder, an entry that is not a
+-- file) is counted, kept in the stats, and said once per judge on stderr:
+-- the run goes on without the cache rather than stopping.
+local function cache_trouble(st, err)
+  local s = st.stats
+  s.cache_errors = s.cache_errors + 1
+  s.cache_error = s.cache_error or err
+  if not st.cache_warned then
+    st.cache_warned = true
+    io.stderr:write("evalua: judge cache: ", err, " (the run goes on; later cache errors are counted in judge:stats())\n")
+  end
+end
+
 local function cache_lookup(self, st, key, path, req)
   local data, err = C.cache_get(st.dir, key)
   if not data then
-    if err then st.stats.cache_errors = st.stats.cache_errors + 1 end
+    if err then cache_trouble(st, err) end
     return nil
   end
   local nl = data:find("\n", 1, true)
@@ -306,10 +362,38 @@ local function cache_lookup(self, st, key, path, req)
   return r
 end
 
+-- The caller's check of an answer (judge:chat{check = fn}): fn(r) returns
+-- value, reason, or nil and why the answer is unusable. A passing answer
+-- carries them as r.value, r.reason; true when it passed (or no check).
+local function passes(req, r)
+  if not req.check then return true end
+  local value, reason = req.check(r)
+  if value == nil then return false, tostring(reason) end
+  r.value, r.reason = value, reason
+  return true
+end
+
+local function invalid(r, why)
+  return { ok = false, error = "invalid judge answer: " .. why, check_error = why, text = r.text,
+           attempts = r.attempts, cached = r.cached, unmeasured = true, invalid = true }
+end
+
+-- Tokens of a request and answer without server usage: the same estimate
+-- as dry runs and budgets (docs/judge.md), marked estimated.
+local function fill_estimate(r, body)
+  local u = r.usage
+  if not (u and u.estimated) then return end
+  local prompt = estimate_request(body)
+  u.prompt_tokens = prompt
+  u.completion_tokens = estimate_text(r.text or "")
+  u.total_tokens = u.prompt_tokens + u.completion_tokens
+end
+
 local function account(self, st, r, est_total)
   local s, u = st.stats, r.usage
   s.prompt_tokens = s.prompt_tokens + u.prompt_tokens
   s.completion_tokens = s.completion_tokens + u.completion_tokens
+  if u.estimated then s.estimated_requests = s.estimated_requests + 1 end
   local cost = cost_of(st.price, u.prompt_tokens, u.completion_tokens)
   if cost then s.cost = (s.cost or 0) + cost end
   st.spent.tokens = st.spent.tokens + u.total_tokens
@@ -368,38 +452,40 @@ local function share_answer(st, lead, path, req)
     return failure_of(st, d)
   end
   local r = read_response(path, d.body, req)
-  if not r then return nil end
+  if not r or not passes(req, r) then return nil end
   r.cached, r.attempts, r.latency_ms = true, 0, d.latency_ms
   s.cache_hits = s.cache_hits + 1
   stats_mod.saw(s, r.model, r.system_fingerprint)
   return r
 end
 
--- One logical request: cache, dry run, budget, then the server.
-local function request(self, path, body, req)
-  local st = private[self]
-  local text = json.encode(body)
-  local sample = math.tointeger(req.sample) or 0
-  local key = C.cache_key(("evalua-judge-1\n%s%s\n%d\n%s"):format(self.base_url, path, sample, text))
+-- The cached answer for key when there is one that passes the caller's
+-- check; an entry that fails it (stored by an older version) is asked again.
+local function cached_answer(self, st, key, path, req)
+  local hit = st.read and cache_lookup(self, st, key, path, req)
+  if not hit or not passes(req, hit) then return nil end
   local s = st.stats
-  if st.read then
-    local hit = cache_lookup(self, st, key, path, req)
-    if hit then
-      s.cache_hits = s.cache_hits + 1
-      stats_mod.saw(s, hit.model, hit.system_fingerprint)
-      return hit
-    end
-  end
-  local lead = st.inflight and st.inflight[key]
-  if lead then
-    local shared = share_answer(st, lead, path, req)
-    if shared then return shared end
-  end
-  local prompt, completion = estimate_request(body)
-  if st.dry_run then
+  s.cache_hits = s.cache_hits + 1
+  stats_mod.saw(s, hit.model, hit.system_fingerprint)
+  return hit
+end
+
+-- A dry run counts each distinct request once (by cache key): identical
+-- requests are sent once in a real run too.
+local function dry_answer(st, key, body)
+  local s = st.stats
+  if not st.dry_keys[key] then
+    st.dry_keys[key] = true
+    local prompt, completion = estimate_request(body)
     stats_mod.dry(s, prompt, completion, cost_of(st.price, prompt, completion))
-    return { ok = false, error = "dry run: request not sent", unmeasured = true, dry_run = true }
   end
+  return { ok = false, error = "dry run: request not sent", unmeasured = true, dry_run = true }
+end
+
+-- Sends a request the cache could not answer, within the budget.
+local function send(self, st, path, body, text, req, key)
+  local s = st.stats
+  local prompt, completion = estimate_request(body)
   local refused, est_tokens, est_cost = budget_check(st, prompt, completion)
   if refused then
     s.budget_refused = s.budget_refused + 1
@@ -409,7 +495,34 @@ local function request(self, path, body, req)
   local r, why, raw = exchange(self, st, path, text, req, est_tokens, key)
   if st.inflight then st.inflight[key] = nil end
   st.reserved.tokens, st.reserved.cost = st.reserved.tokens - est_tokens, st.reserved.cost - est_cost
-  if r.usage then account(self, st, r, est_tokens) end
+  if r.usage then
+    fill_estimate(r, body)
+    account(self, st, r, est_tokens)
+  end
+  return r, why, raw
+end
+
+-- One logical request: cache, dry run, budget, then the server. An answer
+-- is stored only once it passed every check: the envelope, JSON when asked,
+-- and the caller's check (after the repair request, if any).
+local function request(self, path, body, req)
+  local st = private[self]
+  local text = json.encode(body)
+  local sample = math.tointeger(req.sample) or 0
+  local key = C.cache_key(("evalua-judge-1\n%s%s\n%d\n%s"):format(self.base_url, path, sample, text))
+  local s = st.stats
+  local hit = cached_answer(self, st, key, path, req)
+  if hit then
+    fill_estimate(hit, body)
+    return hit
+  end
+  local lead = st.inflight and st.inflight[key]
+  if lead then
+    local shared = share_answer(st, lead, path, req)
+    if shared then return shared end
+  end
+  if st.dry_run then return dry_answer(st, key, body) end
+  local r, why, raw = send(self, st, path, body, text, req, key)
   if r.ok and why then -- a JSON answer that does not parse
     s.invalid = s.invalid + 1
     if st.repair and not req.no_repair then return repair_request(self, body, req, r, why) end
@@ -420,9 +533,14 @@ local function request(self, path, body, req)
     s.failures = s.failures + 1
     return r
   end
+  local ok, bad = passes(req, r)
+  if not ok then
+    s.invalid = s.invalid + 1
+    return invalid(r, bad)
+  end
   if st.write then
-    local ok, err = C.cache_put(st.dir, key, cache_entry(self.base_url .. path, text, sample, raw))
-    if not ok then s.cache_errors = s.cache_errors + 1; s.cache_error = err end
+    local stored, err = C.cache_put(st.dir, key, cache_entry(self.base_url .. path, text, sample, raw))
+    if not stored then cache_trouble(st, err) end
   end
   return r
 end
@@ -438,6 +556,7 @@ function repair_request(self, body, req, bad, why)
   for k, v in pairs(req) do again[k] = v end
   again.messages, again.no_repair = messages, true
   local r = Judge.chat(self, again)
+  if r.check_error then return r end -- JSON this time, but it failed the caller's check
   if r.ok then
     r.repaired, r.attempts = true, (r.attempts or 0) + (bad.attempts or 0)
     return r
@@ -481,9 +600,26 @@ end
 
 local OFFLINE_CHAT = "the offline judge cannot chat or embed; it answers judge:ask(op, vars)"
 
+local CHAT_FIELDS = { messages = true, json = true, logprobs = true, top_logprobs = true, temperature = true,
+  top_p = true, max_tokens = true, seed = true, presence_penalty = true, frequency_penalty = true, stop = true,
+  model = true, sample = true, extra = true, check = true, no_repair = true }
+local EMBED_FIELDS = { input = true, model = true, dimensions = true, sample = true, check = true }
+
+-- Unknown fields are errors at the caller's line (a misspelt `temprature`
+-- would otherwise be dropped silently); check must be a function.
+local function check_fields(req, known, what)
+  for k in pairs(req) do
+    if not known[k] then error(("%s: unknown field '%s'"):format(what, tostring(k)), 3) end
+  end
+  if req.check ~= nil and type(req.check) ~= "function" then
+    error(what .. ": check must be a function(result) -> value, reason | nil, why", 3)
+  end
+end
+
 -- judge:chat{messages=, json=, logprobs=, top_logprobs=, temperature=, max_tokens=, seed=, sample=}
 function Judge:chat(req)
   if type(req) ~= "table" then error("judge:chat: expected a table {messages = ...}", 2) end
+  check_fields(req, CHAT_FIELDS, "judge:chat")
   if self.kind == "offline" then return { ok = false, error = OFFLINE_CHAT, unmeasured = true } end
   return request(self, "/chat/completions", chat_body(self, req), req)
 end
@@ -491,6 +627,7 @@ end
 -- judge:embed{input = string | {string...}, model=, dimensions=}
 function Judge:embed(req)
   if type(req) ~= "table" then error("judge:embed: expected a table {input = ...}", 2) end
+  check_fields(req, EMBED_FIELDS, "judge:embed")
   if self.kind == "offline" then return { ok = false, error = OFFLINE_CHAT, unmeasured = true } end
   local input = req.input
   local ok = type(input) == "string"
@@ -520,17 +657,16 @@ function Judge:ask(name, vars)
   end
   local r = self:chat { messages = ops.render(op, prepared), json = true,
                         temperature = vars.temperature or 0, max_tokens = op.max_tokens,
-                        seed = vars.seed, sample = vars.sample }
+                        seed = vars.seed, sample = vars.sample,
+                        check = function(answer) return op.parse(answer.json, prepared) end }
+  if r.check_error then
+    return { ok = false, error = ("invalid judge answer for '%s': %s"):format(name, r.check_error),
+             text = r.text, unmeasured = true, invalid = true }
+  end
   if not r.ok then
     return { ok = false, error = r.error, status = r.status, unmeasured = true, invalid = r.invalid }
   end
-  local value, reason = op.parse(r.json, prepared)
-  if value == nil then
-    st.stats.invalid = st.stats.invalid + 1
-    return { ok = false, error = ("invalid judge answer for '%s': %s"):format(name, reason),
-             text = r.text, unmeasured = true, invalid = true }
-  end
-  return { ok = true, value = value, reason = reason, cached = r.cached, judge = self.model }
+  return { ok = true, value = r.value, reason = r.reason, cached = r.cached, judge = self.model }
 end
 
 -- judge:stats() -> accounts of this judge (with, for an HTTP judge, what
@@ -541,6 +677,7 @@ function Judge:stats()
   if st.engine then
     local e = st.engine:stats()
     out.rate_limited, out.peak_in_flight, out.concurrency_window = e.rate_limited, e.peak_in_flight, e.window
+    out.engine_waits = e.waits
   end
   return out
 end

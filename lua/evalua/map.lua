@@ -4,6 +4,7 @@
 -- becomes that item's result and the others go on.
 local sched = require "evalua.judge.sched"
 local sys = require "evalua._sys"
+local judge_c = require "evalua._judge"
 
 local DEFAULT_CONCURRENCY = 64
 
@@ -100,9 +101,11 @@ return function(items, fn, opts)
       sched.drive(active[1].eng, 100)
       return
     end
-    local got = 0
-    for eng in pairs(engines) do got = got + sched.drive(eng, 0) end
-    if got == 0 then sched.drive(active[1].eng, 5) end
+    -- several engines: sleep until one has news, then collect from each
+    local list = {}
+    for eng in pairs(engines) do list[#list + 1] = eng end
+    judge_c.wait_any(list, 100)
+    for _, eng in ipairs(list) do sched.drive(eng, 0) end
   end
 
   while true do

@@ -2,11 +2,13 @@
  * server (tests/mock/mock_openai.py, started here and stopped at the end),
  * the cache on a temporary folder, key redaction on strings. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,16 +124,28 @@ static void test_redact(void) {
   free(s);
 }
 
+/* Issue 12, defect 8: a server echoing the key JSON-escaped (\u0073k-...,
+ * any hex case, \/ for a slash) leaked it: every spelling is redacted. */
+static void test_redact_escaped_spellings(void) {
+  char *s = strdup("{\"e\":\"\\u0073k-a\\/b \\u0073\\u006B\\u002d\\u0061\\/b sk-a/b sk-a\\/c\"}");
+  size_t n = strlen(s);
+  s = judge_redact(s, &n, "sk-a/b");
+  CHECK_STR(s, "{\"e\":\"[redacted] [redacted] [redacted] sk-a\\/c\"}");
+  CHECK(n == strlen(s));
+  free(s);
+}
+
 static void test_cache(const char *dir) {
   char hex[65];
   CHECK(judge_cache_key("abc", 3, hex) == 0);
   /* FIPS 180-2 test vector */
   CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   size_t len = 0;
+  int not_regular;
   errno = 0;
-  CHECK(judge_cache_get(dir, hex, &len) == NULL && errno == ENOENT);
+  CHECK(judge_cache_get(dir, hex, &len, &not_regular) == NULL && errno == ENOENT);
   CHECK(judge_cache_put(dir, hex, "{\"v\":1}", 7) == 0);
-  char *got = judge_cache_get(dir, hex, &len);
+  char *got = judge_cache_get(dir, hex, &len, &not_regular);
   CHECK_STR(got, "{\"v\":1}");
   CHECK(len == 7);
   free(got);
@@ -139,11 +153,35 @@ static void test_cache(const char *dir) {
   snprintf(path, sizeof path, "%s/ba/%s.json", dir, hex);
   CHECK(access(path, R_OK) == 0);
   errno = 0;
-  CHECK(judge_cache_get(dir, "../../etc/passwd", &len) == NULL && errno == EINVAL);
+  CHECK(judge_cache_get(dir, "../../etc/passwd", &len, &not_regular) == NULL && errno == EINVAL);
   CHECK(judge_cache_put(dir, "ABC", "x", 1) == -1 && errno == EINVAL);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp.*')\"", dir);
   CHECK(system(cmd) == 0); /* no temporary file left behind */
+}
+
+/* Issue 13, item 3: a FIFO at an entry path hung open() forever; it is
+ * refused at once. Temporary names carry host and pid (NFS-shared caches). */
+static void test_cache_refuses_what_is_not_a_file(const char *dir) {
+  char hex[65], path[512], host[256], want[800], tmp[900];
+  CHECK(judge_cache_key("fifo", 4, hex) == 0);
+  snprintf(path, sizeof path, "%s/%.2s", dir, hex);
+  CHECK(mkdir(path, 0755) == 0 || errno == EEXIST);
+  snprintf(path, sizeof path, "%s/%.2s/%s.json", dir, hex, hex);
+  CHECK(mkfifo(path, 0644) == 0);
+  size_t len = 0;
+  int not_regular = 0;
+  double t0 = now_s();
+  CHECK(judge_cache_get(dir, hex, &len, &not_regular) == NULL && not_regular == 1);
+  CHECK(now_s() - t0 < 1);
+  CHECK(judge_cache_put(dir, hex, "{}", 2) == 0); /* the rename replaces the FIFO */
+  char *got = judge_cache_get(dir, hex, &len, &not_regular);
+  CHECK_STR(got, "{}");
+  free(got);
+  gethostname(host, sizeof host);
+  snprintf(want, sizeof want, "%s.tmp.%s.%ld", path, host, (long)getpid());
+  CHECK(judge_cache_tmp_name(path, tmp, sizeof tmp) == 0);
+  CHECK_STR(tmp, want);
 }
 
 static void test_retries_are_counted_exactly(void) {
@@ -200,6 +238,41 @@ static void test_the_window_backs_off_and_recovers(void) {
   CHECK(s.rate_limited == 8);
   CHECK_NEAR(s.window, w, 1e-9);
   free_results(r, 8);
+  judge_engine_free(e);
+}
+
+/* Issue 12, defect 2: a stray 429 halved the window each round trip, so
+ * 15% random 429s held it near 2 of 16. After 16 successes alpha (the
+ * moving 429 share) is (15/16)^16; a 429 with Retry-After below alpha 1/2
+ * is only waited out; one without cuts to window x (1 - alpha/2). */
+static void test_a_stray_429_costs_little(void) {
+  struct judge_engine *e = engine(8, 2, NULL);
+  struct judge_result r[16];
+  char tag[16];
+  for (int i = 0; i < 16; i++) {
+    snprintf(tag, sizeof tag, "ok%d", i);
+    submit(e, "{}", tag);
+  }
+  CHECK(collect(e, r, 16) == 16);
+  free_results(r, 16);
+  double alpha = pow(15.0 / 16, 16), w = 8;
+  submit(e, "{\"faults\": [\"429\"], \"retry_after\": \"0.05\"}", "ra");
+  CHECK(collect(e, r, 1) == 1 && r[0].error == NULL && r[0].attempts == 2);
+  free_results(r, 1);
+  alpha += (1 - alpha) / 16; /* the 429: waited out, no cut */
+  alpha -= alpha / 16;       /* its retry's success */
+  struct judge_stats s;
+  judge_engine_stats(e, &s);
+  CHECK_NEAR(s.window, w, 1e-9);
+  submit(e, "{\"faults\": [\"429\"]}", "plain");
+  CHECK(collect(e, r, 1) == 1 && r[0].error == NULL);
+  free_results(r, 1);
+  alpha += (1 - alpha) / 16;
+  w *= 1 - alpha / 2;
+  w += 1 / w;
+  judge_engine_stats(e, &s);
+  CHECK_NEAR(s.window, w, 1e-9);
+  CHECK(s.rate_limited == 2);
   judge_engine_free(e);
 }
 
@@ -279,7 +352,9 @@ int main(void) {
   char dir[] = "/tmp/evalua-judge-XXXXXX";
   if (!mkdtemp(dir)) return 2;
   test_redact();
+  test_redact_escaped_spellings();
   test_cache(dir);
+  test_cache_refuses_what_is_not_a_file(dir);
   if (start_mock(dir)) {
     fprintf(stderr, "the mock server did not start\n");
     check_failed++;
@@ -287,6 +362,7 @@ int main(void) {
     test_retries_are_counted_exactly();
     test_retry_after_is_waited_out();
     test_the_window_backs_off_and_recovers();
+    test_a_stray_429_costs_little();
     test_rate_limits_space_the_starts();
     test_cancel_and_dead_servers();
     test_the_key_is_redacted_from_answers();

@@ -336,6 +336,10 @@ function TestJudge:test_bad_options_and_calls_are_errors_that_name_them()
   local j = judge()
   lu.assertErrorMsgContains("messages[1] needs a role and a content string", j.chat, j, { messages = { {} } })
   lu.assertErrorMsgContains("temperature must be a number", j.chat, j, { messages = user("x"), temperature = "hot" })
+  lu.assertErrorMsgContains("judge:embed: unknown field 'imput'", j.embed, j, { imput = "x" })
+  lu.assertErrorMsgContains("judge:chat: check must be a function", j.chat, j, { messages = user("x"), check = 1 })
+  lu.assertErrorMsgContains("judge engine: unknown option 'concurrancy'", require("evalua._judge").engine,
+    { base_url = mock.url, concurrancy = 3 })
 end
 
 function TestJudge:test_calls_inside_a_sort_comparator_block_instead_of_yielding()

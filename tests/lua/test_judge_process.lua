@@ -124,7 +124,7 @@ print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = "/tmp/elsewhe
 ]]):format(mock.url, mock.url)
   local dir = h.tmpdir()
   h.write(dir .. "/script.lua", code)
-  local r = h.run(("cd %s && %s run --sandbox --out out script.lua"):format(dir, h.bin))
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s %s run --sandbox --out out script.lua"):format(dir, mock.url, h.bin))
   lu.assertEquals(r.status, 0, r.stderr)
   local lines = {}
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
@@ -144,14 +144,15 @@ local function ask(opts)
 end
 print(ask {})                          -- $OPENAI_BASE_URL: the key goes along
 print(ask { base_url = "%s/" })        -- the same server
-print(ask { base_url = "%s" })         -- another address: no key
+print(ask { base_url = "%s" })         -- listed in $EVALUA_JUDGE_URLS: no key
 print(pcall(ev.judge.open, { model = "m", api_key_env = "HOME" }))
 print(pcall(ev.judge.open, { model = "m", headers = { ["api-key"] = { env = "HOME" } } }))
-]]):format(mock.url, mock.url:gsub("127%.0%.0%.1", "localhost"))
+]]):format(mock.url, (mock.url:gsub("127%.0%.0%.1", "localhost")))
   local dir = h.tmpdir()
   h.write(dir .. "/script.lua", code)
-  local r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=%s %s run --sandbox --out out script.lua")
-    :format(dir, mock.url, KEY, h.bin))
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s EVALUA_JUDGE_URLS='http://x.invalid/v1 %s' OPENAI_API_KEY=%s "
+    .. "%s run --sandbox --out out script.lua"):format(dir, mock.url, mock.url:gsub("127%.0%.0%.1", "localhost"),
+    KEY, h.bin))
   lu.assertEquals(r.status, 0, r.stderr)
   local lines = {}
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
@@ -164,6 +165,115 @@ print(pcall(ev.judge.open, { model = "m", headers = { ["api-key"] = { env = "HOM
   lu.assertEquals(seen[2].headers.authorization, "Bearer " .. KEY)
   lu.assertNil(seen[3].headers.authorization)
   h.sh("rm -rf " .. dir)
+end
+
+-- Issue 13, item 7: a sandboxed script posted a file it could read to
+-- another port through the raw engine. Only the operator's URLs are reachable.
+function TestProcess:test_the_sandbox_reaches_only_the_operators_servers()
+  local other = mockmod.start()
+  local code = ([[
+local ev = require "evalua"
+local C = require "evalua._judge"
+print(pcall(C.engine, { base_url = "%s", api_key_env = false }))
+print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = false }))
+print(pcall(ev.judge.open, { model = "m", cache = false, ca_file = "/etc/shadow" }))
+print(ev.judge.open { model = "m", cache = false }:chat { messages = { { role = "user", content = "ok" } } }.ok)
+print(pcall(ev.judge.open, { model = "m", cache = false, max_response_bytes = 1e9 }))
+]]):format(other.url, other.url)
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", code)
+  local r = h.run(("cd %s && OPENAI_BASE_URL=%s %s run --sandbox --out out script.lua"):format(dir, mock.url, h.bin))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local lines = {}
+  for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  local refused = ("base_url '%s' is not allowed in --sandbox mode"):format(other.url)
+  lu.assertStrContains(lines[1], refused)
+  lu.assertStrContains(lines[2], refused)
+  -- item 9: ca_file goes through the read check, so it says nothing of the file
+  lu.assertStrContains(lines[3], "sandbox: read access to '/etc/shadow' is not allowed")
+  lu.assertEquals(lines[4], "true")
+  -- item 8, the judge's part: response buffers are outside the memory cap, so bounded
+  lu.assertStrContains(lines[5], "'max_response_bytes' above 67108864 is not available in --sandbox mode")
+  lu.assertEquals(other:stats().requests, 0)
+  lu.assertEquals(mock:stats().requests, 1)
+  other:stop()
+  h.sh("rm -rf " .. dir)
+end
+
+-- Issue 12, defect 8: a server echoing the key JSON-escaped (\u0073k-...)
+-- slipped past the raw-bytes redaction into r.text and the cache.
+function TestProcess:test_a_key_echoed_json_escaped_is_redacted_everywhere()
+  local dir = h.tmpdir()
+  h.write(dir .. "/script.lua", ([[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = "%s", model = "m", cache = arg[1] .. "/cache" }
+local r = j:chat { messages = { { role = "user", content = '<<mock {"answer": "you sent {auth}", "escape": true}>>' } } }
+print(r.ok, r.text)
+]]):format(mock.url))
+  local r = h.run(("cd %s && OPENAI_API_KEY=%s %s run script.lua %s"):format(dir, KEY, h.bin, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, "true\tyou sent Bearer [redacted]\n")
+  lu.assertEquals(count_lines(("find %s/cache -name '*.json'"):format(dir)), 1)
+  local escaped = KEY:sub(1, 3):gsub(".", function(c) return ("\\\\u%04x"):format(c:byte()) end)
+  lu.assertEquals(h.run(("grep -rl -e %s -e '%s' %s"):format(KEY, escaped, dir)).stdout, "")
+  lu.assertEquals(h.run(("grep -rlF '[redacted]' %s/cache"):format(dir)).status, 0)
+  h.sh("rm -rf " .. dir)
+end
+
+-- Issue 13, item 3: a cache that cannot be written only bumped a counter
+-- judge:stats() dropped. It is said once on stderr and kept in the stats;
+-- a FIFO at an entry path no longer hangs the run.
+function TestProcess:test_cache_problems_are_said_once_and_never_hang()
+  local dir = h.tmpdir()
+  h.sh(("mkdir -p %s/c && cd %s/c && for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do "
+    .. "for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do : > $a$b; done; done"):format(dir, dir))
+  h.write(dir .. "/script.lua", ([[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = "%s", model = "m", api_key_env = false, cache = arg[1] }
+for i = 1, 3 do assert(j:chat { messages = { { role = "user", content = "cache trouble " .. i } } }.ok) end
+local s = j:stats()
+print(s.cache_errors, s.requests, s.cache_error)
+]]):format(mock.url))
+  local r = h.run(("%s run %s/script.lua %s/c"):format(h.bin, dir, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "3\t3\tcannot write judge cache entry in '[^']+': Not a directory\n")
+  local _, said = r.stderr:gsub("evalua: judge cache: cannot write judge cache entry in '[^']+': Not a directory "
+    .. "%(the run goes on; later cache errors are counted in judge:stats%(%)%)\n", "")
+  lu.assertEquals(said, 1, r.stderr)
+  -- a FIFO where an entry was: refused at once, asked from the server, replaced
+  h.sh(("mkdir %s/d"):format(dir))
+  lu.assertEquals(h.run(("%s run %s/script.lua %s/d"):format(h.bin, dir, dir)).status, 0)
+  h.sh(("cd %s/d && for f in */*.json; do rm $f; mkfifo $f; done"):format(dir))
+  r = h.run(("timeout 20 %s run %s/script.lua %s/d"):format(h.bin, dir, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "3\t3\tcannot read judge cache entry %x+ in '[^']+': not a regular file\n")
+  lu.assertEquals(count_lines(("find %s/d -type f -name '*.json'"):format(dir)), 3)
+  h.sh("rm -rf " .. dir)
+end
+
+-- ... and a full disk, for real where a small tmpfs can be mounted (CI
+-- runs as root); skipped elsewhere.
+function TestProcess:test_a_full_cache_disk_is_said_once()
+  local dir = h.tmpdir()
+  if h.run(("mount -t tmpfs -o size=64k tmpfs %s"):format(dir)).status ~= 0 then
+    h.sh("rm -rf " .. dir)
+    lu.skip("cannot mount a tmpfs here")
+  end
+  h.run(("mkdir %s/c && dd if=/dev/zero of=%s/fill bs=4k 2>/dev/null"):format(dir, dir))
+  h.write("/tmp/evalua-full-disk.lua", ([[
+local ev = require "evalua"
+local j = ev.judge.open { base_url = "%s", model = "m", api_key_env = false, cache = arg[1] }
+for i = 1, 3 do assert(j:chat { messages = { { role = "user", content = "full disk " .. i } } }.ok) end
+local s = j:stats()
+print(s.cache_errors, s.requests, s.cache_error)
+]]):format(mock.url))
+  local r = h.run(("%s run /tmp/evalua-full-disk.lua %s/c"):format(h.bin, dir))
+  h.run("umount " .. dir)
+  h.sh("rm -rf /tmp/evalua-full-disk.lua " .. dir)
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "3\t3\tcannot write judge cache entry in '[^']+': No space left on device\n")
+  local _, said = r.stderr:gsub("evalua: judge cache: [^\n]*No space left on device", "")
+  lu.assertEquals(said, 1, r.stderr)
 end
 
 local code = lu.LuaUnit.run()

@@ -69,6 +69,44 @@ function TestMap:test_concurrency_bounds_the_items_in_flight()
   lu.assertTrue(wall >= 0.4 and wall < 1.2, "wall " .. wall) -- 4 rounds of 100 ms
 end
 
+-- Issue 12, defect 1: with more items in progress than the judge's window
+-- the engine polled with a zero timeout until its deadline (0.96 s of CPU
+-- and thousands of wake-ups for this run). It must sleep until a socket
+-- event or a due retry: a handful of wake-ups per request.
+function TestMap:test_items_waiting_for_a_slot_sleep_instead_of_spinning()
+  local j = judge { concurrency = 4 }
+  local items = {}
+  for i = 1, 80 do items[i] = i end
+  local c0 = ev.sys.cputime()
+  local out, info = ev.map(items, function(i)
+    return j:chat { messages = { { role = "user", content = say { latency_ms = 50 } .. " w" .. i } } }.ok
+  end, { concurrency = 20 })
+  lu.assertEquals(info.failed, 0)
+  lu.assertEquals(#out, 80)
+  lu.assertEquals(mock:stats().peak_in_flight, 4)
+  local waits = j:stats().engine_waits
+  lu.assertTrue(waits <= 3 * 80, ("%d wake-ups for 80 requests, %.3f s CPU"):format(waits, ev.sys.cputime() - c0))
+end
+
+-- With two judges in one map the loop polled them in turn, one with a 5 ms
+-- timeout: 200 wake-ups a second whatever the traffic. Now it sleeps on
+-- both engines' descriptors at once.
+function TestMap:test_a_map_over_two_judges_sleeps_on_both()
+  local a, b = judge { concurrency = 4 }, judge { concurrency = 4 }
+  local items = {}
+  for i = 1, 40 do items[i] = i end
+  local out, info = ev.map(items, function(i)
+    local j = i % 2 == 0 and a or b
+    return j:chat { messages = { { role = "user", content = say { latency_ms = 50 } .. " two " .. i } } }.ok
+  end, { concurrency = 20 })
+  lu.assertEquals(info.failed, 0)
+  lu.assertEquals(#out, 40)
+  for _, j in ipairs { a, b } do
+    local waits = j:stats().engine_waits
+    lu.assertTrue(waits <= 3 * 20, waits .. " wake-ups for 20 requests")
+  end
+end
+
 function TestMap:test_calls_outside_a_map_block_and_nested_maps_work()
   local j = judge()
   local r = j:chat { messages = { { role = "user", content = "outside" } } }

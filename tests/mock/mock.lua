@@ -64,6 +64,8 @@ function Mock:stats() return self:control("/_mock/stats") end
 function Mock:requests() return self:control("/_mock/requests").requests end
 function Mock:reset() return self:control("/_mock/reset") end
 function Mock:latency(ms) return self:control("/_mock/config", ('{"latency_ms": %d}'):format(ms)) end
+-- Server behaviours (tests/mock/mock_openai.py); config{} restores the defaults.
+function Mock:config(t) return self:control("/_mock/config", cjson.encode(t or {})) end
 
 -- A judge on this mock for tests: no cache, no key, backoff in milliseconds;
 -- defaults, then opts, override those.

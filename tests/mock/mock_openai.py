@@ -18,7 +18,12 @@ The directive's JSON may hold:
   retry_after_date  seconds from now, sent with a 429 as an HTTP date
   message      error message for an error status ("{auth}" becomes the
                Authorization header the server received, as some servers echo it)
+  error_shape  "string" ({"error": msg}), "detail" ({"detail": msg}, FastAPI,
+               vLLM) or "html" (Express); default OpenAI's {"error": {"message"}}
+  escape       the reply (where "{auth}" is the Authorization header) sent
+               with every character \\u-escaped
   answer       the assistant's reply text, verbatim
+  answer_bytes a reply of this many bytes
   answers      replies for attempts 1, 2, ... (the last one repeats); give an
                "id" when the requests differ (a repair request, say)
   latency_ms   latency of this request (overrides --latency-ms)
@@ -35,10 +40,27 @@ from the <question>, <answer>, <context>, <statements>, <passage>, <text>,
 digits and punctuation marks, each with the spaces before it.
 Usage counts whitespace-separated words (CJK characters count one each).
 
+Server behaviours of other OpenAI-compatible servers, set by POST
+/_mock/config (or --config JSON at start; /_mock/reset keeps them):
+  latency_ms       default latency
+  fault_rate       share of attempts answered 429 (Retry-After: 1) or 500,
+                   half each, drawn from a generator seeded by "seed"
+  no_usage         no usage, system_fingerprint or choice index (llama.cpp,
+                   small mocks)
+  idle_close_ms    close a keep-alive connection idle this long (vLLM's
+                   uvicorn closes after 5 s)
+  max_request_bytes  413 for a larger request body (proxies: 100 kB)
+  sse              answer with server-sent events when the request sets
+                   "stream" (as every server does)
+  quota            {"requests": n, "tokens": n, "window_s": s}: a fixed-window
+                   quota sent in x-ratelimit-* headers; 429 when exceeded
+  wrap             "prose" or "fence": JSON answers inside prose or a fence
+
 Control endpoints (not counted as requests): GET /_mock/stats (requests,
-in_flight, peak_in_flight, by_path), GET /_mock/requests (every request seen:
-path, headers, body, arrival time), POST /_mock/reset, POST /_mock/config
-({"latency_ms": n}).
+in_flight, peak_in_flight, by_path, status counts), GET /_mock/requests
+(every request seen: path, headers, body, arrival time), POST /_mock/reset,
+POST /_mock/config (the behaviours above; {} restores the defaults except
+latency).
 
     mock_openai.py --port-file FILE [--latency-ms N] [--watch-pid PID]
     mock_openai.py --get URL | --post URL [--data JSON]   a client for test scripts
@@ -50,13 +72,14 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import sys
 import time
 import urllib.request
 
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-           404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
+           404: "Not Found", 413: "Payload Too Large", 429: "Too Many Requests", 500: "Internal Server Error",
            502: "Bad Gateway", 503: "Service Unavailable"}
 DIRECTIVE = re.compile(r"<<mock (\{.*?\})>>", re.S)
 TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
@@ -68,7 +91,13 @@ class State:
     def __init__(self, latency_ms, record):
         self.latency_ms = latency_ms
         self.record = record
+        self.configure({})
         self.reset()
+
+    def configure(self, cfg):
+        self.cfg = cfg
+        self.rng = random.Random(cfg.get("seed", 1))
+        self.window = None  # (start, requests, tokens) of the quota window
 
     def reset(self):
         self.requests = 0
@@ -77,6 +106,7 @@ class State:
         self.by_path = {}
         self.seen = []
         self.attempts = {}
+        self.statuses = {}
 
 
 def tokens(text):
@@ -193,6 +223,8 @@ def chat_answer(req, directive):
     msgs = req.get("messages") or []
     system = " ".join(str(m.get("content", "")) for m in msgs if m.get("role") == "system")
     user = str(msgs[-1].get("content", "")) if msgs else ""
+    if "answer_bytes" in directive:  # a huge reply
+        return "y" * int(directive["answer_bytes"])
     if "answer" in directive:
         return directive["answer"]
     op = op_answer(system, user)
@@ -222,8 +254,11 @@ def logprobs_for(text, top):
     return {"content": out}
 
 
-def chat_response(req, directive):
+def chat_response(req, directive, cfg):
     text = chat_answer(req, directive)
+    if cfg.get("wrap") and (req.get("response_format") or {}).get("type") == "json_object":
+        text = ("Here is my assessment:\n```json\n%s\n```\nI hope this helps." if cfg["wrap"] == "fence"
+                else "Sure. My answer is %s as requested.") % text
     prompt = sum(count_tokens(str(m.get("content", ""))) for m in req.get("messages") or [])
     usage = {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}
     usage.update(directive.get("usage") or {})
@@ -231,9 +266,34 @@ def chat_response(req, directive):
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     if req.get("logprobs"):
         choice["logprobs"] = logprobs_for(text, int(req.get("top_logprobs") or 1))
-    return {"id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),
-            "model": req.get("model") or "mock-model", "system_fingerprint": "fp_mock",
-            "choices": [choice], "usage": usage}
+    out = {"id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),
+           "model": req.get("model") or "mock-model", "system_fingerprint": "fp_mock",
+           "choices": [choice], "usage": usage}
+    if cfg.get("no_usage"):
+        del out["usage"], out["system_fingerprint"], choice["index"]
+    return out
+
+
+def go_duration(seconds):
+    """A duration as OpenAI writes x-ratelimit-reset-*: "20ms", "1.5s", "6m0s"."""
+    ms = math.ceil(seconds * 1000)
+    if ms < 1000:
+        return "%dms" % ms
+    if ms < 60000:
+        return "%gs" % (ms / 1000.0)
+    return "%dm%gs" % (ms // 60000, (ms % 60000) / 1000.0)
+
+
+def sse_body(out):
+    """A chat answer as server-sent events: one chunk per word, then [DONE]."""
+    text = out["choices"][0]["message"]["content"]
+    events = []
+    for piece in re.findall(r"\S+\s*|\s+", text):
+        events.append({"id": out["id"], "object": "chat.completion.chunk", "model": out["model"],
+                       "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    events.append({"id": out["id"], "object": "chat.completion.chunk", "model": out["model"],
+                   "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return "".join("data: %s\n\n" % json.dumps(e, ensure_ascii=False) for e in events).encode() + b"data: [DONE]\n\n"
 
 
 def embedding(text, dim=8):
@@ -271,9 +331,9 @@ def error_body(message, etype, code=None):
     return json.dumps({"error": {"message": message, "type": etype, "code": code}}).encode()
 
 
-def response(status, body, extra=()):
-    head = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % (
-        status, REASONS.get(status, "Status"), len(body))
+def response(status, body, extra=(), ctype="application/json"):
+    head = "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n" % (
+        status, REASONS.get(status, "Status"), ctype, len(body))
     head += "".join("%s: %s\r\n" % kv for kv in extra) + "\r\n"
     return head.encode("latin-1") + body
 
@@ -289,7 +349,7 @@ class Server:
         s = self.s
         if path == "/_mock/stats":
             out = {"requests": s.requests, "in_flight": s.in_flight, "peak_in_flight": s.peak,
-                   "by_path": s.by_path}
+                   "by_path": s.by_path, "statuses": s.statuses}
         elif path == "/_mock/requests":
             out = {"requests": s.seen}
         elif path == "/_mock/reset" and method == "POST":
@@ -298,7 +358,8 @@ class Server:
         elif path == "/_mock/config" and method == "POST":
             cfg = json.loads(body or b"{}")
             if "latency_ms" in cfg:
-                s.latency_ms = float(cfg["latency_ms"])
+                s.latency_ms = float(cfg.pop("latency_ms"))
+            s.configure(cfg)
             out = {"ok": True, "latency_ms": s.latency_ms}
         else:
             return response(404, error_body("no control endpoint " + path, "invalid_request_error"))
@@ -323,9 +384,31 @@ class Server:
                 parsed = body.decode("utf-8", "replace")
             s.seen.append({"path": path, "headers": headers, "body": parsed, "t": time.time()})
 
-    def fault_answer(self, fault, directive, headers):
+    def quota(self, req):
+        """(fault or None, headers) of a fixed-window quota, as OpenAI reports it."""
+        q = self.s.cfg.get("quota")
+        if not q:
+            return None, []
+        now, span = time.time(), float(q.get("window_s", 60))
+        if not self.s.window or now - self.s.window[0] >= span:
+            self.s.window = [now - (now % span), 0, 0]
+        w = self.s.window
+        need = sum(count_tokens(str(m.get("content", ""))) for m in req.get("messages") or []) + 16
+        over = w[1] + 1 > q.get("requests", 1e18) or w[2] + need > q.get("tokens", 1e18)
+        if not over:
+            w[1], w[2] = w[1] + 1, w[2] + need
+        reset = go_duration(w[0] + span - now)
+        extra = [("x-ratelimit-limit-requests", str(q.get("requests", 10 ** 9))),
+                 ("x-ratelimit-remaining-requests", str(max(0, int(q.get("requests", 10 ** 9) - w[1])))),
+                 ("x-ratelimit-reset-requests", reset),
+                 ("x-ratelimit-limit-tokens", str(q.get("tokens", 10 ** 12))),
+                 ("x-ratelimit-remaining-tokens", str(max(0, int(q.get("tokens", 10 ** 12) - w[2])))),
+                 ("x-ratelimit-reset-tokens", reset)]
+        return ("429" if over else None), extra
+
+    def fault_answer(self, fault, directive, headers, extra=()):
         """(bytes, close) for an error fault."""
-        extra = []
+        extra = list(extra)
         if "retry_after" in directive:
             extra.append(("Retry-After", str(directive["retry_after"])))
         if "retry_after_date" in directive:
@@ -339,17 +422,40 @@ class Server:
             return response(429, error_body(msg, "requests", "rate_limit_exceeded"), extra)
         msg = directive.get("message", "mock error %s" % fault).replace("{auth}", headers.get("authorization", ""))
         etype = "server_error" if fault[0] == "5" else "invalid_request_error"
+        shape = directive.get("error_shape")  # how servers other than OpenAI say it
+        if shape == "string":
+            return response(int(fault), json.dumps({"error": msg}).encode())
+        if shape == "detail":
+            return response(int(fault), json.dumps({"detail": msg}).encode())
+        if shape == "html":
+            return response(int(fault), ("<!DOCTYPE html><html><body><pre>%s</pre></body></html>" % msg).encode(),
+                            ctype="text/html")
         return response(int(fault), error_body(msg, etype))
 
     def answer(self, path, headers, body):
         """(bytes or None, close, latency_s); None bytes with close=False: never answer."""
+        data, close, latency = self.decide(path, headers, body)
+        status = data[9:12].decode() if data else "none"
+        self.s.statuses[status] = self.s.statuses.get(status, 0) + 1
+        return data, close, latency
+
+    def decide(self, path, headers, body):
         try:
             req = json.loads(body or b"{}")
             directive = find_directive(req, body)
         except ValueError as e:
             return response(400, error_body("request body is not JSON: %s" % e, "invalid_request_error")), False, 0
         latency = float(directive.get("latency_ms", self.s.latency_ms)) / 1000.0
-        fault = None
+        cfg = self.s.cfg
+        if len(body) > cfg.get("max_request_bytes", float("inf")):
+            return response(413, error_body("request body too large (%d bytes)" % len(body),
+                                            "invalid_request_error")), False, latency
+        fault, extra = self.quota(req)
+        if fault:
+            return self.fault_answer(fault, {"retry_after": "1"}, headers, extra), False, latency
+        if cfg.get("fault_rate") and self.s.rng.random() < cfg["fault_rate"]:
+            fault = self.s.rng.choice(["429", "500"])
+            return self.fault_answer(fault, {"retry_after": "1"}, headers), False, latency
         faults = directive.get("faults") or []
         answers = directive.get("answers") or []
         if faults or answers:
@@ -367,7 +473,15 @@ class Server:
         if path.endswith("/embeddings"):
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):
-            out = json.dumps(chat_response(req, directive), ensure_ascii=False).encode()
+            answer = chat_response(req, directive, cfg)
+            if req.get("stream") and cfg.get("sse"):
+                return response(200, sse_body(answer), extra, "text/event-stream"), False, latency
+            msg = answer["choices"][0]["message"]
+            msg["content"] = msg["content"].replace("{auth}", headers.get("authorization", ""))
+            out = json.dumps(answer, ensure_ascii=False).encode()
+            if directive.get("escape"):  # the reply with every character \u-escaped, as some servers echo
+                esc = "".join("\\u%04x" % ord(c) for c in msg["content"])
+                out = out.replace(json.dumps(msg["content"], ensure_ascii=False)[1:-1].encode(), esc.encode())
         else:
             return response(404, error_body("unknown path " + path, "invalid_request_error")), False, latency
         if fault == "malformed":
@@ -375,7 +489,7 @@ class Server:
         if fault == "truncate":
             full = response(200, out)
             return full[: len(full) - len(out) // 2], True, latency
-        return response(200, out), False, latency
+        return response(200, out, extra), False, latency
 
 
 class Conn(asyncio.Protocol):
@@ -391,8 +505,24 @@ class Conn(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.t = transport
+        self.idle = None
+        self.wait_idle()
+
+    def wait_idle(self):
+        """Closes the connection when it stays idle idle_close_ms (a server's keep-alive timeout)."""
+        ms = self.srv.s.cfg.get("idle_close_ms")
+        if ms:
+            self.idle = self.srv.loop.call_later(ms / 1000.0, self.idle_close)
+
+    def idle_close(self):
+        if not self.busy and not self.buf and not self.closed:
+            self.closed = True
+            self.t.close()
 
     def data_received(self, data):
+        if self.idle:
+            self.idle.cancel()
+            self.idle = None
         self.buf += data
         self.process()
 
@@ -462,6 +592,8 @@ class Conn(asyncio.Protocol):
             return
         self.busy = False
         self.process()
+        if not self.busy and not self.buf:
+            self.wait_idle()
 
 
 async def watch(pid, deadline):
@@ -476,6 +608,7 @@ async def watch(pid, deadline):
 
 async def main(args):
     state = State(args.latency_ms, not args.no_record)
+    state.configure(json.loads(args.config))
     srv = Server(state)
     server = await asyncio.get_running_loop().create_server(
         lambda: Conn(srv), "127.0.0.1", args.port, backlog=1024)
@@ -503,6 +636,7 @@ if __name__ == "__main__":
     p.add_argument("--watch-pid", type=int, default=0, help="exit when this process is gone")
     p.add_argument("--max-lifetime", type=float, default=900.0, help="seconds before exiting anyway")
     p.add_argument("--no-record", action="store_true", help="keep counters only (benchmarks)")
+    p.add_argument("--config", default="{}", help="server behaviours as JSON (see /_mock/config)")
     p.add_argument("--get", metavar="URL", help="print the body of a GET and exit")
     p.add_argument("--post", metavar="URL", help="POST --data (default {}) and print the answer")
     p.add_argument("--data", default="{}")

@@ -93,36 +93,46 @@ function J.decode(s)
   return cjson.decode(s)
 end
 
--- Removes commas directly before a closing bracket, outside strings.
+-- Removes commas directly before a closing bracket, outside strings. Jumps
+-- from one quote, backslash or comma to the next, so a long answer costs a
+-- few pieces, not a string per byte.
 local function drop_trailing_commas(s)
-  local out, i, n, in_str = {}, 1, #s, false
-  while i <= n do
-    local c = s:sub(i, i)
-    if in_str then
-      if c == "\\" then
-        out[#out + 1] = s:sub(i, i + 1)
-        i = i + 1
-      else
-        if c == '"' then in_str = false end
-        out[#out + 1] = c
-      end
+  if not s:find(",%s*[%]}]") then return s end
+  local out, i, in_str = {}, 1, false
+  while true do
+    local j = s:find(in_str and '[\\"]' or '[",]', i)
+    if not j then break end
+    local c = s:sub(j, j)
+    if c == "\\" then
+      out[#out + 1] = s:sub(i, j + 1)
+      i = j + 2
     elseif c == '"' then
-      in_str = true
-      out[#out + 1] = c
-    elseif c == "," and s:match("^%s*[%]}]", i + 1) then
-      -- skip it
-    else
-      out[#out + 1] = c
+      out[#out + 1] = s:sub(i, j)
+      in_str, i = not in_str, j + 1
+    else -- a comma outside a string
+      out[#out + 1] = s:sub(i, s:match("^%s*[%]}]", j + 1) and j - 1 or j)
+      i = j + 1
     end
-    i = i + 1
   end
+  out[#out + 1] = s:sub(i)
   return concat(out)
+end
+
+-- True when every number in v is finite: 1e400 decodes to infinity, which
+-- must not become a score.
+local function finite(v, depth)
+  if type(v) == "number" then return v == v and v ~= math.huge and v ~= -math.huge end
+  if type(v) ~= "table" or depth > 100 then return true end
+  for _, x in pairs(v) do
+    if not finite(x, depth + 1) then return false end
+  end
+  return true
 end
 
 -- The JSON object or array in a model's answer: the text itself, the inside
 -- of a ``` fence, or the span from the first { (or [) to the last } (or ]),
 -- each also tried without trailing commas. Returns the decoded table, or
--- nil and a message.
+-- nil and a message. NaN and infinities (1e400 included) are refused.
 function J.lenient(text)
   if type(text) ~= "string" then return nil, "the answer is not text" end
   local candidates = { text, text:match("```[%w_-]*%s*\n(.-)\n?%s*```") }
@@ -131,15 +141,19 @@ function J.lenient(text)
     local close = text:sub(first, first) == "{" and "}" or "]"
     local last
     for i = #text, first, -1 do
-      if text:sub(i, i) == close then last = i; break end
+      if text:byte(i) == close:byte() then last = i; break end
     end
-    if last then candidates[#candidates + 1] = text:sub(first, last) end
+    if last and (first > 1 or last < #text) then candidates[#candidates + 1] = text:sub(first, last) end
   end
   local err
   for _, c in ipairs(candidates) do
-    for _, s in ipairs { c, drop_trailing_commas(c) } do
+    local plain = drop_trailing_commas(c)
+    for _, s in ipairs { c, plain ~= c and plain or nil } do
       local v, e = cjson.decode(s)
-      if type(v) == "table" then return v end
+      if type(v) == "table" then
+        if not finite(v, 0) then return nil, "the answer holds a number that is not finite" end
+        return v
+      end
       err = err or e
     end
   end

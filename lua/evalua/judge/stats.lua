@@ -4,7 +4,7 @@ local S = {}
 local all = {} -- every judge's accounts, in the order judges were opened
 
 local COUNTS = { "requests", "attempts", "cache_hits", "failures", "budget_refused", "invalid",
-                 "asks", "prompt_tokens", "completion_tokens", "cache_errors" }
+                 "asks", "prompt_tokens", "completion_tokens", "cache_errors", "estimated_requests" }
 
 function S.new(model)
   local s = { requested_model = model, fingerprints = {}, seen = {},
@@ -38,10 +38,12 @@ end
 -- A plain copy a script may keep, print or put in a report.
 function S.snapshot(s)
   local out = { model = s.model or s.requested_model, requested_model = s.requested_model,
-                system_fingerprint = s.system_fingerprint, cost = s.cost }
+                system_fingerprint = s.system_fingerprint, cost = s.cost, cache_error = s.cache_error }
   for _, k in ipairs(COUNTS) do out[k] = s[k] end
   out.retries = s.attempts - s.requests
   out.total_tokens = s.prompt_tokens + s.completion_tokens
+  -- tokens of answers without server usage are estimates (docs/judge.md)
+  out.tokens_estimated = s.estimated_requests > 0
   out.system_fingerprints = table.move(s.fingerprints, 1, #s.fingerprints, 1, {})
   return out
 end
@@ -70,6 +72,8 @@ function S.run_totals()
     t.retries = t.retries + snap.retries
     t.total_tokens = t.total_tokens + snap.total_tokens
     if snap.cost then t.cost = (t.cost or 0) + snap.cost end
+    t.tokens_estimated = t.tokens_estimated or snap.tokens_estimated
+    t.cache_error = t.cache_error or snap.cache_error
   end
   return t
 end

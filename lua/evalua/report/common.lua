@@ -55,10 +55,11 @@ function M.meta_lines(res)
   elseif j then
     local fp = j.system_fingerprints and #j.system_fingerprints > 0
       and (" (" .. table.concat(j.system_fingerprints, ", ") .. ")") or ""
-    out[#out + 1] = ("judge: %s%s; %d requests, %d cached, %d retries, %d failed, %d invalid answers, %d tokens%s"):format(
+    -- a server without usage: the token (and cost) figures are estimates
+    out[#out + 1] = ("judge: %s%s; %d requests, %d cached, %d retries, %d failed, %d invalid answers, %d tokens%s%s"):format(
       tostring(j.model), fp, j.requests or 0, j.cache_hits or 0, j.retries or 0, j.failures or 0,
       j.invalid or 0, (j.prompt_tokens or 0) + (j.completion_tokens or 0),
-      j.cost and j.cost > 0 and (", $" .. M.num(j.cost, 4)) or "")
+      j.tokens_estimated and " (estimated)" or "", j.cost and j.cost > 0 and (", $" .. M.num(j.cost, 4)) or "")
   end
   if m.notes then out[#out + 1] = "notes: " .. m.notes end
   return out

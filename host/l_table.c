@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <openssl/evp.h>
+
 #include <lauxlib.h>
 
 #include "evalua/rows.h"
@@ -100,6 +103,66 @@ static int l_load(lua_State *L) {
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   jsonl_result_free(&res);
+  return 3;
+}
+
+/* ---- reading CSV --------------------------------------------------------------- */
+
+static void csv_skip(void *ud, uint32_t line, const char *why) {
+  lua_State *L = ud; /* the skipped list is at the top */
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, line), lua_setfield(L, -2, "line");
+  lua_pushstring(L, why), lua_setfield(L, -2, "error");
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
+
+/* The whole file in a string at the top of the stack. */
+static const char *slurp(lua_State *L, const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  size_t got;
+  do {
+    char *p = luaL_prepbuffsize(&b, (size_t)1 << 20);
+    got = fread(p, 1, (size_t)1 << 20, f);
+    luaL_addsize(&b, got);
+  } while (got > 0);
+  int bad = ferror(f);
+  fclose(f);
+  luaL_pushresult(&b);
+  if (bad) return lua_pop(L, 1), NULL;
+  return lua_tolstring(L, -1, len);
+}
+
+/* load_csv(path, opts) -> table, sha256, skipped | nil, message */
+static int l_load_csv(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  evalua_check_path(L, path, 0);
+  lua_getfield(L, 2, "lenient");
+  int lenient = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  struct ltable *lt = new_table(L, 2);
+  int ud = lua_gettop(L);
+  size_t len;
+  const char *text = slurp(L, path, &len);
+  if (!text) return lua_pushnil(L), lua_pushfstring(L, "cannot read data set: %s: %s", path, strerror(errno)), 2;
+  unsigned char md[32];
+  unsigned n = 0;
+  if (!EVP_Digest(text, len, md, &n, EVP_sha256(), NULL)) return luaL_error(L, "sha256 failed");
+  char err[600];
+  uint32_t line = 0;
+  lua_newtable(L); /* skipped */
+  int rc = evt_csv_read(&lt->t, text, len, &lt->sc, lenient, csv_skip, L, err, sizeof err, &line);
+  if (rc == EVT_ROW_NOMEM) return luaL_error(L, "%s: not enough memory", path);
+  if (rc == EVT_ROW_BAD) return lua_pushnil(L), lua_pushfstring(L, "%s:%d: %s", path, (int)line, err), 2;
+  int skipped = lua_gettop(L);
+  lua_pushvalue(L, ud);
+  char hex[65];
+  for (unsigned i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  lua_pushstring(L, hex);
+  lua_pushvalue(L, skipped);
   return 3;
 }
 
@@ -435,7 +498,8 @@ int luaopen_evalua_table(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, codes_gc), lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"load", l_load}, {"new", l_new}, {"codes_of", l_codes_of}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"load", l_load}, {"load_csv", l_load_csv}, {"new", l_new}, {"codes_of", l_codes_of},
+                                   {NULL, NULL}};
   luaL_newlib(L, funcs);
   luaopen_evalua_scores(L);
   lua_setfield(L, -2, "scores");

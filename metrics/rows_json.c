@@ -671,3 +671,25 @@ int evt_want_parse(const char *type, size_t len, enum evt_want *want) {
     if (key_is(type, len, want_names[i])) return *want = (enum evt_want)i, 1;
   return 0;
 }
+
+int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char *s, size_t len,
+                   const struct evt_schema *sc, char *err, size_t errlen) {
+  struct jp j = {s, s + len, s, t, sc, err, errlen, 0};
+  err[0] = '\0';
+  int rc = -1;
+  if (sc->rag)
+    for (int l = 0; l < EVT_NLISTS; l++)
+      if (key_is(key, klen, evt_list_names[l])) rc = list_member(&j, (enum evt_list_key)l), l = EVT_NLISTS;
+  if (rc == -1 && !err[0]) rc = scalar_member(&j, key, klen);
+  if (!rc) {
+    ws(&j);
+    if (j.p < j.end) rc = syntax(&j, "text after the value");
+  }
+  return rc ? (strcmp(err, "not enough memory") == 0 ? EVT_ROW_NOMEM : EVT_ROW_BAD) : EVT_ROW_OK;
+}
+
+int evt_row_check(struct evt_table *t, const struct evt_schema *sc, char *err, size_t errlen) {
+  struct jp j = {NULL, NULL, NULL, t, sc, err, errlen, 0};
+  err[0] = '\0';
+  return required(&j) ? EVT_ROW_BAD : EVT_ROW_OK;
+}

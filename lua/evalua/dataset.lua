@@ -44,74 +44,6 @@ local function strip_nulls(v)
   return v
 end
 
--- RFC 4180 CSV: quoted fields may hold commas, doubled quotes and newlines.
--- Calls fn(line, fields) with the line the record starts on.
-local function each_csv_record(text, path, fn)
-  local pos, line, len = 1, 1, #text
-  if text:sub(1, 3) == "\239\187\191" then pos = 4 end -- UTF-8 BOM
-  while pos <= len do
-    local fields, start_line = {}, line
-    while true do
-      local c = text:sub(pos, pos)
-      local value
-      if c == '"' then
-        local buf, p = {}, pos + 1
-        while true do
-          local q = text:find('"', p, true)
-          if not q then input_error(path, start_line, "unterminated quoted field") end
-          buf[#buf + 1] = text:sub(p, q - 1)
-          if text:sub(q + 1, q + 1) == '"' then
-            buf[#buf + 1] = '"'
-            p = q + 2
-          else
-            p = q + 1
-            break
-          end
-        end
-        value = table.concat(buf)
-        local _, nl = value:gsub("\n", "")
-        line = line + nl
-        pos = p
-      else
-        local e = text:find("[,\r\n]", pos) or len + 1
-        value = text:sub(pos, e - 1)
-        pos = e
-      end
-      fields[#fields + 1] = value
-      local sep = text:sub(pos, pos)
-      if sep == "," then
-        pos = pos + 1
-      else
-        if sep == "\r" then pos = pos + 1 end
-        if text:sub(pos, pos) == "\n" then pos = pos + 1 end
-        line = line + 1
-        break
-      end
-    end
-    if not (#fields == 1 and fields[1] == "") then fn(start_line, fields) end
-  end
-end
-
-local function each_csv(text, path, fn, schema)
-  local header
-  each_csv_record(text, path, function(line, fields)
-    if not header then
-      header = fields
-      return
-    end
-    if #fields ~= #header then
-      return fn(line, nil, ("expected %d fields as in the header, got %d"):format(#header, #fields))
-    end
-    local row, errmsg = {}, nil
-    for i, name in ipairs(header) do
-      local v, err = schema_mod.from_text(schema, name, fields[i])
-      if err then errmsg = errmsg or ("field '%s': %s"):format(name, err) end
-      row[name] = v
-    end
-    fn(line, row, errmsg)
-  end)
-end
-
 -- ---- rows as views over the C columns -------------------------------------
 -- A view is a plain Lua table that fetches a field from C the first time it
 -- is read and keeps it; pairs() fetches them all. row:table() is a copy
@@ -239,14 +171,12 @@ function M.load(path, opts)
   local spec, complex = c_schema(opts.schema ~= false and opts.schema or nil, opts.schema ~= false)
   spec.lenient = mode == "lenient"
   local format = detect_format(path, opts)
-  local ds
-  if format == "csv" then
-    ds = M.csv(path, opts.schema == false and {} or schema_mod.merge(schema_mod.rag, opts.schema), spec)
-  else
-    local tbl, hash, skipped = T.load(path, spec)
-    if not tbl then sys.input_error(hash) end
-    ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode }
+  if format ~= "csv" and format ~= "jsonl" then
+    error(("dataset.load: format must be \"jsonl\" or \"csv\", got %s"):format(tostring(format)), 2)
   end
+  local tbl, hash, skipped = (format == "csv" and T.load_csv or T.load)(path, spec)
+  if not tbl then sys.input_error(hash) end
+  local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode }
   check_complex(ds, complex, path)
   return ds
 end
@@ -291,26 +221,6 @@ function M.from_rows(rows, name)
                            hash = sys.sha256(table.concat(parts, "\n")), lua_rows = true }
   for i, r in ipairs(rows) do rawset(ds.rows, i, r) end
   return ds
-end
-
--- CSV: records parsed in Lua, cells typed by the schema, rows into columns.
-function M.csv(path, schema, spec)
-  local text = read_file(path)
-  local tbl = T.new(spec)
-  local skipped = {}
-  local function take(line, row, err)
-    if not err then
-      local ok, msg = tbl:append(row_json(row, path .. ":" .. line), line)
-      if not ok then err = msg end
-    end
-    if err then
-      if not spec.lenient then input_error(path, line, err) end
-      skipped[#skipped + 1] = { line = line, error = err }
-    end
-  end
-  each_csv(text, path, take, schema)
-  return new_dataset { path = path, table = tbl, skipped = skipped, hash = sys.sha256(text), format = "csv",
-                       mode = spec.lenient and "lenient" or "strict" }
 end
 
 -- trec(qrels_path, run_path [, {complete = true}]) -> Dataset: TREC files as

@@ -121,34 +121,4 @@ function M.check(schema, row)
   return nil
 end
 
--- from_text(schema, name, text) -> value, err: a CSV cell as the schema's type.
--- List cells hold JSON ("[...]") or "|"-separated items; an empty cell is absent.
-function M.from_text(schema, name, text)
-  local t = schema[name]
-  if text == "" then return nil end
-  if not t then return text end
-  t = t:gsub("!$", "")
-  if t == "number" or t == "integer" then
-    local n = tonumber(text)
-    if not n then return nil, ("expected %s, got '%s'"):format(t, text) end
-    return n
-  end
-  if t == "boolean" then
-    if text == "true" or text == "1" then return true end
-    if text == "false" or text == "0" then return false end
-    return nil, ("expected true or false, got '%s'"):format(text)
-  end
-  if t == "string" or t == "id" or t == "any" then return text end
-  if text:match("^%s*[%[{]") then
-    local v, err = cjson.decode(text)
-    if v == nil then return nil, "invalid JSON: " .. tostring(err) end
-    return v
-  end
-  if t == "grades" then return nil, "expected a JSON object id -> grade" end
-  local items = {}
-  for item in (text .. "|"):gmatch("(.-)|") do items[#items + 1] = item end
-  if t == "string|string[]" and #items == 1 then return text end
-  return items
-end
-
 return M

@@ -70,6 +70,43 @@ function test_unknown_load_option_is_refused()
   lu.assertStrContains(err, "dataset.load: unknown option 'mdoe'")
 end
 
+function test_csv_reads_into_the_same_columns_as_jsonl()
+  local csv = dir .. "/rows.csv"
+  h.write(csv, '\239\187\191qid,retrieved,graded_relevance,gold_answers,answer,ok,n\r\n'
+    .. 'q1,d1|d2,"{""d1"":2}","one|two"" x",one,true,3\r\n'
+    .. 'q2,"[{""id"":""d3"",""score"":1.5}]",,single,,0,2.5\r\n')
+  local ds = ev.dataset.load(csv, { schema = { ok = "boolean", n = "number" } })
+  lu.assertEquals(ds.n, 2)
+  lu.assertEquals(ds.rows[1]:table(), { qid = "q1", retrieved = { "d1", "d2" }, graded_relevance = { d1 = 2 },
+    gold_answers = { "one", 'two" x' }, answer = "one", ok = true, n = 3 })
+  lu.assertEquals(ds.rows[2]:table(), { qid = "q2", retrieved = { { id = "d3", score = 1.5 } },
+    gold_answers = "single", ok = false, n = 2.5 })
+  local ok, jds = load_text('{"qid":"q1","retrieved":["d1","d2"],"graded_relevance":{"d1":2},'
+    .. '"gold_answers":["one","two\\" x"],"answer":"one","ok":true,"n":3}\n')
+  lu.assertTrue(ok, jds)
+  lu.assertEquals(jds.rows[1]:table(), ds.rows[1]:table())
+end
+
+function test_csv_errors_and_lenient_rows()
+  local csv = dir .. "/bad.csv"
+  h.write(csv, 'qid,n,qid\nq1,1,x\n')
+  local ok, err = pcall(ev.dataset.load, csv)
+  lu.assertStrContains(tostring(err), "bad.csv:1: field 'qid' is named twice in the header")
+  h.write(csv, 'qid,n\nq1,1\nq2\nq3,x\n,4\n')
+  ok, err = pcall(ev.dataset.load, csv, { schema = { n = "integer" } })
+  lu.assertStrContains(tostring(err), "bad.csv:3: expected 2 fields as in the header, got 1")
+  local ds = ev.dataset.load(csv, { schema = { n = "integer" }, mode = "lenient" })
+  lu.assertEquals(ds.n, 1)
+  lu.assertEquals(ds.skipped, {
+    { line = 3, error = "expected 2 fields as in the header, got 1" },
+    { line = 4, error = "field 'n': expected integer, got 'x'" },
+    { line = 5, error = "field 'qid': missing (expected id)" },
+  })
+  h.write(csv, 'qid,n\nq1,1\nq5,"5\n')
+  ok, err = pcall(ev.dataset.load, csv, { mode = "lenient" })
+  lu.assertStrContains(tostring(err), "bad.csv:3: unterminated quoted field")
+end
+
 -- ---- views ---------------------------------------------------------------------
 
 function test_views_read_fields_from_the_columns()

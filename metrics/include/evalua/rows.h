@@ -47,6 +47,23 @@ enum { EVT_ROW_OK = 0, EVT_ROW_BAD = 1, EVT_ROW_NOMEM = -1 };
 int evt_json_row(struct evt_table *t, const char *s, size_t len, uint32_t line, const struct evt_schema *sc,
                  char *err, size_t errlen);
 
+/* For readers of other formats (CSV): the JSON value s[0..len) as the
+ * member key of the open row (evt_row_begin), typed as evt_json_row types
+ * it; then evt_row_check for required keys and gold labels. Both return
+ * EVT_ROW_OK, EVT_ROW_BAD (err set) or EVT_ROW_NOMEM; the caller takes a
+ * bad row back (evt_row_abort). */
+int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char *s, size_t len,
+                   const struct evt_schema *sc, char *err, size_t errlen);
+int evt_row_check(struct evt_table *t, const struct evt_schema *sc, char *err, size_t errlen);
+
+/* Reads CSV text (RFC 4180, a leading BOM skipped) into t, the first
+ * record naming the fields. A bad row stops the read (EVT_ROW_BAD, err
+ * and *line set) or, when lenient, is given to skip(ud, line, why) and
+ * left out. EVT_ROW_OK, EVT_ROW_BAD or EVT_ROW_NOMEM. */
+typedef void (*evt_skip_fn)(void *ud, uint32_t line, const char *why);
+int evt_csv_read(struct evt_table *t, const char *buf, size_t len, const struct evt_schema *sc, int lenient,
+                 evt_skip_fn skip, void *ud, char *err, size_t errlen, uint32_t *line);
+
 /* The name of a user schema type, or NULL when it is not one of
  * string, number, integer, boolean, id, any. */
 int evt_want_parse(const char *type, size_t len, enum evt_want *want);

@@ -1,0 +1,247 @@
+/* CSV (RFC 4180) rows into columns: quoted fields may hold commas, doubled
+ * quotes and line breaks; the first record names the fields. A cell is
+ * typed by its field: numbers and booleans from their text, the lists of
+ * the row format from JSON ("[...]") or from "|"-separated items, anything
+ * else a string; an empty cell is an absent key. List cells go through the
+ * JSON reader, so both formats check a row the same way. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalua/rows.h"
+
+struct span {
+  size_t off, len; /* in the scratch buffer */
+};
+
+struct csv {
+  const char *p, *end;
+  uint32_t line;
+  char *scratch;   /* unescaped fields of the current record */
+  size_t slen, scap;
+  struct span *f;
+  size_t nf, capf;
+};
+
+static int scratch_put(struct csv *c, const char *s, size_t n) {
+  if (c->slen + n + 1 > c->scap) {
+    size_t cap = c->scap ? c->scap : 4096;
+    while (cap < c->slen + n + 1) cap *= 2;
+    char *p = realloc(c->scratch, cap);
+    if (!p) return -1;
+    c->scratch = p, c->scap = cap;
+  }
+  memcpy(c->scratch + c->slen, s, n);
+  c->slen += n;
+  c->scratch[c->slen] = '\0';
+  return 0;
+}
+
+static int field_push(struct csv *c, size_t off) {
+  if (c->nf == c->capf) {
+    size_t cap = c->capf ? c->capf * 2 : 32;
+    struct span *f = realloc(c->f, cap * sizeof *f);
+    if (!f) return -1;
+    c->f = f, c->capf = cap;
+  }
+  c->f[c->nf++] = (struct span){off, c->slen - off};
+  if (scratch_put(c, "", 0)) return -1; /* room for, and a NUL after, the field */
+  c->slen++;
+  return 0;
+}
+
+/* One quoted field, after its opening quote. */
+static int quoted(struct csv *c, char *err, size_t errlen) {
+  for (;;) {
+    const char *q = memchr(c->p, '"', (size_t)(c->end - c->p));
+    if (!q) return snprintf(err, errlen, "unterminated quoted field"), 1; /* named by the line it starts on */
+    for (const char *x = c->p; x < q; x++) c->line += *x == '\n';
+    if (scratch_put(c, c->p, (size_t)(q - c->p))) return -1;
+    c->p = q + 1;
+    if (c->p < c->end && *c->p == '"') {
+      if (scratch_put(c, "\"", 1)) return -1;
+      c->p++;
+      continue;
+    }
+    return 0;
+  }
+}
+
+/* The next record into c->f; 1 at the end of the input, -1 out of memory,
+ * 2 on a syntax error (err set). Empty lines are skipped. */
+static int record(struct csv *c, char *err, size_t errlen, uint32_t *start) {
+  c->nf = 0, c->slen = 0;
+  while (c->p < c->end && (*c->p == '\n' || (*c->p == '\r' && c->p + 1 < c->end && c->p[1] == '\n')))
+    c->line++, c->p += *c->p == '\r' ? 2 : 1;
+  if (c->p >= c->end) return 1;
+  *start = c->line;
+  for (;;) {
+    size_t off = c->slen;
+    if (c->p < c->end && *c->p == '"') {
+      c->p++;
+      int rc = quoted(c, err, errlen);
+      if (rc) return rc == 1 ? 2 : -1;
+    } else {
+      const char *e = c->p;
+      while (e < c->end && *e != ',' && *e != '\n' && *e != '\r') e++;
+      if (scratch_put(c, c->p, (size_t)(e - c->p))) return -1;
+      c->p = e;
+    }
+    if (field_push(c, off)) return -1;
+    if (c->p < c->end && *c->p == ',') { c->p++; continue; }
+    if (c->p < c->end && *c->p == '\r') c->p++;
+    if (c->p < c->end && *c->p == '\n') c->p++;
+    c->line++;
+    return 0;
+  }
+}
+
+/* ---- typing a cell ----------------------------------------------------------- */
+
+static int fail(char *err, size_t errlen, const char *name, const char *want, const char *text) {
+  snprintf(err, errlen, "field '%s': expected %s, got '%.100s'", name, want, text);
+  return EVT_ROW_BAD;
+}
+
+static int is_list(const struct evt_schema *sc, const char *name) {
+  for (int k = 0; sc->rag && k < EVT_NLISTS; k++)
+    if (strcmp(name, evt_list_names[k]) == 0) return 1;
+  return 0;
+}
+
+static enum evt_want want_of(const struct evt_schema *sc, const char *name) {
+  for (size_t i = 0; i < sc->nfields; i++)
+    if (strcmp(sc->fields[i].name, name) == 0) return sc->fields[i].want;
+  return EVT_W_STRING; /* a CSV cell is text unless its field says otherwise */
+}
+
+/* "a|b" as the JSON list ["a","b"] (one item of gold_answers: the string). */
+static int items_json(const char *name, const char *text, char **out, size_t *outlen) {
+  size_t n = strlen(text), w = 0;
+  char *o = malloc(6 * n + 8); /* a byte becomes at most \u00XX */
+  if (!o) return -1;
+  int list = strcmp(name, "gold_answers") != 0 || strchr(text, '|');
+  if (list) o[w++] = '[';
+  o[w++] = '"';
+  for (const char *p = text; *p; p++) {
+    unsigned char ch = (unsigned char)*p;
+    if (ch == '|' && list) { o[w++] = '"', o[w++] = ',', o[w++] = '"'; continue; }
+    if (ch == '"' || ch == '\\') o[w++] = '\\', o[w++] = (char)ch;
+    else if (ch < 0x20) w += (size_t)snprintf(o + w, 8, "\\u%04x", ch);
+    else o[w++] = (char)ch;
+  }
+  o[w++] = '"';
+  if (list) o[w++] = ']';
+  *out = o, *outlen = w;
+  return 0;
+}
+
+static int list_cell(struct evt_table *t, const struct evt_schema *sc, const char *name, const char *text,
+                     char *err, size_t errlen) {
+  const char *p = text;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '[' || *p == '{') return evt_json_value(t, name, strlen(name), text, strlen(text), sc, err, errlen);
+  if (strcmp(name, "graded_relevance") == 0) return fail(err, errlen, name, "a JSON object id -> grade", text);
+  char *json;
+  size_t len;
+  if (items_json(name, text, &json, &len)) return EVT_ROW_NOMEM;
+  int rc = evt_json_value(t, name, strlen(name), json, len, sc, err, errlen);
+  free(json);
+  return rc;
+}
+
+static int scalar_cell(struct evt_table *t, const struct evt_schema *sc, const char *name, const char *text,
+                       char *err, size_t errlen) {
+  enum evt_want w = want_of(sc, name);
+  struct evt_col *col = evt_col_get(t, name, strlen(name), 1);
+  if (!col) return EVT_ROW_NOMEM;
+  struct evt_cell *c = &col->cells[t->n];
+  if (w == EVT_W_NUMBER || w == EVT_W_INTEGER) {
+    char *end;
+    double d = strtod(text, &end);
+    if (end == text || *end || !isfinite(d)) return fail(err, errlen, name, w == EVT_W_NUMBER ? "number" : "integer", text);
+    if (w == EVT_W_INTEGER && d != floor(d)) return fail(err, errlen, name, "integer", text);
+    int integral = strspn(text + (*text == '-' || *text == '+'), "0123456789") == strlen(text + (*text == '-' || *text == '+'));
+    if (integral && fabs(d) < 9.2e18) c->type = EVT_INT, c->v.i = (int64_t)d;
+    else c->type = EVT_NUM, c->v.d = d;
+    return EVT_ROW_OK;
+  }
+  if (w == EVT_W_BOOLEAN) {
+    int yes = !strcmp(text, "true") || !strcmp(text, "1"), no = !strcmp(text, "false") || !strcmp(text, "0");
+    if (!yes && !no) return fail(err, errlen, name, "true or false", text);
+    c->type = yes ? EVT_TRUE : EVT_FALSE;
+    return EVT_ROW_OK;
+  }
+  size_t n = strlen(text);
+  char *o = evt_text_room(t, n);
+  if (!o) return EVT_ROW_NOMEM;
+  memcpy(o, text, n);
+  evt_sref s = evt_text_take(t, n);
+  c->type = EVT_STR, c->len = s.len, c->v.off = s.off;
+  return EVT_ROW_OK;
+}
+
+/* ---- the file ------------------------------------------------------------------- */
+
+static int row(struct csv *c, struct evt_table *t, const struct evt_schema *sc, char **names, size_t ncols,
+               uint32_t line, char *err, size_t errlen) {
+  if (c->nf != ncols) {
+    snprintf(err, errlen, "expected %zu fields as in the header, got %zu", ncols, c->nf);
+    return EVT_ROW_BAD;
+  }
+  if (evt_row_begin(t, line)) return EVT_ROW_NOMEM;
+  int rc = EVT_ROW_OK;
+  for (size_t i = 0; i < ncols && rc == EVT_ROW_OK; i++) {
+    const char *text = c->scratch + c->f[i].off;
+    if (!*text) continue;
+    rc = is_list(sc, names[i]) ? list_cell(t, sc, names[i], text, err, errlen)
+                               : scalar_cell(t, sc, names[i], text, err, errlen);
+  }
+  if (rc == EVT_ROW_OK) rc = evt_row_check(t, sc, err, errlen);
+  if (rc == EVT_ROW_OK) evt_row_commit(t);
+  else evt_row_abort(t);
+  return rc;
+}
+
+static char **header(struct csv *c, size_t *n, char *err, size_t errlen) {
+  char **names = calloc(c->nf + 1, sizeof *names);
+  if (!names) return NULL;
+  for (size_t i = 0; i < c->nf; i++) {
+    names[i] = strdup(c->scratch + c->f[i].off);
+    if (!names[i]) break;
+    for (size_t k = 0; k < i; k++)
+      if (!strcmp(names[k], names[i])) snprintf(err, errlen, "field '%s' is named twice in the header", names[i]);
+  }
+  *n = c->nf;
+  return names;
+}
+
+int evt_csv_read(struct evt_table *t, const char *buf, size_t len, const struct evt_schema *sc, int lenient,
+                 evt_skip_fn skip, void *ud, char *err, size_t errlen, uint32_t *line) {
+  struct csv c = {buf, buf + len, 1, NULL, 0, 0, NULL, 0, 0};
+  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) c.p += 3; /* a BOM */
+  char **names = NULL;
+  size_t ncols = 0;
+  int rc = EVT_ROW_OK;
+  err[0] = '\0';
+  for (;;) {
+    uint32_t start = c.line;
+    int r = record(&c, err, errlen, &start);
+    if (r == 1) break;
+    *line = start;
+    if (r < 0) { rc = EVT_ROW_NOMEM; break; }
+    if (r == 2) { rc = EVT_ROW_BAD; break; }
+    if (!names) {
+      if (!(names = header(&c, &ncols, err, errlen))) { rc = EVT_ROW_NOMEM; break; }
+      if (err[0]) { rc = EVT_ROW_BAD; break; }
+      continue;
+    }
+    r = row(&c, t, sc, names, ncols, start, err, errlen);
+    if (r == EVT_ROW_NOMEM || (r == EVT_ROW_BAD && !lenient)) { rc = r; break; }
+    if (r == EVT_ROW_BAD) skip(ud, start, err), err[0] = '\0';
+  }
+  for (size_t i = 0; names && i < ncols; i++) free(names[i]);
+  free(names), free(c.scratch), free(c.f);
+  return rc;
+}

@@ -253,7 +253,8 @@ static int list_key(const char *k) {
   return -1;
 }
 
-/* t:get(i, key) -> value [, "json"] (nil when absent) */
+/* t:get(i, key [, max]) -> value [, "json"] (nil when absent); with max,
+ * a longer string is cut to at most max bytes, at a character, plus "…" */
 static int t_get(lua_State *L) {
   struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
   size_t r = check_row(L, &lt->t, 2);
@@ -267,7 +268,18 @@ static int t_get(lua_State *L) {
   }
   long c = evt_col_index(&lt->t, k, len);
   if (c < 0) return lua_pushnil(L), 1;
-  return push_cell(L, &lt->t, &lt->t.cols[c].cells[r]);
+  const struct evt_cell *cell = &lt->t.cols[c].cells[r];
+  lua_Integer max = luaL_optinteger(L, 4, 0);
+  if (max > 0 && cell->type == EVT_STR && cell->len > (uint64_t)max) { /* a digest: the text cut at a character */
+    const char *p = lt->t.text + cell->v.off;
+    size_t n = (size_t)max;
+    while (n > 0 && ((unsigned char)p[n] & 0xC0) == 0x80) n--;
+    lua_pushlstring(L, p, n);
+    lua_pushliteral(L, "…");
+    lua_concat(L, 2);
+    return 1;
+  }
+  return push_cell(L, &lt->t, cell);
 }
 
 /* t:keys(i) -> the keys row i has, in column order */

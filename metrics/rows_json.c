@@ -168,12 +168,24 @@ static int string_body(struct jp *j, size_t *len) {
 }
 
 /* A string value into the arena. */
+#define TOO_LONG "a string longer than 16 MB"
+
 static int take_string(struct jp *j, evt_sref *out) {
   size_t len;
   j->p++; /* the quote */
   if (string_body(j, &len)) return -1;
+  if (len > EVT_MAX_FIELD) return fail(j, TOO_LONG);
   *out = evt_text_take(j->t, len);
   return 0;
+}
+
+/* A failure inside a value, named by its field: "field 'answer': ...". */
+static int name_field(struct jp *j, const char *name, size_t i) {
+  if (strcmp(j->err, TOO_LONG) && strcmp(j->err, "number out of range")) return -1;
+  char what[64];
+  snprintf(what, sizeof what, "%s", j->err);
+  if (i) return fail(j, "field '%s[%zu]': %s", name, i, what);
+  return fail(j, "field '%s': %s", name, what);
 }
 
 /* ---- numbers ------------------------------------------------------------------- */
@@ -382,7 +394,8 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   ws(j);
   if (scalar_ok && j->p < j->end && *j->p == '"') {
     evt_sref s;
-    if (take_string(j, &s) || evt_list_push(j->t, k, s, 0)) return j->err[0] ? -1 : fail(j, "not enough memory");
+    if (take_string(j, &s)) return name_field(j, name, 0);
+    if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     j->t->list[k].present[j->t->n] |= EVT_LIST_SCALAR;
     return 0;
   }
@@ -392,7 +405,8 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
     const char *got = kind_at(j);
     if (*got != 's') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, got);
     evt_sref s;
-    if (take_string(j, &s) || evt_list_push(j->t, k, s, 0)) return j->err[0] ? -1 : fail(j, "not enough memory");
+    if (take_string(j, &s)) return name_field(j, name, i);
+    if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     int more = list_next(j);
     if (more <= 0) return more;
   }
@@ -556,7 +570,7 @@ static int scalar_member(struct jp *j, const char *k, size_t len) {
   struct evt_cell *c = &col->cells[j->t->n];
   if (cell_value(j, c)) {
     c->type = EVT_ABSENT;
-    if (strcmp(j->err, "number out of range") == 0) fail(j, "field '%s': number out of range", name);
+    name_field(j, name, 0);
     return -1;
   }
   if (!fits(w, c)) {

@@ -64,8 +64,21 @@ local function find_worst(res)
   end
 end
 
-local function field(res, i, key)
-  local v, kind = res.dataset.table:get(i, key)
+-- The lowest items are a digest: their texts are cut at DIGEST bytes (the
+-- JSON report's items keep every value whole).
+local DIGEST = 1000
+
+local function field(res, i, key, max)
+  if res.dataset.lua_rows then
+    local v = res.dataset.rows[i][key]
+    if max and type(v) == "string" and #v > max then
+      local cut = max
+      while cut > 0 and (v:byte(cut + 1) or 0) & 0xC0 == 0x80 do cut = cut - 1 end
+      v = v:sub(1, cut) .. "…"
+    end
+    return v
+  end
+  local v, kind = res.dataset.table:get(i, key, max)
   if kind == "json" then return res.dataset.rows[i][key] end
   return v
 end
@@ -81,9 +94,8 @@ local function find_bottom(res, k)
       local list = {}
       for r, i in ipairs(per[s]) do
         local score, reason = res.scores:get(i, j)
-        local id = res.dataset.lua_rows and res.dataset.rows[i][idf] or field(res, i, idf)
-        list[r] = { id = id, score = score, reason = reason,
-                    query = field(res, i, "query"), answer = field(res, i, "answer") }
+        list[r] = { id = field(res, i, idf), score = score, reason = reason,
+                    query = field(res, i, "query", DIGEST), answer = field(res, i, "answer", DIGEST) }
       end
       res.bottom[system][m.name] = list
     end

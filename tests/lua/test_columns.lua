@@ -46,6 +46,17 @@ function test_bad_rows_name_line_and_field()
   lu.assertEquals(load_error('{"qid":"q"} x'), "1: invalid JSON at column 13: text after the object, found 'x'")
 end
 
+function test_long_strings_are_refused_and_cut_in_digests()
+  lu.assertEquals(load_error('{"qid":"q","answer":"' .. ("x"):rep(16 * 2 ^ 20 + 1) .. '"}'),
+    "1: field 'answer': a string longer than 16 MB")
+  local long = ("é"):rep(1500) -- 3,000 bytes
+  local ok, ds = load_text(('{"qid":"q","answer":"%s","gold_answers":["a"]}\n'):format(long))
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false })
+  lu.assertEquals(res.bottom.all.token_f1[1].answer, ("é"):rep(500) .. "…") -- 1,000 bytes, at a character
+  lu.assertEquals(res.items[1].row.answer, long)
+end
+
 function test_integer_ids_a_bom_and_crlf_are_read()
   local ok, ds = load_text('\239\187\191{"qid":17,"retrieved":[3,"d4"],"gold_doc_ids":[3]}\r\n')
   lu.assertTrue(ok, ds)

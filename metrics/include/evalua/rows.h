@@ -35,9 +35,12 @@ struct evt_schema {
   size_t nfields;
 };
 
-/* Longest line or field a reader accepts, so a file of garbage cannot take
- * all memory. */
+/* Longest line a reader accepts, so a file of garbage cannot take all
+ * memory. */
 #define EVT_MAX_LINE ((size_t)256 << 20)
+/* Longest string value: one answer or context of 16 MB is already far past
+ * what any metric or judge is for. */
+#define EVT_MAX_FIELD ((size_t)16 << 20)
 
 enum { EVT_ROW_OK = 0, EVT_ROW_BAD = 1, EVT_ROW_NOMEM = -1 };
 

@@ -75,17 +75,33 @@ static struct ltable *new_table(lua_State *L, int opts) {
   return lt;
 }
 
-/* ---- reading JSONL ------------------------------------------------------------ */
+/* ---- reading files ------------------------------------------------------------ */
+
+/* The path (checked against the sandbox), lenient mode and a new table,
+ * from the arguments (path, opts) of a load. */
+static struct ltable *load_args(lua_State *L, const char **path, int *lenient) {
+  *path = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  evalua_check_path(L, *path, 0);
+  lua_getfield(L, 2, "lenient");
+  *lenient = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return new_table(L, 2);
+}
+
+/* {line =, error =} appended to the list at the top of the stack. */
+static void push_skip(lua_State *L, uint32_t line, const char *why) {
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, line), lua_setfield(L, -2, "line");
+  lua_pushstring(L, why), lua_setfield(L, -2, "error");
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
 
 /* load(path, opts) -> table, sha256, skipped | nil, message */
 static int l_load(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  evalua_check_path(L, path, 0);
-  lua_getfield(L, 2, "lenient");
-  int lenient = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  struct ltable *lt = new_table(L, 2);
+  const char *path;
+  int lenient;
+  struct ltable *lt = load_args(L, &path, &lenient);
   struct jsonl_result res;
   jsonl_read(path, &lt->t, &lt->sc, lenient, &res);
   if (res.err[0]) {
@@ -96,25 +112,14 @@ static int l_load(lua_State *L) {
   }
   lua_pushstring(L, res.hash);
   lua_createtable(L, (int)res.nskips, 0);
-  for (size_t i = 0; i < res.nskips; i++) {
-    lua_createtable(L, 0, 2);
-    lua_pushinteger(L, res.skips[i].line), lua_setfield(L, -2, "line");
-    lua_pushstring(L, res.skips[i].msg), lua_setfield(L, -2, "error");
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
-  }
+  for (size_t i = 0; i < res.nskips; i++) push_skip(L, res.skips[i].line, res.skips[i].msg);
   jsonl_result_free(&res);
   return 3;
 }
 
 /* ---- reading CSV --------------------------------------------------------------- */
 
-static void csv_skip(void *ud, uint32_t line, const char *why) {
-  lua_State *L = ud; /* the skipped list is at the top */
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, line), lua_setfield(L, -2, "line");
-  lua_pushstring(L, why), lua_setfield(L, -2, "error");
-  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-}
+static void csv_skip(void *ud, uint32_t line, const char *why) { push_skip(ud, line, why); }
 
 /* The whole file in a string at the top of the stack. */
 static const char *slurp(lua_State *L, const char *path, size_t *len) {
@@ -137,13 +142,9 @@ static const char *slurp(lua_State *L, const char *path, size_t *len) {
 
 /* load_csv(path, opts) -> table, sha256, skipped | nil, message */
 static int l_load_csv(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  evalua_check_path(L, path, 0);
-  lua_getfield(L, 2, "lenient");
-  int lenient = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  struct ltable *lt = new_table(L, 2);
+  const char *path;
+  int lenient;
+  struct ltable *lt = load_args(L, &path, &lenient);
   int ud = lua_gettop(L);
   size_t len;
   const char *text = slurp(L, path, &len);

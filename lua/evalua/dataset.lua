@@ -370,4 +370,5 @@ function Dataset:sample(opts)
 end
 
 M.Dataset = Dataset
+M.strip_nulls = strip_nulls
 return M

@@ -2,18 +2,7 @@
 -- results' columns, names and codes, the values that only Lua holds (judge
 -- details, rows given as Lua tables) and a decoder for JSON-valued fields.
 local cjson = require "cjson.safe"
-
-local function strip_nulls(v)
-  if type(v) ~= "table" then return v end
-  for k, x in pairs(v) do
-    if x == cjson.null then
-      if type(k) == "string" then v[k] = nil end
-    else
-      strip_nulls(x)
-    end
-  end
-  return v
-end
+local strip_nulls = require("evalua.dataset").strip_nulls
 
 return function(res)
   local names, dims, codes, values = {}, {}, {}, {}

@@ -40,26 +40,29 @@ local function aggregate(res, ci)
   end
 end
 
--- The slice with the lowest mean (highest when lower is better) per system and metric.
+-- The slice with the lowest mean (highest when lower is better) per system
+-- and metric; none when another slice has the same mean, as a marker on a
+-- tie (every slice at 1.000) would point at nothing in particular.
 local function find_worst(res)
   res.worst = {}
   for _, system in ipairs(res.systems) do
     res.worst[system] = {}
     for _, m in ipairs(res.metrics) do
-      local worst
+      local worst, tied
       for _, d in ipairs(res.dims) do
         if d ~= "all" then
           for _, value in ipairs(res:values_of(system, d)) do
             local a = res.aggregates[system][d][value][m.name]
-            local worse = worst and (m.higher_is_better and a.mean and a.mean < worst.mean
-                                     or not m.higher_is_better and a.mean and a.mean > worst.mean)
-            if a.mean and (not worst or worse) then
-              worst = { dim = d, value = value, mean = a.mean, measured = a.measured }
+            if a.mean and worst and a.mean == worst.mean then
+              tied = true
+            elseif a.mean and (not worst or (m.higher_is_better and a.mean < worst.mean)
+                               or (not m.higher_is_better and a.mean > worst.mean)) then
+              worst, tied = { dim = d, value = value, mean = a.mean, measured = a.measured }, false
             end
           end
         end
       end
-      res.worst[system][m.name] = worst
+      res.worst[system][m.name] = not tied and worst or nil
     end
   end
 end

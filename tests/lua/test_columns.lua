@@ -225,6 +225,13 @@ function test_bottom_k_is_a_sort_with_ties_in_row_order()
   lu.assertEquals(got, want)
 end
 
+function test_only_a_strictly_worst_slice_is_marked()
+  local res = ev.evaluate(rows_of { 1, 1, 1, 1 }, { metrics = { value_metric }, slices = { "class" }, ci = false })
+  lu.assertNil(res.worst.all.v)
+  res = ev.evaluate(rows_of { 1, 0.5, 1, 0.5 }, { metrics = { value_metric }, slices = { "class" }, ci = false })
+  lu.assertEquals(res.worst.all.v, { dim = "class", value = "even", mean = 0.5, measured = 2 })
+end
+
 function test_a_slice_function_that_raises_is_recorded()
   local res = ev.evaluate(rows_of { 1, 2 }, { metrics = { value_metric }, ci = false,
     slices = { bad = function(row) if row.v == 2 then error("no slice for 2", 0) end return "ok" end } })

@@ -94,8 +94,9 @@ return function(res, opts)
       for _, m in ipairs(res.metrics) do
         local f = cmp.flips[system] and cmp.flips[system][m.name]
         if f and #f.to_fail + #f.to_pass > 0 then
-          out[#out + 1] = ("  %s %s: %d went from pass to fail (%s), %d from fail to pass"):format(system, m.name,
-            #f.to_fail, C.clip(table.concat(f.to_fail, ", "), 60), #f.to_pass)
+          local which = #f.to_fail > 0 and (" (" .. C.clip(table.concat(f.to_fail, ", "), 60) .. ")") or ""
+          out[#out + 1] = ("  %s %s: %d went from pass to fail%s, %d from fail to pass"):format(system, m.name,
+            #f.to_fail, which, #f.to_pass)
         end
       end
     end

@@ -207,6 +207,12 @@ static int l_input_error(lua_State *L) {
   return lua_error(L);
 }
 
+/* exit(code): ev.exit; see evalua_request_exit. */
+static int l_exit(lua_State *L) {
+  lua_Integer code = luaL_optinteger(L, 1, 3);
+  return evalua_request_exit(L, (int)code);
+}
+
 static int l_versions(lua_State *L) {
   const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
   lua_createtable(L, 0, 5);
@@ -228,7 +234,7 @@ static const luaL_Reg sys_funcs[] = {
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
-  {"versions", l_versions}, {"input_error", l_input_error}, {NULL, NULL},
+  {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {NULL, NULL},
 };
 
 static const luaL_Reg lock_methods[] = {

@@ -82,10 +82,11 @@ static void push_arg_table(lua_State *L, const struct job *j) {
 }
 
 static int exit_code_of(lua_State *L, int status) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (rt->exit_requested) return rt->exit_code;
   if (status == LUA_OK) return lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
   if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "evalua_exit") == LUA_TNUMBER)
     return (int)lua_tointeger(L, -1);
-  struct evalua_runtime *rt = evalua_runtime(L);
   if (status == LUA_ERRMEM && rt->mem_exceeded)
     fprintf(stderr, "evalua: memory limit of %zu MB exceeded (--mem-limit)\n", rt->mem_limit >> 20);
   else

@@ -24,6 +24,8 @@ struct evalua_runtime {
   size_t mem_used;
   int mem_exceeded;
   int cpu_exceeded;
+  int exit_requested;          /* ev.exit was called: its code is exit_code */
+  int exit_code;
 };
 
 /* A new state whose allocator enforces rt->mem_limit; NULL when out of memory. */
@@ -46,6 +48,11 @@ void evalua_check_path(lua_State *L, const char *path, int write);
 int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, const char **err);
 int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err);
 void evalua_runtime_free(struct evalua_runtime *rt);
+
+/* Raises an exit request ({evalua_exit = code}) that pcall cannot keep:
+ * from then on every instruction of the main thread and of L raises it
+ * again, so a metric or ev.map item that calls ev.exit ends the run. */
+int evalua_request_exit(lua_State *L, int code);
 
 /* Installed by evalua_state_open: package.preload entries for C modules. */
 void evalua_preload_modules(lua_State *L);

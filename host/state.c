@@ -83,6 +83,29 @@ static void cpu_hook(lua_State *L, lua_Debug *ar) {
   luaL_error(L, "CPU time limit of %f s exceeded (--cpu-limit)", rt->cpu_limit);
 }
 
+static void push_exit(lua_State *L, int code) {
+  lua_createtable(L, 0, 1);
+  lua_pushinteger(L, code);
+  lua_setfield(L, -2, "evalua_exit");
+}
+
+static void exit_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  push_exit(L, evalua_runtime(L)->exit_code);
+  lua_error(L);
+}
+
+int evalua_request_exit(lua_State *L, int code) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  rt->exit_requested = 1, rt->exit_code = code;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_sethook(lua_tothread(L, -1), exit_hook, LUA_MASKCOUNT, 1);
+  lua_pop(L, 1);
+  lua_sethook(L, exit_hook, LUA_MASKCOUNT, 1);
+  push_exit(L, code);
+  return lua_error(L);
+}
+
 static void apply_sandbox(lua_State *L) {
   lua_getglobal(L, "require");
   lua_pushliteral(L, "evalua.sandbox");

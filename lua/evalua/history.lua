@@ -11,6 +11,7 @@
 -- record never points at a missing item file.
 local json = require "evalua.json"
 local sys = require "evalua._sys"
+local options = require "evalua.options"
 
 local M = {}
 local History = {}
@@ -155,8 +156,11 @@ local function record_of(res, opts)
 end
 
 -- append(res [, {label=, notes=}]) -> the record written
+local APPEND_OPTIONS = options.set { "label", "notes", "git_commit" }
+
 function History:append(res, opts)
   opts = opts or {}
+  options.check(opts, APPEND_OPTIONS, "history:append", 2)
   local rec = record_of(res, opts)
   local lines = {}
   for i, it in ipairs(res.items) do

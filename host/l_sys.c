@@ -111,20 +111,60 @@ static int l_write_atomic(lua_State *L) {
   return 1;
 }
 
-/* append(path, data): one write under an exclusive lock, so records from two
- * processes finishing at once never interleave. */
+/* A file of lines whose last line has no newline was cut off while being
+ * appended to (power loss, a kill between two writes): cut that torn tail
+ * off, so the next record starts on a line of its own. */
+static int cut_torn_tail(int fd, off_t *dropped) {
+  struct stat st;
+  char buf[4096];
+  if (fstat(fd, &st)) return -1;
+  off_t end = st.st_size, pos = end;
+  while (pos > 0) {
+    size_t k = pos < (off_t)sizeof buf ? (size_t)pos : sizeof buf;
+    pos -= (off_t)k;
+    if (pread(fd, buf, k, pos) != (ssize_t)k) return -1;
+    for (size_t i = k; i-- > 0;) {
+      if (buf[i] != '\n') continue;
+      *dropped = end - (pos + (off_t)i + 1);
+      return *dropped ? ftruncate(fd, pos + (off_t)i + 1) : 0;
+    }
+  }
+  *dropped = end;
+  return end ? ftruncate(fd, 0) : 0;
+}
+
+/* Writes data at the end, or nothing: a short write (full disk, file-size
+ * limit) is truncated back, keeping errno. */
+static int append_whole(int fd, const char *data, size_t n) {
+  off_t end = lseek(fd, 0, SEEK_END);
+  if (end < 0) return -1;
+  if (!evalua_write_all(fd, data, n)) return 0;
+  int e = errno;
+  if (ftruncate(fd, end)) { /* nothing better to do; the write's error is the one to report */ }
+  errno = e;
+  return -1;
+}
+
+/* append(path, data) -> true, bytes of a torn tail dropped | nil, message.
+ * One write under an exclusive lock, so records from two processes
+ * finishing at once never interleave; a record is written whole or not at
+ * all. */
 static int l_append(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
   evalua_check_path(L, path, 1);
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
   if (fd < 0) return fail(L, "cannot append to", path);
-  int bad = flock(fd, LOCK_EX) || evalua_write_all(fd, data, n) || fsync(fd);
-  if (close(fd)) bad = 1; /* closing releases the lock */
+  off_t dropped = 0;
+  int bad = flock(fd, LOCK_EX) || cut_torn_tail(fd, &dropped) || append_whole(fd, data, n) || fsync(fd);
+  int e = errno;
+  if (close(fd) && !bad) bad = 1, e = errno; /* closing releases the lock */
+  errno = e;
   if (bad) return fail(L, "cannot append to", path);
   lua_pushboolean(L, 1);
-  return 1;
+  lua_pushinteger(L, (lua_Integer)dropped);
+  return 2;
 }
 
 /* ---- lock files: lock(path) -> handle | nil, "held by pid N" ---------- */

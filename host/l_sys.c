@@ -36,13 +36,17 @@ static int l_now(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_REALTIME)
 static int l_monotonic(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_MONOTONIC)); return 1; }
 static int l_cputime(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_PROCESS_CPUTIME_ID)); return 1; }
 
+/* sleep(seconds); a sleep past --time-limit ends at the limit with its error. */
 static int l_sleep(lua_State *L) {
-  double s = luaL_checknumber(L, 1);
+  double s = luaL_checknumber(L, 1), left = evalua_time_left(L);
+  int cut = s > left;
+  if (cut) s = left;
+  if (s > 1e9) s = 1e9; /* 31 years; beyond, time_t conversion would overflow */
   if (s > 0) {
     struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
   }
-  return 0;
+  return cut ? evalua_time_up(L) : 0;
 }
 
 /* isatty("stdout" | "stderr" | fd) */

@@ -17,6 +17,7 @@ struct evalua_runtime {
   const char *lua_dir;         /* load lua/evalua from here instead of the binary */
   size_t mem_limit;            /* bytes; 0 = none */
   double cpu_limit;            /* seconds of CPU time; 0 = none */
+  double time_limit;           /* seconds of wall-clock time; 0 = none */
   char *read_dirs[EVALUA_MAX_READ_DIRS]; /* canonical paths, sandbox only */
   int n_read_dirs;
   char *out_dir;               /* canonical path, the only writable folder */
@@ -24,6 +25,8 @@ struct evalua_runtime {
   size_t mem_used;
   int mem_exceeded;
   int cpu_exceeded;
+  int time_exceeded;
+  double deadline;             /* CLOCK_MONOTONIC seconds when time_limit runs out */
   int exit_requested;          /* ev.exit was called: its code is exit_code */
   int exit_code;
 };
@@ -48,6 +51,16 @@ void evalua_check_path(lua_State *L, const char *path, int write);
 int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, const char **err);
 int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err);
 void evalua_runtime_free(struct evalua_runtime *rt);
+
+/* Starts the clocks of --cpu-limit and --time-limit and arms their
+ * backstops: signals that end the process (status 3, one line on stderr) a
+ * few seconds after a limit if the Lua hook never got to fire (a loop in C,
+ * in a finalizer or a message handler, where hooks are off). */
+void evalua_arm_limits(struct evalua_runtime *rt);
+/* Seconds left before --time-limit (HUGE_VAL when there is none). */
+double evalua_time_left(lua_State *L);
+/* Raises the time-limit error; from then on every instruction raises it. */
+int evalua_time_up(lua_State *L);
 
 /* Raises an exit request ({evalua_exit = code}) that pcall cannot keep:
  * from then on every instruction of the main thread and of L raises it

@@ -2,9 +2,15 @@
  * swallow, library opening, and the sandbox's file-access policy. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -72,15 +78,95 @@ static double cpu_seconds(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Once the limit is passed, the hook fires on every instruction and line of
+static double monotonic_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int over_limit(struct evalua_runtime *rt) {
+  if (rt->cpu_exceeded || rt->time_exceeded) return 1;
+  if (rt->cpu_limit > 0 && cpu_seconds() >= rt->cpu_limit) return rt->cpu_exceeded = 1;
+  if (rt->time_limit > 0 && monotonic_seconds() >= rt->deadline) return rt->time_exceeded = 1;
+  return 0;
+}
+
+/* Once a limit is passed, the hook fires on every instruction and line of
  * every coroutine that runs, so a pcall that catches the error gets nowhere. */
-static void cpu_hook(lua_State *L, lua_Debug *ar) {
+static void limit_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   struct evalua_runtime *rt = evalua_runtime(L);
-  if (!rt->cpu_exceeded && cpu_seconds() < rt->cpu_limit) return;
-  rt->cpu_exceeded = 1;
-  lua_sethook(L, cpu_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-  luaL_error(L, "CPU time limit of %f s exceeded (--cpu-limit)", rt->cpu_limit);
+  if (!over_limit(rt)) return;
+  lua_sethook(L, limit_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  if (rt->cpu_exceeded) luaL_error(L, "CPU time limit of %f s exceeded (--cpu-limit)", rt->cpu_limit);
+  luaL_error(L, "time limit of %f s exceeded (--time-limit)", rt->time_limit);
+}
+
+double evalua_time_left(lua_State *L) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  return rt->time_limit > 0 ? rt->deadline - monotonic_seconds() : HUGE_VAL;
+}
+
+int evalua_time_up(lua_State *L) {
+  evalua_runtime(L)->time_exceeded = 1;
+  limit_hook(L, NULL);
+  return 0;
+}
+
+/* ---- backstops: signals for what the hook cannot interrupt --------------- */
+
+#define BACKSTOP_GRACE 1 /* seconds past a limit before the process is stopped */
+
+/* Written by evalua_arm_limits before the signals are armed, read only by
+ * the handlers (write(2) and _exit(2) are async-signal-safe). */
+static char cpu_message[128], time_message[128];
+static size_t cpu_message_len, time_message_len;
+
+static void backstop(int sig) {
+  if (sig == SIGXCPU) (void)!write(2, cpu_message, cpu_message_len);
+  else (void)!write(2, time_message, time_message_len);
+  _exit(3);
+}
+
+static void on_signal(int sig) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = backstop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
+/* The kernel sends SIGXCPU at the soft limit and SIGKILL at the hard one. */
+static void arm_cpu(double limit) {
+  int n = snprintf(cpu_message, sizeof cpu_message,
+                   "evalua: CPU time limit of %g s exceeded (--cpu-limit); stopped outside Lua\n", limit);
+  cpu_message_len = n > 0 && (size_t)n < sizeof cpu_message ? (size_t)n : 0;
+  on_signal(SIGXCPU);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_CPU, &rl)) return;
+  rlim_t soft = (rlim_t)ceil(limit) + BACKSTOP_GRACE, hard = soft + BACKSTOP_GRACE;
+  if (rl.rlim_max != RLIM_INFINITY && hard > rl.rlim_max) hard = rl.rlim_max;
+  if (soft > hard) soft = hard;
+  rl.rlim_cur = soft, rl.rlim_max = hard;
+  setrlimit(RLIMIT_CPU, &rl);
+}
+
+static void arm_time(double limit) {
+  int n = snprintf(time_message, sizeof time_message,
+                   "evalua: time limit of %g s exceeded (--time-limit); stopped outside Lua\n", limit);
+  time_message_len = n > 0 && (size_t)n < sizeof time_message ? (size_t)n : 0;
+  on_signal(SIGALRM);
+  double at = limit + BACKSTOP_GRACE;
+  struct itimerval it = {{0, 0}, {(time_t)at, (suseconds_t)((at - floor(at)) * 1e6)}};
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void evalua_arm_limits(struct evalua_runtime *rt) {
+  if (rt->time_limit > 0) {
+    rt->deadline = monotonic_seconds() + rt->time_limit;
+    arm_time(rt->time_limit);
+  }
+  if (rt->cpu_limit > 0) arm_cpu(rt->cpu_limit); /* both count from the start of the process */
 }
 
 static void push_exit(lua_State *L, int code) {
@@ -121,7 +207,7 @@ void evalua_state_open(lua_State *L) {
   evalua_preload_modules(L);
   evalua_install_searcher(L);
   if (rt->sandbox) apply_sandbox(L);
-  if (rt->cpu_limit > 0) lua_sethook(L, cpu_hook, LUA_MASKCOUNT, CPU_CHECK_EVERY);
+  if (rt->cpu_limit > 0 || rt->time_limit > 0) lua_sethook(L, limit_hook, LUA_MASKCOUNT, CPU_CHECK_EVERY);
 }
 
 /* ---- file-access policy ---------------------------------------------- */

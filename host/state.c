@@ -218,14 +218,22 @@ static int under(const char *path, const char *root) {
   return path[n] == '\0' || path[n] == '/' || (n == 1 && root[0] == '/');
 }
 
-/* Canonical form of path; for a file that does not exist yet, its folder's
- * canonical form plus its name. NULL when neither exists. */
+/* Canonical form of path; for a path that does not exist yet (a file, or
+ * folders several levels deep), the canonical form of its longest existing
+ * ancestor plus the missing names, none of which may be "." or "..": those
+ * could only be resolved once the folders exist. NULL when refused. */
 static char *canonical(const char *path) {
   char *real = realpath(path, NULL);
   if (real || errno != ENOENT) return real;
-  const char *slash = strrchr(path, '/');
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--; /* "out/new/" names "out/new" */
+  const char *slash = NULL;
+  for (size_t i = n; i-- > 0;)
+    if (path[i] == '/') { slash = path + i; break; }
   const char *name = slash ? slash + 1 : path;
-  if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) return NULL;
+  size_t name_len = (size_t)(path + n - name);
+  if (!name_len || (name_len == 1 && name[0] == '.') || (name_len == 2 && !strncmp(name, "..", 2)))
+    return NULL;
   char dir[PATH_MAX];
   size_t dlen = slash ? (size_t)(slash - path) : 1;
   if (dlen >= sizeof dir) return NULL;
@@ -235,11 +243,11 @@ static char *canonical(const char *path) {
     memcpy(dir, path, dlen);
     dir[dlen] = '\0';
   }
-  char *parent = realpath(dir, NULL);
+  char *parent = canonical(dir); /* recursion: one level per missing folder */
   if (!parent) return NULL;
-  size_t len = strlen(parent) + strlen(name) + 2;
+  size_t len = strlen(parent) + name_len + 2;
   char *out = malloc(len);
-  if (out) snprintf(out, len, "%s/%s", strcmp(parent, "/") ? parent : "", name);
+  if (out) snprintf(out, len, "%s/%.*s", strcmp(parent, "/") ? parent : "", (int)name_len, name);
   free(parent);
   return out;
 }

@@ -150,7 +150,9 @@ local function git_commit()
       end
       return nil
     end
-    if not sys.stat(dir .. "/..") then return nil end
+    -- under --sandbox the folders above the working one are usually not
+    -- readable: then there is no commit to read, not an error
+    if not sys.path_allowed(dir .. "/..", "r") or not sys.stat(dir .. "/..") then return nil end
     dir = dir .. "/.."
     if #dir > 200 then return nil end
   end

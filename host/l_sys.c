@@ -26,6 +26,23 @@ static int fail(lua_State *L, const char *what, const char *path) {
   return 2;
 }
 
+/* Resolves path with evalua_at. A refusal by the sandbox is raised (as
+ * evalua_check_path does); any other failure returns nil, message. */
+static int resolve(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at,
+                   const char *what) {
+  if (!evalua_at(L, path, write, mkdirs, at)) return 0;
+  int e = errno;
+  if (e == EACCES || e == ELOOP || e == EXDEV || e == ENOTDIR) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    lua_error(L);
+  }
+  lua_pop(L, 1);
+  errno = e;
+  return fail(L, what, path);
+}
+
 static double clock_seconds(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
@@ -97,9 +114,66 @@ static int l_sha256(lua_State *L) {
 
 static int l_mkdir(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 1);
-  if (evalua_make_dir(path)) return fail(L, "cannot create folder", path);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 1, &at, "cannot create folder");
+  if (r) return r;
+  int bad = at.owned ? mkdirat(at.dirfd, at.name, 0777) && errno != EEXIST : evalua_make_dir(path);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  if (bad) return fail(L, "cannot create folder", path);
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* Lua's own file handles, made from a descriptor: io.open's result. */
+static int close_stream(lua_State *L) {
+  luaL_Stream *s = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  return luaL_fileresult(L, fclose(s->f) == 0, NULL);
+}
+
+static int open_flags(const char *mode) {
+  int f = mode[0] == 'r' ? O_RDONLY : mode[0] == 'w' ? O_WRONLY | O_CREAT | O_TRUNC
+        : mode[0] == 'a' ? O_WRONLY | O_CREAT | O_APPEND : -1;
+  const char *p = mode + (f != -1);
+  if (f != -1 && *p == '+') f = (f & ~O_WRONLY) | O_RDWR, p++;
+  p += strspn(p, "b");
+  return *p ? -1 : f;
+}
+
+/* open(path [, mode]) -> file | nil, message, errno: io.open, with the
+ * sandbox's check and the open in one step (evalua_at). */
+static int l_open(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1), *mode = luaL_optstring(L, 2, "r");
+  int flags = open_flags(mode);
+  luaL_argcheck(L, flags != -1, 2, "invalid mode");
+  luaL_Stream *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->closef = NULL; /* a closed file until fdopen succeeds */
+  luaL_setmetatable(L, LUA_FILEHANDLE);
+  struct evalua_at at;
+  int write = (flags & (O_WRONLY | O_RDWR)) != 0;
+  if (evalua_at(L, path, write, 0, &at)) {
+    int e = errno;
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    lua_pushinteger(L, e);
+    return 3;
+  }
+  int fd = openat(at.dirfd, at.name, flags | O_CLOEXEC | evalua_at_flags(&at), 0666);
+  int e = errno, sandboxed = at.owned != NULL;
+  evalua_at_release(&at);
+  if (fd >= 0 && !(s->f = fdopen(fd, mode))) e = errno, close(fd), fd = -1;
+  if (fd < 0) {
+    luaL_pushfail(L);
+    if (sandboxed && e == ELOOP)
+      lua_pushfstring(L, "sandbox: %s access to '%s' is not allowed (no symbolic links under --sandbox)",
+                      write ? "write" : "read", path);
+    else
+      lua_pushfstring(L, "%s: %s", path, strerror(e));
+    lua_pushinteger(L, e);
+    return 3;
+  }
+  s->closef = close_stream;
   return 1;
 }
 
@@ -109,8 +183,14 @@ static int l_write_atomic(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
-  evalua_check_path(L, path, 1);
-  if (evalua_write_atomic(path, data, n)) return fail(L, "cannot write", path);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 0, &at, "cannot write");
+  if (r) return r;
+  int bad = evalua_write_atomic_at(at.dirfd, at.name, evalua_at_flags(&at), data, n);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  if (bad) return fail(L, "cannot write", path);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -157,12 +237,17 @@ static int l_append(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
-  evalua_check_path(L, path, 1);
-  int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 0, &at, "cannot append to");
+  if (r) return r;
+  int fd = openat(at.dirfd, at.name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | evalua_at_flags(&at), 0666);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
   if (fd < 0) return fail(L, "cannot append to", path);
   off_t dropped = 0;
   int bad = flock(fd, LOCK_EX) || cut_torn_tail(fd, &dropped) || append_whole(fd, data, n) || fsync(fd);
-  int e = errno;
+  e = errno;
   if (close(fd) && !bad) bad = 1, e = errno; /* closing releases the lock */
   errno = e;
   if (bad) return fail(L, "cannot append to", path);
@@ -183,16 +268,21 @@ static int lock_release(lua_State *L) {
 
 static int l_lock(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 1);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 0, &at, "cannot open lock file");
+  if (r) return r;
   int *ud = lua_newuserdatauv(L, sizeof(int), 0);
   *ud = -1;
   luaL_setmetatable(L, LOCK_MT);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  int fd = openat(at.dirfd, at.name, O_RDWR | O_CREAT | O_CLOEXEC | evalua_at_flags(&at), 0666);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
   if (fd < 0) return fail(L, "cannot open lock file", path);
   if (flock(fd, LOCK_EX | LOCK_NB)) {
     char holder[32] = "";
-    ssize_t r = pread(fd, holder, sizeof holder - 1, 0);
-    holder[r > 0 ? r : 0] = '\0';
+    ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+    holder[got > 0 ? got : 0] = '\0';
     close(fd);
     luaL_pushfail(L);
     lua_pushfstring(L, "'%s' is held by process %s", path, *holder ? holder : "?");
@@ -278,7 +368,7 @@ static const luaL_Reg sys_funcs[] = {
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
-  {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {NULL, NULL},
+  {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {"open", l_open}, {NULL, NULL},
 };
 
 static const luaL_Reg lock_methods[] = {

@@ -21,6 +21,8 @@ struct evalua_runtime {
   char *read_dirs[EVALUA_MAX_READ_DIRS]; /* canonical paths, sandbox only */
   int n_read_dirs;
   char *out_dir;               /* canonical path, the only writable folder */
+  int read_fds[EVALUA_MAX_READ_DIRS]; /* the folders above, opened once (O_PATH) */
+  int out_fd;                  /* valid when out_dir is set */
   /* state */
   size_t mem_used;
   int mem_exceeded;
@@ -45,6 +47,30 @@ void evalua_state_open(lua_State *L);
 int evalua_path_allowed(lua_State *L, const char *path, int write);
 /* The same, raising the message as a Lua error. */
 void evalua_check_path(lua_State *L, const char *path, int write);
+
+/* A file named relative to an open folder: what evalua_at resolves a path
+ * to. In the trusted profile dirfd is AT_FDCWD and name the path itself. */
+struct evalua_at {
+  int dirfd;
+  const char *name;
+  char *owned; /* the resolved path name points into */
+};
+
+/* Opens the folder that holds path, in one step with the sandbox's check:
+ * beneath the --out folder (write) or a --read/--out folder (read), through
+ * no symbolic link (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or a walk
+ * of O_NOFOLLOW opens where the kernel lacks openat2), so a dangling link
+ * or a folder swapped for a link after the check cannot redirect the open.
+ * mkdirs creates missing folders on the way. Open the name itself with
+ * O_NOFOLLOW (evalua_at_flags). 0, or -1 with a message pushed. */
+int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at);
+/* O_NOFOLLOW when at came from the sandbox, else 0. */
+int evalua_at_flags(const struct evalua_at *at);
+void evalua_at_release(struct evalua_at *at);
+/* Opens the folder rel (no "." or ".." names) beneath rootfd with no
+ * symbolic link on the way; use_openat2 = 0 forces the O_NOFOLLOW walk
+ * (for tests). A new descriptor, or -1 with errno set. */
+int evalua_open_dir_beneath(int rootfd, const char *rel, int mkdirs, int use_openat2);
 
 /* Canonicalises rt's folders given on the command line; returns 0 or sets
  * *err to a static message naming the folder. */

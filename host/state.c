@@ -1,6 +1,8 @@
 /* Lua state creation: a capped allocator, a CPU-time hook that pcall cannot
  * swallow, library opening, and the sandbox's file-access policy. */
+#define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -272,6 +274,61 @@ int evalua_path_allowed(lua_State *L, const char *path, int write) {
   return ok;
 }
 
+/* The open root folder holding real (canonical), and where real's own part
+ * starts; -1 when the policy refuses it. */
+static int root_of(const struct evalua_runtime *rt, const char *real, int write, const char **rel) {
+  int fd = -1;
+  size_t n = 0;
+  if (rt->out_dir && under(real, rt->out_dir)) fd = rt->out_fd, n = strlen(rt->out_dir);
+  for (int i = 0; fd < 0 && !write && i < rt->n_read_dirs; i++)
+    if (under(real, rt->read_dirs[i])) fd = rt->read_fds[i], n = strlen(rt->read_dirs[i]);
+  if (fd >= 0) *rel = real + n + (real[n] == '/');
+  return fd;
+}
+
+static int at_error(lua_State *L, const char *path, int write, int e) {
+  if (e == ELOOP || e == EXDEV || e == ENOTDIR)
+    lua_pushfstring(L, "sandbox: %s access to '%s' is not allowed (no symbolic links under --sandbox)",
+                    write ? "write" : "read", path);
+  else
+    lua_pushfstring(L, "%s: %s", path, strerror(e));
+  errno = e;
+  return -1;
+}
+
+int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  at->dirfd = AT_FDCWD, at->name = path, at->owned = NULL;
+  if (!rt->sandbox) return 0;
+  char *real = canonical(path);
+  const char *rel = NULL;
+  int root = real ? root_of(rt, real, write, &rel) : -1;
+  if (root < 0) {
+    free(real);
+    if (evalua_path_allowed(L, path, write)) return at_error(L, path, write, EACCES);
+    errno = EACCES; /* the policy's message is pushed */
+    return -1;
+  }
+  at->owned = real;
+  char *slash = strrchr((char *)rel, '/');
+  at->name = slash ? slash + 1 : *rel ? rel : ".";
+  if (slash) *slash = '\0';
+  at->dirfd = evalua_open_dir_beneath(root, slash ? rel : "", mkdirs, 1);
+  if (at->dirfd >= 0) return 0;
+  int e = errno;
+  evalua_at_release(at);
+  return at_error(L, path, write, e);
+}
+
+int evalua_at_flags(const struct evalua_at *at) { return at->owned ? O_NOFOLLOW : 0; }
+
+void evalua_at_release(struct evalua_at *at) {
+  if (at->dirfd >= 0) close(at->dirfd);
+  at->dirfd = -1;
+  free(at->owned);
+  at->owned = NULL;
+}
+
 void evalua_check_path(lua_State *L, const char *path, int write) {
   if (!evalua_path_allowed(L, path, write)) {
     luaL_where(L, 1);
@@ -281,10 +338,17 @@ void evalua_check_path(lua_State *L, const char *path, int write) {
   }
 }
 
-static int keep_dir(const char *dir, char **slot, const char **err) {
+/* The folder's canonical path and a descriptor opened once: later opens
+ * start from the descriptor, so renaming a folder above it changes nothing. */
+static int keep_dir(const char *dir, char **slot, int *fd, const char **err) {
   char *real = realpath(dir, NULL);
   if (!real) {
     *err = "no such folder";
+    return -1;
+  }
+  if ((*fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    free(real);
+    *err = "cannot open the folder";
     return -1;
   }
   *slot = real;
@@ -296,18 +360,18 @@ int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, cons
     *err = "too many --read folders";
     return -1;
   }
-  if (keep_dir(dir, &rt->read_dirs[rt->n_read_dirs], err)) return -1;
+  if (keep_dir(dir, &rt->read_dirs[rt->n_read_dirs], &rt->read_fds[rt->n_read_dirs], err)) return -1;
   rt->n_read_dirs++;
   return 0;
 }
 
 int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err) {
-  free(rt->out_dir);
+  if (rt->out_dir) close(rt->out_fd), free(rt->out_dir);
   rt->out_dir = NULL;
-  return keep_dir(dir, &rt->out_dir, err);
+  return keep_dir(dir, &rt->out_dir, &rt->out_fd, err);
 }
 
 void evalua_runtime_free(struct evalua_runtime *rt) {
-  for (int i = 0; i < rt->n_read_dirs; i++) free(rt->read_dirs[i]);
-  free(rt->out_dir);
+  for (int i = 0; i < rt->n_read_dirs; i++) free(rt->read_dirs[i]), close(rt->read_fds[i]);
+  if (rt->out_dir) close(rt->out_fd), free(rt->out_dir);
 }

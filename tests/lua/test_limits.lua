@@ -78,4 +78,19 @@ print(ev.text.edit_similarity(s, s .. "x"))]], opts)
   end
 end
 
+function test_trec_loads_are_bounded_by_the_memory_cap_in_the_sandbox()
+  local dir = h.tmpdir()
+  h.write(dir .. "/in/qrels", "q1 0 d1 1\n")
+  h.write(dir .. "/in/run", ("q1 Q0 d1 1 1.5 r\n"):rep(800000)) -- 13 MB
+  h.write(dir .. "/s.lua", [[
+local ev = require "evalua"
+print(pcall(ev.dataset.trec, "in/qrels", "in/run"))
+print(pcall(ev.dataset.trec, "in/qrels", "/dev/zero"))]])
+  local r = h.run(("cd %s && %s run --sandbox --read in --read /dev --mem-limit 24 s.lua"):format(dir, h.bin))
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "false\t[^\n]*TREC files need about 26 MB, more than the %d+ MB %-%-mem%-limit leaves\n"
+    .. "false\t[^\n]*TREC files must be regular files under %-%-sandbox\n")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -11,6 +11,8 @@
 --   })
 --
 -- A usage error prints one line and exits with status 2.
+local options = require "evalua.options"
+
 local M = {}
 
 local function usage_error(fmt, ...)
@@ -86,8 +88,30 @@ local function assign(opt, seen_list, o, name, value)
   end
 end
 
+local SPEC_KEYS = options.set { "usage", "description", "positional" }
+local ENTRY_KEYS = options.set { "list", "choices" }
+
+local function string_keys(t)
+  local out = {}
+  for k, v in pairs(t) do
+    if type(k) ~= "number" then out[k] = v end
+  end
+  return out
+end
+
+-- A misspelt key in the spec (positonal, choice) is an error at the
+-- script's line, not an option that silently does nothing.
+local function check_spec(spec)
+  if type(spec) ~= "table" then error("ev.cli.parse: the spec must be a table", 3) end
+  options.check(string_keys(spec), SPEC_KEYS, "ev.cli.parse", 3)
+  for _, o in ipairs(spec) do
+    options.check(string_keys(o), ENTRY_KEYS, ("ev.cli.parse: option --%s"):format(tostring(o[1])), 3)
+  end
+end
+
 -- parse(arg, spec) -> opt; opt._ holds positional arguments when spec.positional is set.
 function M.parse(argv, spec)
+  check_spec(spec)
   local byname = {}
   for _, o in ipairs(spec) do byname[o[1]] = o end
   local opt, seen_list = defaults(spec), {}

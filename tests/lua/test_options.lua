@@ -41,6 +41,13 @@ function test_library_option_tables_refuse_unknown_keys()
     "local m = ev.gate.check({}, { colour = {} })")
 end
 
+function test_cli_specs_refuse_unknown_keys()
+  refuses("ev.cli.parse: unknown option 'positonal' (did you mean 'positional'?)",
+    "local o = ev.cli.parse({}, { usage = 'u', positonal = true })")
+  refuses("ev.cli.parse: option --format: unknown option 'choice' (did you mean 'choices'?)",
+    "local o = ev.cli.parse({}, { { 'format', 'md', 'report format', choice = { 'md' } } })")
+end
+
 function test_a_broken_rag_module_is_reported_not_hidden()
   local dir = h.tmpdir()
   h.write(dir .. "/lib/evalua/rag.lua", 'error("rag.lua is broken here")\n')

@@ -126,6 +126,55 @@ static int l_mkdir(lua_State *L) {
   return 1;
 }
 
+/* nil, "path: strerror", errno: how os.remove and os.rename fail. */
+static int os_fail(lua_State *L, const char *path, int e) {
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s: %s", path, strerror(e));
+  lua_pushinteger(L, e);
+  return 3;
+}
+
+/* A sandbox refusal from evalua_at is raised, as evalua_check_path does. */
+static int refused(lua_State *L) {
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+/* remove(path): os.remove for --sandbox, the check and the removal in one
+ * step (a link is removed, never followed). */
+static int l_remove(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  struct evalua_at at;
+  if (evalua_at(L, path, 1, 0, &at)) return refused(L);
+  int r = unlinkat(at.dirfd, at.name, 0);
+  if (r && (errno == EISDIR || errno == EPERM)) r = unlinkat(at.dirfd, at.name, AT_REMOVEDIR);
+  int e = errno;
+  evalua_at_release(&at);
+  if (r) return os_fail(L, path, e);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* rename(from, to): os.rename for --sandbox, both ends resolved beneath
+ * --out in one step each. */
+static int l_rename(lua_State *L) {
+  const char *from = luaL_checkstring(L, 1), *to = luaL_checkstring(L, 2);
+  struct evalua_at a, b;
+  if (evalua_at(L, from, 1, 0, &a)) return refused(L);
+  if (evalua_at(L, to, 1, 0, &b)) {
+    evalua_at_release(&a);
+    return refused(L);
+  }
+  int r = renameat(a.dirfd, a.name, b.dirfd, b.name), e = errno;
+  evalua_at_release(&a);
+  evalua_at_release(&b);
+  if (r) return os_fail(L, from, e);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* Lua's own file handles, made from a descriptor: io.open's result. */
 static int close_stream(lua_State *L) {
   luaL_Stream *s = luaL_checkudata(L, 1, LUA_FILEHANDLE);
@@ -368,7 +417,8 @@ static const luaL_Reg sys_funcs[] = {
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
-  {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {"open", l_open}, {NULL, NULL},
+  {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {"open", l_open},
+  {"remove", l_remove},     {"rename", l_rename},       {NULL, NULL},
 };
 
 static const luaL_Reg lock_methods[] = {

@@ -67,12 +67,6 @@ local function text_only_load(chunk, name, _, env)
   return real_load(chunk, name, "t", env)
 end
 
--- Raises at the caller's caller, so the message names the script's line.
-local function check(path, mode)
-  local ok, err = sys.path_allowed(path, mode)
-  if not ok then error(err, 3) end
-end
-
 local function guard_files()
   local lines, input, output = io.lines, io.input, io.output
   -- The check and the open are one step in C (beneath the allowed folder,
@@ -82,11 +76,23 @@ local function guard_files()
     return sys.open(path, mode)
   end
   io.lines = function(path, ...)
-    if path ~= nil then check(path, "r") end
-    return lines(path, ...)
+    if path == nil then return lines(nil, ...) end
+    local f, err = sys.open(path, "r")
+    if not f then error(err, 2) end
+    local it = f:lines(...)
+    local function pass(...)
+      if (...) == nil then f:close() end
+      return ...
+    end
+    -- as io.lines: the file closes at the end, or when a for loop is left
+    return function() return pass(it()) end, nil, nil, f
   end
   io.input = function(f)
-    if type(f) == "string" then check(f, "r") end
+    if type(f) == "string" then
+      local file, err = sys.open(f, "r")
+      if not file then error(err, 2) end
+      f = file
+    end
     return input(f)
   end
   io.output = function(f)
@@ -97,9 +103,7 @@ local function guard_files()
     end
     return output(f)
   end
-  local remove, rename = os.remove, os.rename
-  os.remove = function(path) check(path, "w"); return remove(path) end
-  os.rename = function(a, b) check(a, "w"); check(b, "w"); return rename(a, b) end
+  os.remove, os.rename = sys.remove, sys.rename
   loadfile = function(path, _, env)
     local ok, perr = sys.path_allowed(path, "r")
     if not ok then return nil, perr end

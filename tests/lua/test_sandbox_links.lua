@@ -36,6 +36,27 @@ print(pcall(sys.write_atomic, "out/dangling", "x"))]])
   lu.assertNotEquals(h.sh(("test -e %s/outside/created"):format(dir)), true)
 end
 
+function TestLinks.test_remove_rename_and_lines_do_not_follow_links()
+  h.sh(("ln -s %s/outside %s/out/away && echo secret > %s/outside/s"):format(dir, dir, dir))
+  local r = sandboxed([[
+print(pcall(io.lines, "out/away/s"))
+print(pcall(os.remove, "out/away/s"))
+local f = assert(io.open("out/f", "w")); f:write("1\n2\n"); f:close()
+print(pcall(os.rename, "out/f", "out/away/f"))
+local n = 0
+for l in io.lines("out/f") do n = n + l end
+print(n, os.rename("out/f", "out/dangling"))]])
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, table.concat({
+    "false\tsandbox: read access to 'out/away/s' is not allowed (readable only under --read or --out)",
+    "false\tsandbox: write access to 'out/away/s' is not allowed (writable only under --out)",
+    "false\tsandbox: write access to 'out/away/f' is not allowed (writable only under --out)",
+    "3\ttrue", "" }, "\n"))
+  lu.assertEquals(h.read(dir .. "/outside/s"), "secret\n")
+  lu.assertEquals(h.read(dir .. "/out/dangling"), "1\n2\n") -- the link was replaced, not followed
+  lu.assertNotEquals(h.sh(("test -e %s/outside/created"):format(dir)), true)
+end
+
 function TestLinks.test_swapping_a_folder_for_a_link_during_writes_never_escapes()
   -- a shell swaps out/d between a folder and a link to ../outside while the
   -- script writes out/d/f as fast as it can

@@ -346,14 +346,21 @@ static int l_lock(lua_State *L) {
 
 static int l_listdir(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 0);
-  DIR *d = opendir(path);
+  struct evalua_at at;
+  int r = resolve(L, path, 0, 0, &at, "cannot list");
+  if (r) return r;
+  int fd = openat(at.dirfd, at.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | evalua_at_flags(&at));
+  int e = errno;
+  evalua_at_release(&at);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (!d && fd >= 0) e = errno, close(fd);
+  errno = e;
   if (!d) return fail(L, "cannot list", path);
   lua_newtable(L);
   lua_Integer i = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    lua_pushstring(L, e->d_name);
+  for (struct dirent *entry; (entry = readdir(d));) {
+    if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, "..")) continue;
+    lua_pushstring(L, entry->d_name);
     lua_rawseti(L, -2, ++i);
   }
   closedir(d);
@@ -363,9 +370,15 @@ static int l_listdir(lua_State *L) {
 /* stat(path) -> {size=, mtime=, dir=} | nil, message */
 static int l_stat(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 0);
+  struct evalua_at at;
+  int r = resolve(L, path, 0, 0, &at, "cannot stat");
+  if (r) return r;
   struct stat st;
-  if (stat(path, &st)) return fail(L, "cannot stat", path);
+  int bad = fstatat(at.dirfd, at.name, &st, at.owned ? AT_SYMLINK_NOFOLLOW : 0);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  if (bad) return fail(L, "cannot stat", path);
   lua_createtable(L, 0, 3);
   lua_pushinteger(L, (lua_Integer)st.st_size);
   lua_setfield(L, -2, "size");

@@ -40,6 +40,7 @@ function TestLinks.test_remove_rename_and_lines_do_not_follow_links()
   h.sh(("ln -s %s/outside %s/out/away && echo secret > %s/outside/s"):format(dir, dir, dir))
   local r = sandboxed([[
 print(pcall(io.lines, "out/away/s"))
+print(pcall(require("evalua").sys.listdir, "out/away"))
 print(pcall(os.remove, "out/away/s"))
 local f = assert(io.open("out/f", "w")); f:write("1\n2\n"); f:close()
 print(pcall(os.rename, "out/f", "out/away/f"))
@@ -49,6 +50,7 @@ print(n, os.rename("out/f", "out/dangling"))]])
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertEquals(r.stdout, table.concat({
     "false\tsandbox: read access to 'out/away/s' is not allowed (readable only under --read or --out)",
+    "false\tsandbox: read access to 'out/away' is not allowed (readable only under --read or --out)",
     "false\tsandbox: write access to 'out/away/s' is not allowed (writable only under --out)",
     "false\tsandbox: write access to 'out/away/f' is not allowed (writable only under --out)",
     "3\ttrue", "" }, "\n"))

@@ -12,6 +12,7 @@
 #include "evalua/measures.h"
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
+#include "l_lists.h"
 #include "modules.h"
 #include "parallel.h"
 #include "runtime.h"
@@ -53,10 +54,13 @@ struct opts {
   int complete;
 };
 
+/* gain is read by ev.metrics.ndcg in Lua and passed along with the rest. */
+static const char *const retrieval_options[] = {"level", "depth", "complete", "gain", NULL};
+
 static struct opts check_opts(lua_State *L, int arg) {
   struct opts o = {1.0, 0, 0};
   if (lua_isnoneornil(L, arg)) return o;
-  luaL_checktype(L, arg, LUA_TTABLE);
+  lists_check_options(L, arg, retrieval_options);
   if (lua_getfield(L, arg, "level") != LUA_TNIL) {
     if (!lua_isnumber(L, -1)) luaL_argerror(L, arg, "'level' must be a number");
     o.level = lua_tonumber(L, -1);

@@ -41,6 +41,14 @@ function test_library_option_tables_refuse_unknown_keys()
     "local m = ev.gate.check({}, { colour = {} })")
 end
 
+function test_retrieval_measures_refuse_unknown_options()
+  refuses("ev.metrics: unknown option 'levle' (options: complete, depth, gain, level)",
+    "local v = ev.metrics.recall({ 'a' }, { 'a' }, 5, { levle = 2 })")
+  refuses("ev.metrics: unknown option 'dept' (did you mean 'depth'?)",
+    "local v = ev.metrics.ndcg({ 'a' }, { 'a' }, { dept = 2 })")
+  lu.assertEquals(ev.metrics.ndcg({ "a" }, { "a" }, 5, { gain = "exp", level = 1 }), 1.0)
+end
+
 function test_cli_specs_refuse_unknown_keys()
   refuses("ev.cli.parse: unknown option 'positonal' (did you mean 'positional'?)",
     "local o = ev.cli.parse({}, { usage = 'u', positonal = true })")

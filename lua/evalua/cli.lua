@@ -10,14 +10,16 @@
 --     { "format", { "md", "json" }, "report formats", list = true },
 --   })
 --
--- A usage error prints one line and exits with status 2.
+-- A usage error prints one line and exits with status 2, through the same
+-- exit request as ev.exit, so a pcall around parse cannot keep the run going.
 local options = require "evalua.options"
+local sys = require "evalua._sys"
 
 local M = {}
 
 local function usage_error(fmt, ...)
   io.stderr:write("evalua: ", fmt:format(...), " (try --help)\n")
-  error({ evalua_exit = 2 }, 0)
+  sys.exit(2)
 end
 
 local function kind_of(spec)
@@ -120,7 +122,7 @@ function M.parse(argv, spec)
     local a = argv[i]
     if a == "--help" or a == "-h" then
       io.stdout:write(M.help(spec))
-      error({ evalua_exit = 0 }, 0)
+      sys.exit(0)
     elseif a == "--" then
       for j = i + 1, n do opt._[#opt._ + 1] = argv[j] end
       break

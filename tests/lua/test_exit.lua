@@ -39,4 +39,15 @@ print("not reached")]], function(r, opts)
   end)
 end
 
+function test_a_usage_error_inside_pcall_still_exits_2()
+  both_profiles([[
+local ev = require "evalua"
+print(pcall(ev.cli.parse, { "--bogus" }, { { "k", 1, "rank cutoff" } }))
+print("not reached")]], function(r, opts)
+    lu.assertEquals(r.status, 2, opts .. r.stderr)
+    lu.assertEquals(r.stdout, "")
+    lu.assertEquals(r.stderr, "evalua: unknown option --bogus (try --help)\n")
+  end)
+end
+
 os.exit(lu.LuaUnit.run(), true)

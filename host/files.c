@@ -35,18 +35,22 @@ int evalua_write_all(int fd, const char *s, size_t n) {
 }
 
 int evalua_write_atomic(const char *path, const char *data, size_t n) {
-  size_t len = strlen(path) + 32;
+  return evalua_write_atomic_at(AT_FDCWD, path, 0, data, n);
+}
+
+int evalua_write_atomic_at(int dirfd, const char *name, int oflags, const char *data, size_t n) {
+  size_t len = strlen(name) + 32;
   char *tmp = malloc(len);
   if (!tmp) return -1;
-  snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  snprintf(tmp, len, "%s.tmp.%ld", name, (long)getpid());
+  int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | oflags, 0666);
   int r = fd < 0 ? -1 : 0;
   if (!r && (evalua_write_all(fd, data, n) || fsync(fd))) r = -1;
   if (fd >= 0 && close(fd)) r = -1;
-  if (!r && rename(tmp, path)) r = -1;
+  if (!r && renameat(dirfd, tmp, dirfd, name)) r = -1;
   if (r && fd >= 0) {
     int e = errno;
-    unlink(tmp);
+    unlinkat(dirfd, tmp, 0);
     errno = e;
   }
   free(tmp);

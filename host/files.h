@@ -11,5 +11,8 @@ int evalua_write_all(int fd, const char *s, size_t n);
 /* Writes data to path through a temporary file and rename(2), so readers see
  * the old or the whole new content; 0 or -1 with errno set. */
 int evalua_write_atomic(const char *path, const char *data, size_t n);
+/* The same for name relative to dirfd (AT_FDCWD: the working folder); oflags
+ * are added to the temporary file's open (O_NOFOLLOW in the sandbox). */
+int evalua_write_atomic_at(int dirfd, const char *name, int oflags, const char *data, size_t n);
 
 #endif

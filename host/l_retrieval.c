@@ -5,12 +5,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 
 #include "evalua/measures.h"
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
+#include "l_lists.h"
 #include "modules.h"
 #include "parallel.h"
 #include "runtime.h"
@@ -52,10 +54,13 @@ struct opts {
   int complete;
 };
 
+/* gain is read by ev.metrics.ndcg in Lua and passed along with the rest. */
+static const char *const retrieval_options[] = {"level", "depth", "complete", "gain", NULL};
+
 static struct opts check_opts(lua_State *L, int arg) {
   struct opts o = {1.0, 0, 0};
   if (lua_isnoneornil(L, arg)) return o;
-  luaL_checktype(L, arg, LUA_TTABLE);
+  lists_check_options(L, arg, retrieval_options);
   if (lua_getfield(L, arg, "level") != LUA_TNIL) {
     if (!lua_isnumber(L, -1)) luaL_argerror(L, arg, "'level' must be a number");
     o.level = lua_tonumber(L, -1);
@@ -445,11 +450,29 @@ static int trec_gc(lua_State *L) {
   return 0;
 }
 
+/* TREC data lives outside the Lua allocator (the mapped files and record
+ * arrays of about their size), so under --sandbox a load is bounded
+ * instead: regular files only, and about twice their size must fit in what
+ * --mem-limit leaves. */
+static void check_trec_fits(lua_State *L, const char *qrels, const char *run) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  struct stat a, b;
+  if (!rt->sandbox || stat(qrels, &a) || stat(run, &b)) return; /* the reader names a missing file */
+  if (!S_ISREG(a.st_mode) || !S_ISREG(b.st_mode))
+    luaL_error(L, "TREC files must be regular files under --sandbox");
+  double need = 2.0 * ((double)a.st_size + (double)b.st_size) / 1048576.0;
+  double left = rt->mem_limit > rt->mem_used ? (double)(rt->mem_limit - rt->mem_used) / 1048576.0 : 0;
+  if (rt->mem_limit && need > left)
+    luaL_error(L, "TREC files need about %d MB, more than the %d MB --mem-limit leaves", (int)ceil(need),
+               (int)left);
+}
+
 /* load_trec(qrels_path, run_path) -> TREC data */
 static int l_load_trec(lua_State *L) {
   const char *qrels = luaL_checkstring(L, 1), *run = luaL_checkstring(L, 2);
   evalua_check_path(L, qrels, 0);
   evalua_check_path(L, run, 0);
+  check_trec_fits(L, qrels, run);
   struct evr_trec **t = lua_newuserdatauv(L, sizeof *t, 0);
   *t = NULL;
   luaL_setmetatable(L, TREC_MT);

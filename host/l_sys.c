@@ -26,6 +26,23 @@ static int fail(lua_State *L, const char *what, const char *path) {
   return 2;
 }
 
+/* Resolves path with evalua_at. A refusal by the sandbox is raised (as
+ * evalua_check_path does); any other failure returns nil, message. */
+static int resolve(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at,
+                   const char *what) {
+  if (!evalua_at(L, path, write, mkdirs, at)) return 0;
+  int e = errno;
+  if (e == EACCES || e == ELOOP || e == EXDEV || e == ENOTDIR) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    lua_error(L);
+  }
+  lua_pop(L, 1);
+  errno = e;
+  return fail(L, what, path);
+}
+
 static double clock_seconds(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
@@ -36,13 +53,17 @@ static int l_now(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_REALTIME)
 static int l_monotonic(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_MONOTONIC)); return 1; }
 static int l_cputime(lua_State *L) { lua_pushnumber(L, clock_seconds(CLOCK_PROCESS_CPUTIME_ID)); return 1; }
 
+/* sleep(seconds); a sleep past --time-limit ends at the limit with its error. */
 static int l_sleep(lua_State *L) {
-  double s = luaL_checknumber(L, 1);
+  double s = luaL_checknumber(L, 1), left = evalua_time_left(L);
+  int cut = s > left;
+  if (cut) s = left;
+  if (s > 1e9) s = 1e9; /* 31 years; beyond, time_t conversion would overflow */
   if (s > 0) {
     struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
   }
-  return 0;
+  return cut ? evalua_time_up(L) : 0;
 }
 
 /* isatty("stdout" | "stderr" | fd) */
@@ -93,9 +114,115 @@ static int l_sha256(lua_State *L) {
 
 static int l_mkdir(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 1);
-  if (evalua_make_dir(path)) return fail(L, "cannot create folder", path);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 1, &at, "cannot create folder");
+  if (r) return r;
+  int bad = at.owned ? mkdirat(at.dirfd, at.name, 0777) && errno != EEXIST : evalua_make_dir(path);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  if (bad) return fail(L, "cannot create folder", path);
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* nil, "path: strerror", errno: how os.remove and os.rename fail. */
+static int os_fail(lua_State *L, const char *path, int e) {
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s: %s", path, strerror(e));
+  lua_pushinteger(L, e);
+  return 3;
+}
+
+/* A sandbox refusal from evalua_at is raised, as evalua_check_path does. */
+static int refused(lua_State *L) {
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+/* remove(path): os.remove for --sandbox, the check and the removal in one
+ * step (a link is removed, never followed). */
+static int l_remove(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  struct evalua_at at;
+  if (evalua_at(L, path, 1, 0, &at)) return refused(L);
+  int r = unlinkat(at.dirfd, at.name, 0);
+  if (r && (errno == EISDIR || errno == EPERM)) r = unlinkat(at.dirfd, at.name, AT_REMOVEDIR);
+  int e = errno;
+  evalua_at_release(&at);
+  if (r) return os_fail(L, path, e);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* rename(from, to): os.rename for --sandbox, both ends resolved beneath
+ * --out in one step each. */
+static int l_rename(lua_State *L) {
+  const char *from = luaL_checkstring(L, 1), *to = luaL_checkstring(L, 2);
+  struct evalua_at a, b;
+  if (evalua_at(L, from, 1, 0, &a)) return refused(L);
+  if (evalua_at(L, to, 1, 0, &b)) {
+    evalua_at_release(&a);
+    return refused(L);
+  }
+  int r = renameat(a.dirfd, a.name, b.dirfd, b.name), e = errno;
+  evalua_at_release(&a);
+  evalua_at_release(&b);
+  if (r) return os_fail(L, from, e);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* Lua's own file handles, made from a descriptor: io.open's result. */
+static int close_stream(lua_State *L) {
+  luaL_Stream *s = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  return luaL_fileresult(L, fclose(s->f) == 0, NULL);
+}
+
+static int open_flags(const char *mode) {
+  int f = mode[0] == 'r' ? O_RDONLY : mode[0] == 'w' ? O_WRONLY | O_CREAT | O_TRUNC
+        : mode[0] == 'a' ? O_WRONLY | O_CREAT | O_APPEND : -1;
+  const char *p = mode + (f != -1);
+  if (f != -1 && *p == '+') f = (f & ~O_WRONLY) | O_RDWR, p++;
+  p += strspn(p, "b");
+  return *p ? -1 : f;
+}
+
+/* open(path [, mode]) -> file | nil, message, errno: io.open, with the
+ * sandbox's check and the open in one step (evalua_at). */
+static int l_open(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1), *mode = luaL_optstring(L, 2, "r");
+  int flags = open_flags(mode);
+  luaL_argcheck(L, flags != -1, 2, "invalid mode");
+  luaL_Stream *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->closef = NULL; /* a closed file until fdopen succeeds */
+  luaL_setmetatable(L, LUA_FILEHANDLE);
+  struct evalua_at at;
+  int write = (flags & (O_WRONLY | O_RDWR)) != 0;
+  if (evalua_at(L, path, write, 0, &at)) {
+    int e = errno;
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    lua_pushinteger(L, e);
+    return 3;
+  }
+  int fd = openat(at.dirfd, at.name, flags | O_CLOEXEC | evalua_at_flags(&at), 0666);
+  int e = errno, sandboxed = at.owned != NULL;
+  evalua_at_release(&at);
+  if (fd >= 0 && !(s->f = fdopen(fd, mode))) e = errno, close(fd), fd = -1;
+  if (fd < 0) {
+    luaL_pushfail(L);
+    if (sandboxed && e == ELOOP)
+      lua_pushfstring(L, "sandbox: %s access to '%s' is not allowed (no symbolic links under --sandbox)",
+                      write ? "write" : "read", path);
+    else
+      lua_pushfstring(L, "%s: %s", path, strerror(e));
+    lua_pushinteger(L, e);
+    return 3;
+  }
+  s->closef = close_stream;
   return 1;
 }
 
@@ -105,26 +232,77 @@ static int l_write_atomic(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
-  evalua_check_path(L, path, 1);
-  if (evalua_write_atomic(path, data, n)) return fail(L, "cannot write", path);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 0, &at, "cannot write");
+  if (r) return r;
+  int bad = evalua_write_atomic_at(at.dirfd, at.name, evalua_at_flags(&at), data, n);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  if (bad) return fail(L, "cannot write", path);
   lua_pushboolean(L, 1);
   return 1;
 }
 
-/* append(path, data): one write under an exclusive lock, so records from two
- * processes finishing at once never interleave. */
+/* A file of lines whose last line has no newline was cut off while being
+ * appended to (power loss, a kill between two writes): cut that torn tail
+ * off, so the next record starts on a line of its own. */
+static int cut_torn_tail(int fd, off_t *dropped) {
+  struct stat st;
+  char buf[4096];
+  if (fstat(fd, &st)) return -1;
+  off_t end = st.st_size, pos = end;
+  while (pos > 0) {
+    size_t k = pos < (off_t)sizeof buf ? (size_t)pos : sizeof buf;
+    pos -= (off_t)k;
+    if (pread(fd, buf, k, pos) != (ssize_t)k) return -1;
+    for (size_t i = k; i-- > 0;) {
+      if (buf[i] != '\n') continue;
+      *dropped = end - (pos + (off_t)i + 1);
+      return *dropped ? ftruncate(fd, pos + (off_t)i + 1) : 0;
+    }
+  }
+  *dropped = end;
+  return end ? ftruncate(fd, 0) : 0;
+}
+
+/* Writes data at the end, or nothing: a short write (full disk, file-size
+ * limit) is truncated back, keeping errno. */
+static int append_whole(int fd, const char *data, size_t n) {
+  off_t end = lseek(fd, 0, SEEK_END);
+  if (end < 0) return -1;
+  if (!evalua_write_all(fd, data, n)) return 0;
+  int e = errno;
+  if (ftruncate(fd, end)) { /* nothing better to do; the write's error is the one to report */ }
+  errno = e;
+  return -1;
+}
+
+/* append(path, data) -> true, bytes of a torn tail dropped | nil, message.
+ * One write under an exclusive lock, so records from two processes
+ * finishing at once never interleave; a record is written whole or not at
+ * all. */
 static int l_append(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
-  evalua_check_path(L, path, 1);
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 0, &at, "cannot append to");
+  if (r) return r;
+  int fd = openat(at.dirfd, at.name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | evalua_at_flags(&at), 0666);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
   if (fd < 0) return fail(L, "cannot append to", path);
-  int bad = flock(fd, LOCK_EX) || evalua_write_all(fd, data, n) || fsync(fd);
-  if (close(fd)) bad = 1; /* closing releases the lock */
+  off_t dropped = 0;
+  int bad = flock(fd, LOCK_EX) || cut_torn_tail(fd, &dropped) || append_whole(fd, data, n) || fsync(fd);
+  e = errno;
+  if (close(fd) && !bad) bad = 1, e = errno; /* closing releases the lock */
+  errno = e;
   if (bad) return fail(L, "cannot append to", path);
   lua_pushboolean(L, 1);
-  return 1;
+  lua_pushinteger(L, (lua_Integer)dropped);
+  return 2;
 }
 
 /* ---- lock files: lock(path) -> handle | nil, "held by pid N" ---------- */
@@ -139,16 +317,21 @@ static int lock_release(lua_State *L) {
 
 static int l_lock(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 1);
+  struct evalua_at at;
+  int r = resolve(L, path, 1, 0, &at, "cannot open lock file");
+  if (r) return r;
   int *ud = lua_newuserdatauv(L, sizeof(int), 0);
   *ud = -1;
   luaL_setmetatable(L, LOCK_MT);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  int fd = openat(at.dirfd, at.name, O_RDWR | O_CREAT | O_CLOEXEC | evalua_at_flags(&at), 0666);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
   if (fd < 0) return fail(L, "cannot open lock file", path);
   if (flock(fd, LOCK_EX | LOCK_NB)) {
     char holder[32] = "";
-    ssize_t r = pread(fd, holder, sizeof holder - 1, 0);
-    holder[r > 0 ? r : 0] = '\0';
+    ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+    holder[got > 0 ? got : 0] = '\0';
     close(fd);
     luaL_pushfail(L);
     lua_pushfstring(L, "'%s' is held by process %s", path, *holder ? holder : "?");
@@ -163,14 +346,21 @@ static int l_lock(lua_State *L) {
 
 static int l_listdir(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 0);
-  DIR *d = opendir(path);
+  struct evalua_at at;
+  int r = resolve(L, path, 0, 0, &at, "cannot list");
+  if (r) return r;
+  int fd = openat(at.dirfd, at.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | evalua_at_flags(&at));
+  int e = errno;
+  evalua_at_release(&at);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (!d && fd >= 0) e = errno, close(fd);
+  errno = e;
   if (!d) return fail(L, "cannot list", path);
   lua_newtable(L);
   lua_Integer i = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    lua_pushstring(L, e->d_name);
+  for (struct dirent *entry; (entry = readdir(d));) {
+    if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, "..")) continue;
+    lua_pushstring(L, entry->d_name);
     lua_rawseti(L, -2, ++i);
   }
   closedir(d);
@@ -180,9 +370,15 @@ static int l_listdir(lua_State *L) {
 /* stat(path) -> {size=, mtime=, dir=} | nil, message */
 static int l_stat(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  evalua_check_path(L, path, 0);
+  struct evalua_at at;
+  int r = resolve(L, path, 0, 0, &at, "cannot stat");
+  if (r) return r;
   struct stat st;
-  if (stat(path, &st)) return fail(L, "cannot stat", path);
+  int bad = fstatat(at.dirfd, at.name, &st, at.owned ? AT_SYMLINK_NOFOLLOW : 0);
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  if (bad) return fail(L, "cannot stat", path);
   lua_createtable(L, 0, 3);
   lua_pushinteger(L, (lua_Integer)st.st_size);
   lua_setfield(L, -2, "size");
@@ -207,6 +403,12 @@ static int l_input_error(lua_State *L) {
   return lua_error(L);
 }
 
+/* exit(code): ev.exit; see evalua_request_exit. */
+static int l_exit(lua_State *L) {
+  lua_Integer code = luaL_optinteger(L, 1, 3);
+  return evalua_request_exit(L, (int)code);
+}
+
 static int l_versions(lua_State *L) {
   const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
   lua_createtable(L, 0, 5);
@@ -228,7 +430,8 @@ static const luaL_Reg sys_funcs[] = {
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
-  {"versions", l_versions}, {"input_error", l_input_error}, {NULL, NULL},
+  {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {"open", l_open},
+  {"remove", l_remove},     {"rename", l_rename},       {NULL, NULL},
 };
 
 static const luaL_Reg lock_methods[] = {

@@ -10,8 +10,15 @@
 #include "evalua/text.h"
 #include "l_lists.h"
 #include "modules.h"
+#include "runtime.h"
 
 #define WS_MT "evalua.text.workspace"
+
+/* Under --sandbox, the largest ROUGE-L or edit-distance table (cells: tokens
+ * x tokens or code points x code points): about a second of CPU, so a long
+ * input fails with a message instead of running past the CPU limit in C,
+ * where the limit's hook cannot fire. */
+#define SANDBOX_MAX_CELLS ((size_t)1 << 30)
 
 /* Scratch memory shared by the calls of one state. busy guards against
  * re-entry (a finalizer calling ev.text during a call gets its own). */
@@ -37,12 +44,26 @@ static int box_close(lua_State *L) {
   return 0;
 }
 
+/* The workspace allocates through the state's allocator, so its buffers
+ * count against --mem-limit like any Lua value. */
 static struct box *new_box(lua_State *L) {
   struct box *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   luaL_setmetatable(L, WS_MT);
-  if (!(b->ws = evtext_ws_new())) luaL_error(L, "not enough memory");
+  void *ud;
+  lua_Alloc alloc = lua_getallocf(L, &ud);
+  if (!(b->ws = evtext_ws_new_alloc(alloc, ud))) luaL_error(L, "not enough memory");
+  if (evalua_runtime(L)->sandbox) evtext_ws_set_max_cells(b->ws, SANDBOX_MAX_CELLS);
   return b;
+}
+
+/* Out of memory in the workspace: when the state's cap refused it, the same
+ * memory error as the state's own allocations (the run ends with the
+ * --mem-limit message), else a plain error. */
+static int no_memory(lua_State *L) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (rt->mem_exceeded && rt->mem_limit) lua_newuserdatauv(L, rt->mem_limit, 0); /* raises LUA_ERRMEM */
+  return luaL_error(L, "not enough memory");
 }
 
 /* The state's workspace, pushed as a to-be-closed value so that it is
@@ -107,7 +128,13 @@ static size_t gather_golds(lua_State *L, struct box *b, int idx, struct origin *
 }
 
 static int score_error(lua_State *L, int rc, const evtext_error *e, const struct origin *o) {
-  if (rc == EVTEXT_ENOMEM) return luaL_error(L, "not enough memory");
+  if (rc == EVTEXT_ENOMEM) return no_memory(L);
+  if (rc == EVTEXT_EBUDGET) {
+    const char *what = o->item ? lua_pushfstring(L, "preds[%I]: ", o->item) : "";
+    return luaL_argerror(L, o->pred_arg,
+                         lua_pushfstring(L, "%sinputs too long: the comparison needs over %I table cells, "
+                                         "the limit under --sandbox", what, (lua_Integer)SANDBOX_MAX_CELLS));
+  }
   lua_Integer byte = (lua_Integer)e->byte + 1, k = (lua_Integer)e->which + 1;
   if (e->which < 0) {
     if (o->item)

@@ -28,6 +28,7 @@ static const char usage_text[] =
   "  --read DIR         a folder the sandboxed script may read (repeatable)\n"
   "  --out DIR          the folder a sandboxed script may write (created if missing)\n"
   "  --cpu-limit SEC    CPU-time limit (default 60 with --sandbox, else none)\n"
+  "  --time-limit SEC   wall-clock limit (default 600 with --sandbox, else none)\n"
   "  --mem-limit MB     memory limit of the Lua state (default 1024 with --sandbox)\n"
   "  --lua-dir DIR      load the evalua library from DIR/evalua/*.lua instead of\n"
   "                     the copy built into the binary (also $EVALUA_LUA_DIR)\n"
@@ -83,10 +84,11 @@ static void push_arg_table(lua_State *L, const struct job *j) {
 }
 
 static int exit_code_of(lua_State *L, int status) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (rt->exit_requested) return rt->exit_code;
   if (status == LUA_OK) return lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
   if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "evalua_exit") == LUA_TNUMBER)
     return (int)lua_tointeger(L, -1);
-  struct evalua_runtime *rt = evalua_runtime(L);
   if (status == LUA_ERRMEM && rt->mem_exceeded)
     fprintf(stderr, "evalua: memory limit of %zu MB exceeded (--mem-limit)\n", rt->mem_limit >> 20);
   else
@@ -126,7 +128,7 @@ static int parse_number(const char *s, double *out) {
 /* Options between "run" and the script; returns 0 or an exit status. */
 static int parse_run_options(struct job *j) {
   struct evalua_runtime *rt = &j->rt;
-  int i = 2, cpu_set = 0, mem_set = 0;
+  int i = 2, cpu_set = 0, mem_set = 0, time_set = 0;
   const char *err;
   for (; i < j->argc && j->argv[i][0] == '-'; i++) {
     const char *o = j->argv[i];
@@ -143,6 +145,9 @@ static int parse_run_options(struct job *j) {
     } else if (!strcmp(o, "--cpu-limit")) {
       if (!parse_number(v, &num)) return usage_error("--cpu-limit: '%s' is not a number of seconds", v);
       rt->cpu_limit = num, cpu_set = 1;
+    } else if (!strcmp(o, "--time-limit")) {
+      if (!parse_number(v, &num)) return usage_error("--time-limit: '%s' is not a number of seconds", v);
+      rt->time_limit = num, time_set = 1;
     } else if (!strcmp(o, "--mem-limit")) {
       if (!parse_number(v, &num)) return usage_error("--mem-limit: '%s' is not a number of MB", v);
       rt->mem_limit = (size_t)(num * 1048576.0), mem_set = 1;
@@ -155,6 +160,7 @@ static int parse_run_options(struct job *j) {
   if (i >= j->argc) return usage_error("%s", "run needs a SCRIPT");
   j->script = i;
   if (rt->sandbox && !cpu_set) rt->cpu_limit = 60;
+  if (rt->sandbox && !time_set) rt->time_limit = 600;
   if (rt->sandbox && !mem_set) rt->mem_limit = (size_t)1024 << 20;
   return 0;
 }
@@ -168,6 +174,7 @@ static int cmd_run(int argc, char **argv) {
     evalua_runtime_free(&j.rt);
     return code;
   }
+  evalua_arm_limits(&j.rt);
   lua_State *L = evalua_state_new(&j.rt);
   if (!L) {
     fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);

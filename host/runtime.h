@@ -17,13 +17,20 @@ struct evalua_runtime {
   const char *lua_dir;         /* load lua/evalua from here instead of the binary */
   size_t mem_limit;            /* bytes; 0 = none */
   double cpu_limit;            /* seconds of CPU time; 0 = none */
+  double time_limit;           /* seconds of wall-clock time; 0 = none */
   char *read_dirs[EVALUA_MAX_READ_DIRS]; /* canonical paths, sandbox only */
   int n_read_dirs;
   char *out_dir;               /* canonical path, the only writable folder */
+  int read_fds[EVALUA_MAX_READ_DIRS]; /* the folders above, opened once (O_PATH) */
+  int out_fd;                  /* valid when out_dir is set */
   /* state */
   size_t mem_used;
   int mem_exceeded;
   int cpu_exceeded;
+  int time_exceeded;
+  double deadline;             /* CLOCK_MONOTONIC seconds when time_limit runs out */
+  int exit_requested;          /* ev.exit was called: its code is exit_code */
+  int exit_code;
 };
 
 /* A new state whose allocator enforces rt->mem_limit; NULL when out of memory. */
@@ -41,11 +48,50 @@ int evalua_path_allowed(lua_State *L, const char *path, int write);
 /* The same, raising the message as a Lua error. */
 void evalua_check_path(lua_State *L, const char *path, int write);
 
+/* A file named relative to an open folder: what evalua_at resolves a path
+ * to. In the trusted profile dirfd is AT_FDCWD and name the path itself. */
+struct evalua_at {
+  int dirfd;
+  const char *name;
+  char *owned; /* the resolved path name points into */
+};
+
+/* Opens the folder that holds path, in one step with the sandbox's check:
+ * beneath the --out folder (write) or a --read/--out folder (read), through
+ * no symbolic link (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or a walk
+ * of O_NOFOLLOW opens where the kernel lacks openat2), so a dangling link
+ * or a folder swapped for a link after the check cannot redirect the open.
+ * mkdirs creates missing folders on the way. Open the name itself with
+ * O_NOFOLLOW (evalua_at_flags). 0, or -1 with a message pushed. */
+int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at);
+/* O_NOFOLLOW when at came from the sandbox, else 0. */
+int evalua_at_flags(const struct evalua_at *at);
+void evalua_at_release(struct evalua_at *at);
+/* Opens the folder rel (no "." or ".." names) beneath rootfd with no
+ * symbolic link on the way; use_openat2 = 0 forces the O_NOFOLLOW walk
+ * (for tests). A new descriptor, or -1 with errno set. */
+int evalua_open_dir_beneath(int rootfd, const char *rel, int mkdirs, int use_openat2);
+
 /* Canonicalises rt's folders given on the command line; returns 0 or sets
  * *err to a static message naming the folder. */
 int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, const char **err);
 int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err);
 void evalua_runtime_free(struct evalua_runtime *rt);
+
+/* Starts the clocks of --cpu-limit and --time-limit and arms their
+ * backstops: signals that end the process (status 3, one line on stderr) a
+ * few seconds after a limit if the Lua hook never got to fire (a loop in C,
+ * in a finalizer or a message handler, where hooks are off). */
+void evalua_arm_limits(struct evalua_runtime *rt);
+/* Seconds left before --time-limit (HUGE_VAL when there is none). */
+double evalua_time_left(lua_State *L);
+/* Raises the time-limit error; from then on every instruction raises it. */
+int evalua_time_up(lua_State *L);
+
+/* Raises an exit request ({evalua_exit = code}) that pcall cannot keep:
+ * from then on every instruction of the main thread and of L raises it
+ * again, so a metric or ev.map item that calls ev.exit ends the run. */
+int evalua_request_exit(lua_State *L, int code);
 
 /* Installed by evalua_state_open: package.preload entries for C modules. */
 void evalua_preload_modules(lua_State *L);

@@ -1,10 +1,18 @@
 /* Lua state creation: a capped allocator, a CPU-time hook that pcall cannot
  * swallow, library opening, and the sandbox's file-access policy. */
+#define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -72,15 +80,118 @@ static double cpu_seconds(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Once the limit is passed, the hook fires on every instruction and line of
+static double monotonic_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int over_limit(struct evalua_runtime *rt) {
+  if (rt->cpu_exceeded || rt->time_exceeded) return 1;
+  if (rt->cpu_limit > 0 && cpu_seconds() >= rt->cpu_limit) return rt->cpu_exceeded = 1;
+  if (rt->time_limit > 0 && monotonic_seconds() >= rt->deadline) return rt->time_exceeded = 1;
+  return 0;
+}
+
+/* Once a limit is passed, the hook fires on every instruction and line of
  * every coroutine that runs, so a pcall that catches the error gets nowhere. */
-static void cpu_hook(lua_State *L, lua_Debug *ar) {
+static void limit_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   struct evalua_runtime *rt = evalua_runtime(L);
-  if (!rt->cpu_exceeded && cpu_seconds() < rt->cpu_limit) return;
-  rt->cpu_exceeded = 1;
-  lua_sethook(L, cpu_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-  luaL_error(L, "CPU time limit of %f s exceeded (--cpu-limit)", rt->cpu_limit);
+  if (!over_limit(rt)) return;
+  lua_sethook(L, limit_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  if (rt->cpu_exceeded) luaL_error(L, "CPU time limit of %f s exceeded (--cpu-limit)", rt->cpu_limit);
+  luaL_error(L, "time limit of %f s exceeded (--time-limit)", rt->time_limit);
+}
+
+double evalua_time_left(lua_State *L) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  return rt->time_limit > 0 ? rt->deadline - monotonic_seconds() : HUGE_VAL;
+}
+
+int evalua_time_up(lua_State *L) {
+  evalua_runtime(L)->time_exceeded = 1;
+  limit_hook(L, NULL);
+  return 0;
+}
+
+/* ---- backstops: signals for what the hook cannot interrupt --------------- */
+
+#define BACKSTOP_GRACE 1 /* seconds past a limit before the process is stopped */
+
+/* Written by evalua_arm_limits before the signals are armed, read only by
+ * the handlers (write(2) and _exit(2) are async-signal-safe). */
+static char cpu_message[128], time_message[128];
+static size_t cpu_message_len, time_message_len;
+
+static void backstop(int sig) {
+  if (sig == SIGXCPU) (void)!write(2, cpu_message, cpu_message_len);
+  else (void)!write(2, time_message, time_message_len);
+  _exit(3);
+}
+
+static void on_signal(int sig) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = backstop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
+/* The kernel sends SIGXCPU at the soft limit and SIGKILL at the hard one. */
+static void arm_cpu(double limit) {
+  int n = snprintf(cpu_message, sizeof cpu_message,
+                   "evalua: CPU time limit of %g s exceeded (--cpu-limit); stopped outside Lua\n", limit);
+  cpu_message_len = n > 0 && (size_t)n < sizeof cpu_message ? (size_t)n : 0;
+  on_signal(SIGXCPU);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_CPU, &rl)) return;
+  rlim_t soft = (rlim_t)ceil(limit) + BACKSTOP_GRACE, hard = soft + BACKSTOP_GRACE;
+  if (rl.rlim_max != RLIM_INFINITY && hard > rl.rlim_max) hard = rl.rlim_max;
+  if (soft > hard) soft = hard;
+  rl.rlim_cur = soft, rl.rlim_max = hard;
+  setrlimit(RLIMIT_CPU, &rl);
+}
+
+static void arm_time(double limit) {
+  int n = snprintf(time_message, sizeof time_message,
+                   "evalua: time limit of %g s exceeded (--time-limit); stopped outside Lua\n", limit);
+  time_message_len = n > 0 && (size_t)n < sizeof time_message ? (size_t)n : 0;
+  on_signal(SIGALRM);
+  double at = limit + BACKSTOP_GRACE;
+  struct itimerval it = {{0, 0}, {(time_t)at, (suseconds_t)((at - floor(at)) * 1e6)}};
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void evalua_arm_limits(struct evalua_runtime *rt) {
+  if (rt->time_limit > 0) {
+    rt->deadline = monotonic_seconds() + rt->time_limit;
+    arm_time(rt->time_limit);
+  }
+  if (rt->cpu_limit > 0) arm_cpu(rt->cpu_limit); /* both count from the start of the process */
+}
+
+static void push_exit(lua_State *L, int code) {
+  lua_createtable(L, 0, 1);
+  lua_pushinteger(L, code);
+  lua_setfield(L, -2, "evalua_exit");
+}
+
+static void exit_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  push_exit(L, evalua_runtime(L)->exit_code);
+  lua_error(L);
+}
+
+int evalua_request_exit(lua_State *L, int code) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  rt->exit_requested = 1, rt->exit_code = code;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_sethook(lua_tothread(L, -1), exit_hook, LUA_MASKCOUNT, 1);
+  lua_pop(L, 1);
+  lua_sethook(L, exit_hook, LUA_MASKCOUNT, 1);
+  push_exit(L, code);
+  return lua_error(L);
 }
 
 static void apply_sandbox(lua_State *L) {
@@ -98,7 +209,7 @@ void evalua_state_open(lua_State *L) {
   evalua_preload_modules(L);
   evalua_install_searcher(L);
   if (rt->sandbox) apply_sandbox(L);
-  if (rt->cpu_limit > 0) lua_sethook(L, cpu_hook, LUA_MASKCOUNT, CPU_CHECK_EVERY);
+  if (rt->cpu_limit > 0 || rt->time_limit > 0) lua_sethook(L, limit_hook, LUA_MASKCOUNT, CPU_CHECK_EVERY);
 }
 
 /* ---- file-access policy ---------------------------------------------- */
@@ -109,14 +220,22 @@ static int under(const char *path, const char *root) {
   return path[n] == '\0' || path[n] == '/' || (n == 1 && root[0] == '/');
 }
 
-/* Canonical form of path; for a file that does not exist yet, its folder's
- * canonical form plus its name. NULL when neither exists. */
+/* Canonical form of path; for a path that does not exist yet (a file, or
+ * folders several levels deep), the canonical form of its longest existing
+ * ancestor plus the missing names, none of which may be "." or "..": those
+ * could only be resolved once the folders exist. NULL when refused. */
 static char *canonical(const char *path) {
   char *real = realpath(path, NULL);
   if (real || errno != ENOENT) return real;
-  const char *slash = strrchr(path, '/');
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--; /* "out/new/" names "out/new" */
+  const char *slash = NULL;
+  for (size_t i = n; i-- > 0;)
+    if (path[i] == '/') { slash = path + i; break; }
   const char *name = slash ? slash + 1 : path;
-  if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) return NULL;
+  size_t name_len = (size_t)(path + n - name);
+  if (!name_len || (name_len == 1 && name[0] == '.') || (name_len == 2 && !strncmp(name, "..", 2)))
+    return NULL;
   char dir[PATH_MAX];
   size_t dlen = slash ? (size_t)(slash - path) : 1;
   if (dlen >= sizeof dir) return NULL;
@@ -126,11 +245,11 @@ static char *canonical(const char *path) {
     memcpy(dir, path, dlen);
     dir[dlen] = '\0';
   }
-  char *parent = realpath(dir, NULL);
+  char *parent = canonical(dir); /* recursion: one level per missing folder */
   if (!parent) return NULL;
-  size_t len = strlen(parent) + strlen(name) + 2;
+  size_t len = strlen(parent) + name_len + 2;
   char *out = malloc(len);
-  if (out) snprintf(out, len, "%s/%s", strcmp(parent, "/") ? parent : "", name);
+  if (out) snprintf(out, len, "%s/%.*s", strcmp(parent, "/") ? parent : "", (int)name_len, name);
   free(parent);
   return out;
 }
@@ -155,6 +274,61 @@ int evalua_path_allowed(lua_State *L, const char *path, int write) {
   return ok;
 }
 
+/* The open root folder holding real (canonical), and where real's own part
+ * starts; -1 when the policy refuses it. */
+static int root_of(const struct evalua_runtime *rt, const char *real, int write, const char **rel) {
+  int fd = -1;
+  size_t n = 0;
+  if (rt->out_dir && under(real, rt->out_dir)) fd = rt->out_fd, n = strlen(rt->out_dir);
+  for (int i = 0; fd < 0 && !write && i < rt->n_read_dirs; i++)
+    if (under(real, rt->read_dirs[i])) fd = rt->read_fds[i], n = strlen(rt->read_dirs[i]);
+  if (fd >= 0) *rel = real + n + (real[n] == '/');
+  return fd;
+}
+
+static int at_error(lua_State *L, const char *path, int write, int e) {
+  if (e == ELOOP || e == EXDEV || e == ENOTDIR)
+    lua_pushfstring(L, "sandbox: %s access to '%s' is not allowed (no symbolic links under --sandbox)",
+                    write ? "write" : "read", path);
+  else
+    lua_pushfstring(L, "%s: %s", path, strerror(e));
+  errno = e;
+  return -1;
+}
+
+int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  at->dirfd = AT_FDCWD, at->name = path, at->owned = NULL;
+  if (!rt->sandbox) return 0;
+  char *real = canonical(path);
+  const char *rel = NULL;
+  int root = real ? root_of(rt, real, write, &rel) : -1;
+  if (root < 0) {
+    free(real);
+    if (evalua_path_allowed(L, path, write)) return at_error(L, path, write, EACCES);
+    errno = EACCES; /* the policy's message is pushed */
+    return -1;
+  }
+  at->owned = real;
+  char *slash = strrchr((char *)rel, '/');
+  at->name = slash ? slash + 1 : *rel ? rel : ".";
+  if (slash) *slash = '\0';
+  at->dirfd = evalua_open_dir_beneath(root, slash ? rel : "", mkdirs, 1);
+  if (at->dirfd >= 0) return 0;
+  int e = errno;
+  evalua_at_release(at);
+  return at_error(L, path, write, e);
+}
+
+int evalua_at_flags(const struct evalua_at *at) { return at->owned ? O_NOFOLLOW : 0; }
+
+void evalua_at_release(struct evalua_at *at) {
+  if (at->dirfd >= 0) close(at->dirfd);
+  at->dirfd = -1;
+  free(at->owned);
+  at->owned = NULL;
+}
+
 void evalua_check_path(lua_State *L, const char *path, int write) {
   if (!evalua_path_allowed(L, path, write)) {
     luaL_where(L, 1);
@@ -164,10 +338,17 @@ void evalua_check_path(lua_State *L, const char *path, int write) {
   }
 }
 
-static int keep_dir(const char *dir, char **slot, const char **err) {
+/* The folder's canonical path and a descriptor opened once: later opens
+ * start from the descriptor, so renaming a folder above it changes nothing. */
+static int keep_dir(const char *dir, char **slot, int *fd, const char **err) {
   char *real = realpath(dir, NULL);
   if (!real) {
     *err = "no such folder";
+    return -1;
+  }
+  if ((*fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    free(real);
+    *err = "cannot open the folder";
     return -1;
   }
   *slot = real;
@@ -179,18 +360,18 @@ int evalua_runtime_add_read_dir(struct evalua_runtime *rt, const char *dir, cons
     *err = "too many --read folders";
     return -1;
   }
-  if (keep_dir(dir, &rt->read_dirs[rt->n_read_dirs], err)) return -1;
+  if (keep_dir(dir, &rt->read_dirs[rt->n_read_dirs], &rt->read_fds[rt->n_read_dirs], err)) return -1;
   rt->n_read_dirs++;
   return 0;
 }
 
 int evalua_runtime_set_out_dir(struct evalua_runtime *rt, const char *dir, const char **err) {
-  free(rt->out_dir);
+  if (rt->out_dir) close(rt->out_fd), free(rt->out_dir);
   rt->out_dir = NULL;
-  return keep_dir(dir, &rt->out_dir, err);
+  return keep_dir(dir, &rt->out_dir, &rt->out_fd, err);
 }
 
 void evalua_runtime_free(struct evalua_runtime *rt) {
-  for (int i = 0; i < rt->n_read_dirs; i++) free(rt->read_dirs[i]);
-  free(rt->out_dir);
+  for (int i = 0; i < rt->n_read_dirs; i++) free(rt->read_dirs[i]), close(rt->read_fds[i]);
+  if (rt->out_dir) close(rt->out_fd), free(rt->out_dir);
 }

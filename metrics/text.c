@@ -43,12 +43,22 @@ struct evtext_ws {
   size_t spans_cap;
   unsigned char *used; /* F1 on short token lists */
   size_t used_cap;
+  evtext_alloc alloc; /* every buffer comes from here (a host counts them) */
+  void *ud;
+  size_t max_cells;   /* bound on a DP table's cells; 0 = none */
 };
 
 /* ---- memory ------------------------------------------------------------ */
 
+static void *plain_alloc(void *ud, void *p, size_t osize, size_t nsize) {
+  (void)ud, (void)osize;
+  if (nsize) return realloc(p, nsize);
+  free(p);
+  return NULL;
+}
+
 /* p grown to hold need elements of size bytes, or NULL (p untouched). */
-static void *grow(void *p, size_t *cap, size_t need, size_t size) {
+static void *grow(evtext_ws *ws, void *p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap && p) return p;
   size_t c = *cap > 16 ? *cap : 16;
   while (c < need) {
@@ -56,14 +66,14 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size) {
     c *= 2;
   }
   if (c > SIZE_MAX / size) return NULL;
-  void *q = realloc(p, c * size);
+  void *q = ws->alloc(ws->ud, p, p ? *cap * size : 0, c * size);
   if (q) *cap = c;
   return q;
 }
 
 #define DEFINE_RESERVE(name, T)                                                    \
-  static int name(T **p, size_t *cap, size_t need) {                               \
-    void *q = grow(*p, cap, need, sizeof(T));                                      \
+  static int name(evtext_ws *ws, T **p, size_t *cap, size_t need) {                \
+    void *q = grow(ws, *p, cap, need, sizeof(T));                                  \
     if (!q) return EVTEXT_ENOMEM;                                                  \
     *p = q;                                                                        \
     return EVTEXT_OK;                                                              \
@@ -75,22 +85,42 @@ DEFINE_RESERVE(reserve_size, size_t)
 DEFINE_RESERVE(reserve_span, struct span)
 DEFINE_RESERVE(reserve_uchar, unsigned char)
 
-evtext_ws *evtext_ws_new(void) { return calloc(1, sizeof(evtext_ws)); }
+evtext_ws *evtext_ws_new(void) { return evtext_ws_new_alloc(plain_alloc, NULL); }
+
+evtext_ws *evtext_ws_new_alloc(evtext_alloc alloc, void *ud) {
+  evtext_ws *ws = alloc(ud, NULL, 0, sizeof *ws);
+  if (!ws) return NULL;
+  memset(ws, 0, sizeof *ws);
+  ws->alloc = alloc;
+  ws->ud = ud;
+  return ws;
+}
+
+void evtext_ws_set_max_cells(evtext_ws *ws, size_t max_cells) { ws->max_cells = max_cells; }
+
+#define RELEASE(ws, p, cap) ((ws)->alloc((ws)->ud, (p), (p) ? (cap) * sizeof *(p) : 0, 0))
 
 void evtext_ws_free(evtext_ws *ws) {
   if (!ws) return;
-  free(ws->cp);
-  free(ws->pred.text);
-  free(ws->pred.tok);
-  free(ws->gold.text);
-  free(ws->gold.tok);
-  free(ws->norm);
-  free(ws->ua);
-  free(ws->ub);
-  free(ws->row);
-  free(ws->spans);
-  free(ws->used);
-  free(ws);
+  RELEASE(ws, ws->cp, ws->cp_cap);
+  RELEASE(ws, ws->pred.text, ws->pred.text_cap);
+  RELEASE(ws, ws->pred.tok, ws->pred.tok_cap);
+  RELEASE(ws, ws->gold.text, ws->gold.text_cap);
+  RELEASE(ws, ws->gold.tok, ws->gold.tok_cap);
+  RELEASE(ws, ws->norm, ws->norm_cap);
+  RELEASE(ws, ws->ua, ws->ua_cap);
+  RELEASE(ws, ws->ub, ws->ub_cap);
+  RELEASE(ws, ws->row, ws->row_cap);
+  RELEASE(ws, ws->spans, ws->spans_cap);
+  RELEASE(ws, ws->used, ws->used_cap);
+  ws->alloc(ws->ud, ws, sizeof *ws, 0);
+}
+
+/* Refuses a dynamic-programming table over the workspace's bound, before
+ * the quadratic work starts. */
+static int within_budget(const evtext_ws *ws, size_t rows, size_t cols) {
+  if (!ws->max_cells || !rows || !cols) return 1;
+  return rows <= ws->max_cells / cols;
 }
 
 /* ---- step 1: NFKC_Casefold --------------------------------------------- */
@@ -112,7 +142,7 @@ static int fold(evtext_ws *ws, evtext_str s, size_t *n, size_t *bad) {
   size_t i = 0;
   while (i < s.len && u[i] < 0x80) i++;
   if (i == s.len) { /* ASCII: NFKC changes nothing and folding is tolower */
-    if (reserve_i32(&ws->cp, &ws->cp_cap, s.len + 1)) return EVTEXT_ENOMEM;
+    if (reserve_i32(ws, &ws->cp, &ws->cp_cap, s.len + 1)) return EVTEXT_ENOMEM;
     for (i = 0; i < s.len; i++) ws->cp[i] = (u[i] >= 'A' && u[i] <= 'Z') ? u[i] + 32 : u[i];
     *n = s.len;
     return EVTEXT_OK;
@@ -122,7 +152,7 @@ static int fold(evtext_ws *ws, evtext_str s, size_t *n, size_t *bad) {
                                  UTF8PROC_CASEFOLD | UTF8PROC_IGNORE;
   size_t want = s.len + 1;
   for (;;) {
-    if (reserve_i32(&ws->cp, &ws->cp_cap, want)) return EVTEXT_ENOMEM;
+    if (reserve_i32(ws, &ws->cp, &ws->cp_cap, want)) return EVTEXT_ENOMEM;
     utf8proc_ssize_t r = utf8proc_decompose(u, (utf8proc_ssize_t)s.len, ws->cp,
                                             (utf8proc_ssize_t)ws->cp_cap, opts);
     if (r == UTF8PROC_ERROR_INVALIDUTF8) {
@@ -233,9 +263,9 @@ static void append(struct toklist *tl, int32_t c) {
   else tl->text_len += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)tl->text + tl->text_len);
 }
 
-static int split(struct toklist *tl, const int32_t *cp, size_t n) {
-  if (n > SIZE_MAX / 4 - 1 || reserve_char(&tl->text, &tl->text_cap, 4 * n + 1) ||
-      reserve_tok(&tl->tok, &tl->tok_cap, n + 1))
+static int split(evtext_ws *ws, struct toklist *tl, const int32_t *cp, size_t n) {
+  if (n > SIZE_MAX / 4 - 1 || reserve_char(ws, &tl->text, &tl->text_cap, 4 * n + 1) ||
+      reserve_tok(ws, &tl->tok, &tl->tok_cap, n + 1))
     return EVTEXT_ENOMEM;
   tl->n = tl->text_len = 0;
   struct builder b = {tl, 0, NO_RUN};
@@ -271,7 +301,7 @@ static int split(struct toklist *tl, const int32_t *cp, size_t n) {
 static int tokenize_into(evtext_ws *ws, struct toklist *tl, evtext_str s, size_t *bad) {
   size_t n = 0;
   int rc = fold(ws, s, &n, bad);
-  return rc ? rc : split(tl, ws->cp, n);
+  return rc ? rc : split(ws, tl, ws->cp, n);
 }
 
 /* ---- comparisons ------------------------------------------------------- */
@@ -306,7 +336,7 @@ static int common_tokens(evtext_ws *ws, const struct toklist *p, const struct to
                          size_t *common) {
   size_t c = 0;
   if (p->n <= 32 && g->n <= 32) { /* short answers: pair tokens off directly */
-    if (reserve_uchar(&ws->used, &ws->used_cap, g->n + 1)) return EVTEXT_ENOMEM;
+    if (reserve_uchar(ws, &ws->used, &ws->used_cap, g->n + 1)) return EVTEXT_ENOMEM;
     memset(ws->used, 0, g->n);
     for (size_t i = 0; i < p->n; i++)
       for (size_t j = 0; j < g->n; j++)
@@ -316,7 +346,7 @@ static int common_tokens(evtext_ws *ws, const struct toklist *p, const struct to
           break;
         }
   } else { /* long texts: sort both and merge */
-    if (reserve_span(&ws->spans, &ws->spans_cap, p->n + g->n)) return EVTEXT_ENOMEM;
+    if (reserve_span(ws, &ws->spans, &ws->spans_cap, p->n + g->n)) return EVTEXT_ENOMEM;
     struct span *a = ws->spans, *b = ws->spans + p->n;
     to_spans(p, a);
     to_spans(g, b);
@@ -343,7 +373,8 @@ static double overlap_f1(size_t common, size_t npred, size_t ngold) {
 }
 
 static int lcs_length(evtext_ws *ws, const struct toklist *p, const struct toklist *g, size_t *out) {
-  if (reserve_size(&ws->row, &ws->row_cap, g->n + 1)) return EVTEXT_ENOMEM;
+  if (!within_budget(ws, p->n, g->n)) return EVTEXT_EBUDGET;
+  if (reserve_size(ws, &ws->row, &ws->row_cap, g->n + 1)) return EVTEXT_ENOMEM;
   size_t *row = ws->row;
   memset(row, 0, (g->n + 1) * sizeof *row);
   for (size_t i = 0; i < p->n; i++) {
@@ -362,7 +393,8 @@ static int levenshtein(evtext_ws *ws, const int32_t *a, size_t la, const int32_t
                        size_t *out) {
   while (la && lb && a[0] == b[0]) a++, b++, la--, lb--; /* common ends cost nothing */
   while (la && lb && a[la - 1] == b[lb - 1]) la--, lb--;
-  if (reserve_size(&ws->row, &ws->row_cap, lb + 1)) return EVTEXT_ENOMEM;
+  if (!within_budget(ws, la, lb)) return EVTEXT_EBUDGET;
+  if (reserve_size(ws, &ws->row, &ws->row_cap, lb + 1)) return EVTEXT_ENOMEM;
   size_t *row = ws->row;
   for (size_t j = 0; j <= lb; j++) row[j] = j;
   for (size_t i = 1; i <= la; i++) {
@@ -387,8 +419,8 @@ static double edit_similarity(size_t distance, size_t la, size_t lb) {
 }
 
 /* Code points of s into *buf, validating it. */
-static int decode(evtext_str s, int32_t **buf, size_t *cap, size_t *n, size_t *bad) {
-  if (reserve_i32(buf, cap, s.len + 1)) return EVTEXT_ENOMEM;
+static int decode(evtext_ws *ws, evtext_str s, int32_t **buf, size_t *cap, size_t *n, size_t *bad) {
+  if (reserve_i32(ws, buf, cap, s.len + 1)) return EVTEXT_ENOMEM;
   const unsigned char *u = (const unsigned char *)s.s;
   size_t i = 0, k = 0;
   while (i < s.len) {
@@ -406,8 +438,8 @@ static int decode(evtext_str s, int32_t **buf, size_t *cap, size_t *n, size_t *b
 }
 
 /* Code points of the normalised string (tokens joined by spaces). */
-static int joined_codepoints(const struct toklist *tl, int32_t **buf, size_t *cap, size_t *n) {
-  if (reserve_i32(buf, cap, tl->text_len + tl->n + 1)) return EVTEXT_ENOMEM;
+static int joined_codepoints(evtext_ws *ws, const struct toklist *tl, int32_t **buf, size_t *cap, size_t *n) {
+  if (reserve_i32(ws, buf, cap, tl->text_len + tl->n + 1)) return EVTEXT_ENOMEM;
   size_t k = 0;
   for (size_t t = 0; t < tl->n; t++) {
     if (t) (*buf)[k++] = ' ';
@@ -444,7 +476,7 @@ static int compare(evtext_ws *ws, enum evtext_metric metric, size_t npred_cp, do
     break;
   default: { /* EVTEXT_EDIT_NORM */
     size_t ngold_cp = 0, d = 0;
-    rc = joined_codepoints(g, &ws->ub, &ws->ub_cap, &ngold_cp);
+    rc = joined_codepoints(ws, g, &ws->ub, &ws->ub_cap, &ngold_cp);
     if (!rc) rc = levenshtein(ws, ws->ua, npred_cp, ws->ub, ngold_cp, &d);
     *score = edit_similarity(d, npred_cp, ngold_cp);
   }
@@ -458,7 +490,7 @@ static int score_normalised(evtext_ws *ws, enum evtext_metric metric, evtext_str
   int rc = tokenize_into(ws, &ws->pred, pred, &err->byte);
   size_t npred_cp = 0;
   if (!rc && metric == EVTEXT_EDIT_NORM)
-    rc = joined_codepoints(&ws->pred, &ws->ua, &ws->ua_cap, &npred_cp);
+    rc = joined_codepoints(ws, &ws->pred, &ws->ua, &ws->ua_cap, &npred_cp);
   if (rc) return rc;
   double best = 0;
   int any = 0;
@@ -480,12 +512,12 @@ static int score_normalised(evtext_ws *ws, enum evtext_metric metric, evtext_str
 static int score_edit(evtext_ws *ws, evtext_str pred, const evtext_str *golds, size_t ngolds,
                       double *score, evtext_error *err) {
   size_t la = 0, lb = 0, d = 0;
-  int rc = decode(pred, &ws->ua, &ws->ua_cap, &la, &err->byte);
+  int rc = decode(ws, pred, &ws->ua, &ws->ua_cap, &la, &err->byte);
   if (rc) return rc;
   double best = 0;
   for (size_t k = 0; k < ngolds; k++) {
     err->which = (long)k;
-    if ((rc = decode(golds[k], &ws->ub, &ws->ub_cap, &lb, &err->byte))) return rc;
+    if ((rc = decode(ws, golds[k], &ws->ub, &ws->ub_cap, &lb, &err->byte))) return rc;
     if (best == 1.0) continue;
     if ((rc = levenshtein(ws, ws->ua, la, ws->ub, lb, &d))) return rc;
     double s = edit_similarity(d, la, lb);
@@ -533,7 +565,7 @@ int evtext_normalize(evtext_ws *ws, evtext_str s, evtext_str *out, evtext_error 
   int rc = evtext_tokenize(ws, s, &n, err);
   if (rc) return rc;
   const struct toklist *tl = &ws->pred;
-  if (reserve_char(&ws->norm, &ws->norm_cap, tl->text_len + n + 1)) return EVTEXT_ENOMEM;
+  if (reserve_char(ws, &ws->norm, &ws->norm_cap, tl->text_len + n + 1)) return EVTEXT_ENOMEM;
   size_t k = 0;
   for (size_t t = 0; t < n; t++) {
     if (t) ws->norm[k++] = ' ';

@@ -85,8 +85,34 @@ void evr_trec_free(struct evr_trec *t) {
 
 /* ---- files --------------------------------------------------------------- */
 
+/* TREC lines are short; a longer one means the input is not a TREC file
+ * (/dev/zero, a binary), and reading on would only exhaust memory. */
+#define MAX_LINE ((size_t)1 << 20)
+#define LINE_TOO_LONG (-2)
+
+/* The start of the last line of [p, end): just after its last newline. */
+static size_t last_line_start(const char *p, size_t start, size_t end) {
+  for (size_t i = end; i > start; i--)
+    if (p[i - 1] == '\n') return i;
+  return start;
+}
+
+/* 1 + the number of newlines before p[at]: the line number of byte at. */
+static size_t line_number(const char *p, size_t at) {
+  size_t no = 1;
+  for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + at - q))); q++) no++;
+  return no;
+}
+
+static int too_long(const struct file *f, size_t line_start, struct evr_error *err) {
+  evr_error_set(err, "%s:%zu: line longer than %zu bytes: not a TREC file", f->path,
+                line_number(f->data, line_start), MAX_LINE);
+  return -1;
+}
+
+/* Reads fd to its end (a pipe, a device), refusing a line over MAX_LINE. */
 static int read_all(int fd, struct file *f) {
-  size_t cap = 1 << 16;
+  size_t cap = 1 << 16, line = 0;
   f->data = malloc(cap);
   for (;;) {
     if (!f->data) return -1;
@@ -94,7 +120,9 @@ static int read_all(int fd, struct file *f) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -1;
     if (n == 0) return 0;
+    line = last_line_start(f->data, f->size > line ? line : f->size, f->size + (size_t)n);
     f->size += (size_t)n;
+    if (f->size - line > MAX_LINE) return LINE_TOO_LONG;
     if (f->size == cap) {
       char *p = realloc(f->data, cap *= 2);
       if (!p) free(f->data);
@@ -123,9 +151,10 @@ static int open_file(const char *path, struct file *f, struct evr_error *err) {
   } else {
     errno = EISDIR, r = -1;
   }
-  if (r) evr_error_set(err, "%s: cannot read (%s)", path, strerror(errno));
+  if (r == LINE_TOO_LONG) too_long(f, last_line_start(f->data, 0, f->size), err);
+  else if (r) evr_error_set(err, "%s: cannot read (%s)", path, strerror(errno));
   if (fd > 0) close(fd);
-  return r;
+  return r ? -1 : 0;
 }
 
 /* ---- lines and fields ------------------------------------------------------ */
@@ -218,6 +247,7 @@ static const char *complete_lines(struct file *f, struct evr_error *err) {
   while (stop > f->data && stop[-1] != '\n') stop--;
   if (stop < end && !f->tail) {
     size_t n = (size_t)(end - stop);
+    if (n > MAX_LINE) return too_long(f, (size_t)(stop - f->data), err), NULL;
     if (!(f->tail = malloc(n + 1))) return evr_error_set(err, "%s: out of memory", f->path), NULL;
     memcpy(f->tail, stop, n);
     f->tail[n] = '\n';

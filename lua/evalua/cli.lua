@@ -10,12 +10,16 @@
 --     { "format", { "md", "json" }, "report formats", list = true },
 --   })
 --
--- A usage error prints one line and exits with status 2.
+-- A usage error prints one line and exits with status 2, through the same
+-- exit request as ev.exit, so a pcall around parse cannot keep the run going.
+local options = require "evalua.options"
+local sys = require "evalua._sys"
+
 local M = {}
 
 local function usage_error(fmt, ...)
   io.stderr:write("evalua: ", fmt:format(...), " (try --help)\n")
-  error({ evalua_exit = 2 }, 0)
+  sys.exit(2)
 end
 
 local function kind_of(spec)
@@ -86,8 +90,30 @@ local function assign(opt, seen_list, o, name, value)
   end
 end
 
+local SPEC_KEYS = options.set { "usage", "description", "positional" }
+local ENTRY_KEYS = options.set { "list", "choices" }
+
+local function string_keys(t)
+  local out = {}
+  for k, v in pairs(t) do
+    if type(k) ~= "number" then out[k] = v end
+  end
+  return out
+end
+
+-- A misspelt key in the spec (positonal, choice) is an error at the
+-- script's line, not an option that silently does nothing.
+local function check_spec(spec)
+  if type(spec) ~= "table" then error("ev.cli.parse: the spec must be a table", 3) end
+  options.check(string_keys(spec), SPEC_KEYS, "ev.cli.parse", 3)
+  for _, o in ipairs(spec) do
+    options.check(string_keys(o), ENTRY_KEYS, ("ev.cli.parse: option --%s"):format(tostring(o[1])), 3)
+  end
+end
+
 -- parse(arg, spec) -> opt; opt._ holds positional arguments when spec.positional is set.
 function M.parse(argv, spec)
+  check_spec(spec)
   local byname = {}
   for _, o in ipairs(spec) do byname[o[1]] = o end
   local opt, seen_list = defaults(spec), {}
@@ -96,7 +122,7 @@ function M.parse(argv, spec)
     local a = argv[i]
     if a == "--help" or a == "-h" then
       io.stdout:write(M.help(spec))
-      error({ evalua_exit = 0 }, 0)
+      sys.exit(0)
     elseif a == "--" then
       for j = i + 1, n do opt._[#opt._ + 1] = argv[j] end
       break

@@ -10,6 +10,9 @@
 -- ev.compare also attaches itself to res (res.comparison), so every report
 -- format shows it.
 local results_mod = require "evalua.results"
+local options = require "evalua.options"
+
+local KNOWN = options.set { "alpha", "pass", "resamples", "seed", "system_map" }
 
 local ARROWS = { up = "▲", down = "▼", same = "=" }
 local EPS = 1e-9
@@ -59,6 +62,7 @@ end
 -- opts.system_map { [current system] = baseline system } when names differ
 local function compare(res, hist, baseline, opts)
   opts = opts or {}
+  options.check(opts, KNOWN, "ev.compare", 2)
   local alpha = opts.alpha or 0.05
   local before = hist:items(baseline)
   local cmp = { baseline = { run_id = baseline.run_id, label = baseline.label, time = baseline.time },

@@ -12,6 +12,8 @@
 --     min_coverage = 0.8,    -- share of a slice that must be measured to decide
 --   })
 --   return ev.gate.exit_code(results)   -- 0 pass, 1 a gate failed, 4 undecided
+local options = require "evalua.options"
+
 local M = {}
 
 M.PASS, M.FAIL, M.UNDECIDED = 0, 1, 4
@@ -63,7 +65,10 @@ local function regression_gate(res, system, max, include_slices)
 end
 
 -- check(res, spec) -> list of gate results; also stored as res.gates
+local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regression_slices", "min_coverage" }
+
 function M.check(res, spec)
+  options.check(spec, KNOWN, "ev.gate.check", 2)
   local out = {}
   local coverage = spec.min_coverage or 0.8
   local names = {}

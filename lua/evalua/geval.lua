@@ -13,6 +13,7 @@
 -- returns logprobs, else the plain integer (result.weighted = false and
 -- result.fallback say why), and normalised to 0-1. docs/judged_metrics.md.
 local E = require "evalua.llm_evaluator"
+local options = require "evalua.options"
 local offline = require "evalua.judge.offline"
 local P = require "evalua.prompts.geval"
 
@@ -299,8 +300,13 @@ end
 
 -- ev.geval{name=, criteria= | steps=, params=, fields=, rubric=, scale=, threshold=,
 --   strict=, samples=, temperature=, logprobs=, top_logprobs=, prompts=} -> metric
+local KNOWN = options.set { "name", "criteria", "steps", "params", "fields", "rubric", "scale", "threshold",
+                            "strict", "samples", "temperature", "logprobs", "top_logprobs", "prompts",
+                            "description" }
+
 function M.new(o)
   if type(o) ~= "table" then error("ev.geval: expected a table of options", 2) end
+  options.check(o, KNOWN, "ev.geval", 3)
   if type(o.name) ~= "string" or o.name == "" then error("geval: name is required", 3) end
   if o.criteria == nil and o.steps == nil then error("geval: give criteria or steps", 3) end
   if o.criteria ~= nil and type(o.criteria) ~= "string" then error("geval: criteria must be a string", 3) end
@@ -329,11 +335,12 @@ function M.new(o)
     criteria = o.criteria, pinned = o.steps, params = check_params(o.params), rubric = rubric,
     lo = lo, hi = hi, strict = strict, samples = math.tointeger(samples), prompts = prompts,
     temperature = o.temperature or (samples > 1 and 1 or 0),
-    options = o, make = M.new,
+    options = o, make = M.new, known = KNOWN, what = "ev.geval",
   }
   self.steps = Geval.steps
   self.fn = function(row, ctx) return score_row(self, row, ctx) end
   return self
 end
 
-return setmetatable(M, { __call = function(_, o) return M.new(o) end })
+-- Not a tail call: M.new's errors (level 3) then name the caller's line.
+return setmetatable(M, { __call = function(_, o) local m = M.new(o) return m end })

@@ -11,6 +11,7 @@
 -- record never points at a missing item file.
 local json = require "evalua.json"
 local sys = require "evalua._sys"
+local options = require "evalua.options"
 
 local M = {}
 local History = {}
@@ -31,11 +32,35 @@ local function read_lines(path)
   return lines
 end
 
+local function warn(self, fmt, ...)
+  if self.warned then return end
+  self.warned = true
+  io.stderr:write("evalua: warning: ", fmt:format(...), "\n")
+end
+
+-- The lines of the history file; a last line without its newline is a
+-- record whose append was cut off (sys.append never leaves one, but a
+-- power loss can): it is ignored with a warning.
+local function history_lines(self)
+  local f = io.open(self.file, "rb")
+  if not f then return {} end
+  local text = f:read("a")
+  f:close()
+  local lines = {}
+  for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+  local tail = text:match("[^\n]+$")
+  if tail then
+    warn(self, "%s:%d: ignoring a torn final record (%d bytes without a newline; the next append removes it)",
+      self.file, #lines + 1, #tail)
+  end
+  return lines
+end
+
 -- records() -> every record, oldest first. A line that is not JSON is an
 -- error naming the file and line: the history is evidence, not a cache.
 function History:records()
   local out = {}
-  for i, l in ipairs(read_lines(self.file)) do
+  for i, l in ipairs(history_lines(self)) do
     if l:find("%S") then
       local rec, err = json.decode(l)
       if type(rec) ~= "table" then sys.input_error(("%s:%d: invalid history record: %s"):format(self.file, i, tostring(err))) end
@@ -125,7 +150,9 @@ local function git_commit()
       end
       return nil
     end
-    if not sys.stat(dir .. "/..") then return nil end
+    -- under --sandbox the folders above the working one are usually not
+    -- readable: then there is no commit to read, not an error
+    if not sys.path_allowed(dir .. "/..", "r") or not sys.stat(dir .. "/..") then return nil end
     dir = dir .. "/.."
     if #dir > 200 then return nil end
   end
@@ -155,15 +182,23 @@ local function record_of(res, opts)
 end
 
 -- append(res [, {label=, notes=}]) -> the record written
+local APPEND_OPTIONS = options.set { "label", "notes", "git_commit" }
+
 function History:append(res, opts)
   opts = opts or {}
+  options.check(opts, APPEND_OPTIONS, "history:append", 2)
   local rec = record_of(res, opts)
   local lines = {}
   for i, it in ipairs(res.items) do
     lines[i] = json.encode { id = it.id, system = it.system, scores = it.scores, slices = it.slices }
   end
   assert(sys.write_atomic(self.dir .. "/runs/" .. rec.run_id .. ".jsonl", table.concat(lines, "\n") .. "\n"))
-  assert(sys.append(self.file, json.encode(rec) .. "\n"))
+  local ok, dropped = sys.append(self.file, json.encode(rec) .. "\n")
+  if not ok then error(dropped, 2) end
+  if dropped > 0 then
+    io.stderr:write(("evalua: warning: %s: removed a torn final record of %d bytes before appending\n")
+      :format(self.file, dropped))
+  end
   return rec
 end
 

@@ -17,6 +17,7 @@ local ops = require "evalua.judge.ops"
 local offline = require "evalua.judge.offline"
 local template = require "evalua.template"
 local json = require "evalua.json"
+local options = require "evalua.options"
 local defaults = require "evalua.prompts.llm_evaluator"
 
 local M = {}
@@ -109,6 +110,7 @@ local Metric = {}
 Metric.__index = Metric
 Metric.__call = function(self, opts)
   if type(opts) ~= "table" then error(("%s{...}: expected a table of options"):format(self.name), 2) end
+  if self.known then options.check(opts, self.known, self.what or self.name, 2) end
   local merged = {}
   for k, v in pairs(self.options) do merged[k] = v end
   for k, v in pairs(opts) do merged[k] = v end
@@ -252,8 +254,12 @@ end
 
 -- ev.llm_evaluator{name=, instructions=, inputs=, outputs=, examples=, score=,
 --   prompt=, offline=, threshold=, higher_is_better=, description=} -> metric
+local KNOWN = options.set { "name", "instructions", "inputs", "outputs", "examples", "score", "prompt",
+                            "offline", "threshold", "higher_is_better", "description" }
+
 function M.new(o)
   if type(o) ~= "table" then error("ev.llm_evaluator: expected a table of options", 2) end
+  options.check(o, KNOWN, "ev.llm_evaluator", 2) -- new is tail-called by __call
   if type(o.name) ~= "string" or o.name == "" then error("llm_evaluator: name is required", 2) end
   if type(o.instructions) ~= "string" then error("llm_evaluator: instructions must be a string", 2) end
   local inputs = input_spec(o.inputs)
@@ -302,7 +308,7 @@ function M.new(o)
     if o.threshold then out.pass = s >= o.threshold end
     return out
   end
-  self.options, self.make = o, M.new
+  self.options, self.make, self.known, self.what = o, M.new, KNOWN, "ev.llm_evaluator"
   return self
 end
 

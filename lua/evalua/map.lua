@@ -5,6 +5,9 @@
 local sched = require "evalua.judge.sched"
 local sys = require "evalua._sys"
 local judge_c = require "evalua._judge"
+local options = require "evalua.options"
+
+local KNOWN = options.set { "concurrency", "progress", "quiet", "label" }
 
 local DEFAULT_CONCURRENCY = 64
 
@@ -52,6 +55,7 @@ local function check_args(items, fn, opts)
   end
   if opts ~= nil and type(opts) ~= "table" then error("ev.map: opts must be a table", 3) end
   opts = opts or {}
+  options.check(opts, KNOWN, "ev.map", 3)
   local c = opts.concurrency or DEFAULT_CONCURRENCY
   if type(c) ~= "number" or c ~= math.floor(c) or c < 1 or c > 1e6 then
     error("ev.map: concurrency must be a whole number from 1 to 1000000", 3)
@@ -77,7 +81,9 @@ return function(items, fn, opts)
   -- Resumes worker w; true when it is waiting on a judge again.
   local function step(w, ...)
     local ok, a, eng, id = coroutine.resume(w.co, ...)
-    if not ok then
+    if not ok and type(a) == "table" and a.evalua_exit then
+      error(a, 0) -- ev.exit ends the run, it is not an item's failure
+    elseif not ok then
       settle(w, failure(a))
     elseif coroutine.status(w.co) == "dead" then
       settle(w, a)

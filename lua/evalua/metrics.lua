@@ -3,6 +3,9 @@
 -- whole data set (rows or loaded TREC files) in one C call. Formulas and
 -- the other tools' variants: docs/retrieval.md.
 local C = require "evalua._retrieval"
+local options = require "evalua.options"
+
+local KNOWN = options.set { "level", "depth", "complete", "gain" }
 
 local M = {}
 
@@ -18,6 +21,7 @@ end
 -- The value of one measure for one query; nil when its definition leaves it
 -- undefined (the LlamaIndex and RAGAS variants on empty input).
 local function one(spec, ranking, gold, opts)
+  options.check(opts, KNOWN, "ev.metrics", 2) -- every measure tail-calls one: level 2 is its caller
   local values, names = C.score(ranking, gold, { spec }, opts)
   return values[names[1]]
 end

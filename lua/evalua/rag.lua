@@ -11,6 +11,7 @@
 local E = require "evalua.llm_evaluator"
 local offline = require "evalua.judge.offline"
 local registry = require "evalua.registry"
+local options = require "evalua.options"
 local P = require "evalua.prompts.rag"
 
 local M = { prompts = P }
@@ -352,16 +353,21 @@ local function failed(step, r)
   return E.unmeasured(("%s: %s"):format(step, r.error or "the judge failed"))
 end
 
-local makers = {}
+local makers, known = {}, {}
+local COMMON = { "name", "description", "prompts", "fields" }
 
-local function define(name, description, make)
-  makers[name] = make
+-- extra: the metric's own option names besides COMMON.
+local function define(name, description, make, extra)
+  local names = { table.unpack(COMMON) }
+  for _, k in ipairs(extra) do names[#names + 1] = k end
+  makers[name], known[name] = make, options.set(names)
   M[name] = make { name = name, description = description }
 end
 
 local function base(o, name, description)
   return E.metric { name = o.name or name, judged = true, description = o.description or description,
-                    higher_is_better = true, options = o, make = makers[name] }
+                    higher_is_better = true, options = o, make = makers[name], known = known[name],
+                    what = "ev.rag." .. name }
 end
 
 -- The row function of a judged metric: it checks for a judge and for the
@@ -396,7 +402,7 @@ define("faithfulness", "share of the answer's statements that the contexts suppo
                   threshold)
   end)
   return m
-end)
+end, { "threshold" })
 
 define("context_recall", "share of the reference's sentences that the contexts support", function(o)
   local m = base(o, "context_recall", o.description)
@@ -416,7 +422,7 @@ define("context_recall", "share of the reference's sentences that the contexts s
                   threshold)
   end)
   return m
-end)
+end, { "threshold" })
 
 define("context_precision", "rank-weighted average precision of the chunks judged useful", function(o)
   local m = base(o, "context_precision", o.description)
@@ -443,7 +449,7 @@ define("context_precision", "rank-weighted average precision of the chunks judge
                     reason = ("%d of %d chunks judged useful"):format(useful, #flags) }, threshold)
   end, hint)
   return m
-end)
+end, { "threshold", "against" })
 
 define("context_relevance", "share of the contexts' statements that are relevant to the question", function(o)
   local m = base(o, "context_relevance", o.description)
@@ -465,7 +471,7 @@ define("context_relevance", "share of the contexts' statements that are relevant
                     reason = ("%d of %d context statements are relevant"):format(relevant, total) }, threshold)
   end)
   return m
-end)
+end, { "threshold" })
 
 local function relevance_direct(o, prompts, judge, v)
   local r = E.ask(judge, "rag_answer_relevance", { question = v.question, answer = v.answer }, prompts.direct)
@@ -521,7 +527,7 @@ define("answer_relevance", "how well the answer addresses the question (generate
       return finish(run(o, prompts, judge, v), threshold)
     end)
     return m
-  end)
+  end, { "threshold", "mode", "n", "embed_model" })
 
 M.answer_relevance_direct = M.answer_relevance { name = "answer_relevance_direct", mode = "direct",
   description = "the judge's 0-1 rating of how well the answer addresses the question" }
@@ -580,7 +586,7 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
                     reason = steps[#steps].reason }, threshold)
   end)
   return m
-end)
+end, { "threshold", "mode", "budget" })
 
 define("correctness", "1-5 grade of the answer against the reference, passing at 4", function(o)
   local m = base(o, "correctness", o.description)
@@ -593,7 +599,7 @@ define("correctness", "1-5 grade of the answer against the reference, passing at
     return finish({ score = r.value, reason = r.reason }, threshold)
   end)
   return m
-end)
+end, { "threshold" })
 
 -- compare(judge, {question=, a=, b=, reference=} [, prompt]) -> both orders
 -- judged and reconciled, or unmeasured when either order fails.
@@ -633,7 +639,7 @@ define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 f
       return M.compare(judge, { question = q, a = a, b = b, reference = ref }, prompts.compare)
     end
     return m
-  end)
+  end, { "a", "b", "reference" })
 
 for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
                         "context_recall", "context_relevance", "relevancy", "correctness" } do

@@ -87,7 +87,7 @@ end
 function M.resolve(spec)
   if type(spec) == "table" then return check_metric(spec, 3) end
   if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
-  if not registered[spec] then require "evalua.rag" end -- registers the judged metrics' names
+  if not registered[spec] then require "evalua.rag" end -- registers the judged metrics' names; a load error is raised
   if registered[spec] then return registered[spec] end
   if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
   if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end

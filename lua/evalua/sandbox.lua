@@ -1,10 +1,41 @@
 -- The --sandbox profile, applied by the host once, before the script runs.
--- What is enforced in C (the file-access policy, CPU and memory limits) stays
--- enforced whatever a script does here; this file removes the ways out of
--- Lua (processes, C modules, bytecode, debug) and locks the shared tables.
+-- What is enforced in C (the file-access policy, CPU, time and memory
+-- limits) stays enforced whatever a script does here; this file removes the
+-- ways out of Lua (processes, C modules, bytecode, debug) and builds the
+-- script's globals from an allow-list, as Redis does: explicit lists of
+-- functions, copied into read-only tables with locked metatables, so nothing
+-- new is reachable by default and nothing the library uses can be changed.
 local sys = require "evalua._sys"
 
 local M = {}
+
+-- What a sandboxed script sees. Anything not listed is absent (nil); the
+-- names in REFUSED are present and raise a message saying why.
+local BUILTINS = {
+  "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print", "rawequal", "rawget",
+  "rawlen", "rawset", "select", "setmetatable", "tonumber", "tostring", "type", "xpcall", "warn",
+  "_VERSION", "require", "load", "loadfile", "dofile", "collectgarbage",
+}
+local LIBRARIES = {
+  string = { "byte", "char", "dump", "find", "format", "gmatch", "gsub", "len", "lower", "match", "pack",
+             "packsize", "rep", "reverse", "sub", "unpack", "upper" },
+  table = { "concat", "insert", "move", "pack", "remove", "sort", "unpack" },
+  math = { "abs", "acos", "asin", "atan", "ceil", "cos", "deg", "exp", "floor", "fmod", "huge", "log", "max",
+           "maxinteger", "min", "mininteger", "modf", "pi", "rad", "random", "randomseed", "sin", "sqrt", "tan",
+           "tointeger", "type", "ult" },
+  utf8 = { "char", "charpattern", "codepoint", "codes", "len", "offset" },
+  coroutine = { "close", "create", "isyieldable", "resume", "running", "status", "wrap", "yield" },
+  os = { "clock", "date", "difftime", "time", "remove", "rename", "execute", "exit", "getenv", "tmpname" },
+  io = { "close", "input", "lines", "open", "output", "read", "write", "type", "stdin", "stdout", "stderr",
+         "popen", "tmpfile" },
+}
+local REFUSED = {
+  ["os.execute"] = "os.execute", ["os.exit"] = "os.exit (return a status from the script instead)",
+  ["os.getenv"] = "os.getenv", ["os.tmpname"] = "os.tmpname", ["io.popen"] = "io.popen",
+  ["io.tmpfile"] = "io.tmpfile", ["package.loadlib"] = "package.loadlib",
+  ["package.searchpath"] = "package.searchpath",
+}
+local GC_OPTIONS = { collect = true, count = true, step = true, isrunning = true }
 
 local function refuse(name)
   return function()
@@ -12,13 +43,17 @@ local function refuse(name)
   end
 end
 
+-- A read-only view of real. Its metatable is locked, and pairs iterates
+-- through a closure, so the view never hands out the table behind it.
 local function readonly(name, real)
   return setmetatable({}, {
     __index = real,
     __newindex = function(_, k)
       error(("sandbox: the '%s' table is read-only (cannot set '%s')"):format(name, tostring(k)), 2)
     end,
-    __pairs = function() return next, real, nil end,
+    __pairs = function(self)
+      return function(_, k) return next(real, k) end, self, nil
+    end,
     __len = function() return #real end,
     __metatable = "sandbox: locked",
   })
@@ -32,34 +67,43 @@ local function text_only_load(chunk, name, _, env)
   return real_load(chunk, name, "t", env)
 end
 
--- Raises at the caller's caller, so the message names the script's line.
-local function check(path, mode)
-  local ok, err = sys.path_allowed(path, mode)
-  if not ok then error(err, 3) end
-end
-
 local function guard_files()
-  local open, lines, input, output = io.open, io.lines, io.input, io.output
-  io.open = function(path, mode) -- fails the way io.open fails: nil, message
-    local ok, err = sys.path_allowed(path, mode or "r")
-    if not ok then return nil, err end
-    return open(path, mode)
+  local lines, input, output = io.lines, io.input, io.output
+  -- The check and the open are one step in C (beneath the allowed folder,
+  -- through no symbolic link); it fails the way io.open fails: nil, message.
+  io.open = function(path, mode)
+    if type(path) ~= "string" then error("bad argument #1 to 'open' (string expected)", 2) end
+    return sys.open(path, mode)
   end
   io.lines = function(path, ...)
-    if path ~= nil then check(path, "r") end
-    return lines(path, ...)
+    if path == nil then return lines(nil, ...) end
+    local f, err = sys.open(path, "r")
+    if not f then error(err, 2) end
+    local it = f:lines(...)
+    local function pass(...)
+      if (...) == nil then f:close() end
+      return ...
+    end
+    -- as io.lines: the file closes at the end, or when a for loop is left
+    return function() return pass(it()) end, nil, nil, f
   end
   io.input = function(f)
-    if type(f) == "string" then check(f, "r") end
+    if type(f) == "string" then
+      local file, err = sys.open(f, "r")
+      if not file then error(err, 2) end
+      f = file
+    end
     return input(f)
   end
   io.output = function(f)
-    if type(f) == "string" then check(f, "w") end
+    if type(f) == "string" then
+      local file, err = sys.open(f, "w")
+      if not file then error(err, 2) end
+      f = file
+    end
     return output(f)
   end
-  local remove, rename = os.remove, os.rename
-  os.remove = function(path) check(path, "w"); return remove(path) end
-  os.rename = function(a, b) check(a, "w"); check(b, "w"); return rename(a, b) end
+  os.remove, os.rename = sys.remove, sys.rename
   loadfile = function(path, _, env)
     local ok, perr = sys.path_allowed(path, "r")
     if not ok then return nil, perr end
@@ -75,42 +119,81 @@ local function guard_files()
   end
 end
 
+-- Changes to the real tables, which library code also uses.
 local function remove_escapes()
-  io.popen = refuse("io.popen")
-  os.execute = refuse("os.execute")
-  os.exit = refuse("os.exit (return a status from the script instead)")
-  os.getenv = refuse("os.getenv")
-  os.tmpname = refuse("os.tmpname")
-  package.loadlib = refuse("package.loadlib")
+  for full, label in pairs(REFUSED) do
+    local lib, name = full:match("^(%w+)%.(%w+)$")
+    _G[lib][name] = refuse(label)
+  end
   package.cpath, package.path = "", ""
   local searchers = package.searchers
   for i = #searchers, 3, -1 do searchers[i] = nil end -- keep preload and the library
   load = text_only_load
+  local real_gc = collectgarbage
+  collectgarbage = function(opt, ...)
+    if opt ~= nil and not GC_OPTIONS[opt] then
+      error(("sandbox: collectgarbage(%q) is not available in --sandbox mode"):format(tostring(opt)), 2)
+    end
+    return real_gc(opt, ...)
+  end
   debug = nil
   package.loaded.debug = nil
 end
 
-local function lock_tables(registry)
-  local libenv = {}
-  for k, v in pairs(_G) do libenv[k] = v end
-  libenv._G = libenv
-  registry["evalua.libenv"] = readonly("library globals", libenv)
-  for _, name in ipairs { "string", "table", "math", "utf8", "coroutine", "os", "io", "package" } do
-    local proxy = readonly(name, _G[name])
-    _G[name] = proxy
-    package.loaded[name] = proxy
-  end
-  local smt = getmetatable("")
-  smt.__index = string
+local function copy_of(lib, names)
+  local t = {}
+  for _, k in ipairs(names) do t[k] = lib[k] end
+  return t
+end
+
+-- The script's package table: require works as before, but what it reads
+-- (searchers, preload, loaded) is visible and not changeable.
+local function script_package()
+  local p = { path = "", cpath = "", config = package.config, loadlib = package.loadlib,
+              searchpath = package.searchpath,
+              loaded = readonly("package.loaded", package.loaded),
+              preload = readonly("package.preload", package.preload),
+              searchers = readonly("package.searchers", copy_of(package.searchers, { 1, 2 })) }
+  return readonly("package", p)
+end
+
+-- The script's globals: only what the lists name.
+local function script_env()
+  local env = {}
+  for _, k in ipairs(BUILTINS) do env[k] = _G[k] end
+  for name, names in pairs(LIBRARIES) do env[name] = readonly(name, copy_of(_G[name], names)) end
+  env.package = script_package()
+  env._G = env
+  return env
+end
+
+-- Metatables shared with library code: the string metatable and the file
+-- handles' (io.open results) cannot be read or changed by a script. The
+-- string methods are looked up through a function, since a table there
+-- would be reachable (getmetatable("").__index) and open to rawset.
+local function lock_metatables(registry)
+  local smt, strings = getmetatable(""), string
+  smt.__index = function(_, k) return strings[k] end
   smt.__metatable = readonly("string metatable", smt)
-  setmetatable(_G, { __metatable = "sandbox: the global table's metatable is locked" })
+  local fmt = registry["FILE*"]
+  if type(fmt) == "table" then fmt.__metatable = "sandbox: locked" end
 end
 
 function M.apply()
   local registry = debug.getregistry()
   guard_files()
   remove_escapes()
-  lock_tables(registry)
+  local libenv = {}
+  for k, v in pairs(_G) do libenv[k] = v end
+  libenv._G = libenv
+  registry["evalua.libenv"] = readonly("library globals", libenv)
+  local env = script_env()
+  -- require("string"), package.loaded._G and the like give the script's views
+  for name in pairs(LIBRARIES) do package.loaded[name] = env[name] end
+  package.loaded._G, package.loaded.package = env, env.package
+  lock_metatables(registry)
+  setmetatable(env, { __metatable = "sandbox: the global table's metatable is locked" })
+  registry[2] = env -- LUA_RIDX_GLOBALS: the script's chunk and load() get env
 end
 
 return M

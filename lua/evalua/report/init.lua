@@ -48,19 +48,44 @@ function M.print(res, opts)
   io.stdout:write(M.render(res, "terminal", opts))
 end
 
--- write(res, {dir=, name=, formats=}) -> list of paths written
-function M.write(res, opts)
-  local dir, name = opts.dir or "out", opts.name or "report"
-  assert(sys.mkdir(dir))
+-- The folder files are written into before they move into dir: beside dir
+-- (DIR.tmp-PID), or inside it when only dir is writable (--sandbox with
+-- dir = --out).
+local function staging(dir)
+  dir = dir:gsub("(.)/+$", "%1")
+  local tmp = ("%s.tmp-%d"):format(dir, sys.getpid())
+  if not sys.path_allowed(tmp, "w") then tmp = ("%s/.tmp-%d"):format(dir, sys.getpid()) end
+  assert(sys.mkdir(tmp))
+  return dir, tmp
+end
+
+-- Moves the finished files into place: the whole folder in one rename when
+-- dir does not exist yet, else file by file (each rename is atomic).
+local function publish(tmp, dir, files)
   local paths = {}
-  for _, fmt in ipairs(opts.formats or { "md", "json" }) do
-    local f = format_of(fmt)
-    local path = ("%s/%s.%s"):format(dir, name, f.ext)
-    if f.stream then f.stream(res, opts, path)
-    else assert(sys.write_atomic(path, f.fn(res, opts))) end
-    paths[#paths + 1] = path
-  end
+  for i, file in ipairs(files) do paths[i] = dir .. "/" .. file end
+  if not sys.stat(dir) and os.rename(tmp, dir) then return paths end
+  assert(sys.mkdir(dir))
+  for i, file in ipairs(files) do assert(os.rename(tmp .. "/" .. file, paths[i])) end
+  assert(os.remove(tmp))
   return paths
+end
+
+-- write(res, {dir=, name=, formats=}) -> list of paths written. Every
+-- report is written into a temporary folder first, so a run killed midway
+-- leaves at most that folder, never a partial dir.
+function M.write(res, opts)
+  local name, formats = opts.name or "report", {}
+  for i, fmt in ipairs(opts.formats or { "md", "json" }) do formats[i] = format_of(fmt) end
+  local dir, tmp = staging(opts.dir or "out")
+  local files = {}
+  for _, f in ipairs(formats) do
+    files[#files + 1] = ("%s.%s"):format(name, f.ext)
+    local path = tmp .. "/" .. files[#files]
+    if f.stream then f.stream(res, opts, path) -- streamed to its file (JSON and CSV)
+    else assert(sys.write_atomic(path, f.fn(res, opts))) end
+  end
+  return publish(tmp, dir, files)
 end
 
 return M

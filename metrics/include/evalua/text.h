@@ -30,7 +30,9 @@ enum evtext_metric {
   EVTEXT_EDIT_NORM,  /* the same over the normalised strings */
 };
 
-enum { EVTEXT_OK = 0, EVTEXT_EUTF8 = -1, EVTEXT_ENOMEM = -2 };
+/* EVTEXT_EBUDGET: a comparison would need more cells than the workspace's
+ * bound (evtext_ws_set_max_cells). */
+enum { EVTEXT_OK = 0, EVTEXT_EUTF8 = -1, EVTEXT_ENOMEM = -2, EVTEXT_EBUDGET = -3 };
 
 /* Where a call failed: which input (-1 the prediction, i >= 0 golds[i]) and
  * the 0-based offset of the first invalid byte for EVTEXT_EUTF8. */
@@ -43,6 +45,15 @@ typedef struct {
 typedef struct evtext_ws evtext_ws;
 evtext_ws *evtext_ws_new(void);
 void evtext_ws_free(evtext_ws *ws);
+/* A workspace whose memory comes from alloc, called like lua_Alloc: (ud,
+ * block, old size, new size), new size 0 frees. A host passes its own to
+ * count the memory against a cap; failure is EVTEXT_ENOMEM. */
+typedef void *(*evtext_alloc)(void *ud, void *ptr, size_t osize, size_t nsize);
+evtext_ws *evtext_ws_new_alloc(evtext_alloc alloc, void *ud);
+/* Bounds ROUGE-L's and the edit distance's tables (tokens x tokens, code
+ * points x code points, after common ends are cut): a larger comparison
+ * fails with EVTEXT_EBUDGET instead of running for minutes. 0: no bound. */
+void evtext_ws_set_max_cells(evtext_ws *ws, size_t max_cells);
 
 /* The score of pred against the best of golds. No golds means one empty
  * gold (SQuAD v2.0's unanswerable question). For the normalised metrics,

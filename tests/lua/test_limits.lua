@@ -1,0 +1,96 @@
+-- Limits a script cannot switch off (issue 13, items 5 and 8): loops where
+-- the Lua hook never fires end at a signal backstop, a wall-clock limit
+-- stops sleeps and blocked reads, quadratic text comparisons are bounded
+-- under --sandbox, and the text workspace counts against --mem-limit.
+local lu = require "luaunit"
+local h = require "tests.lua.helpers"
+
+local function sandboxed(code, limits)
+  return h.run_script(code, "--sandbox --mem-limit 128 " .. limits)
+end
+
+function test_loops_outside_the_hook_end_at_the_cpu_backstop()
+  local escapes = {
+    gc = 'setmetatable({}, { __gc = function() while true do end end }) collectgarbage()',
+    handler = 'xpcall(error, function() while true do end end)',
+    pattern = 'print(("a"):rep(40000):find(("a-"):rep(12) .. "b"))',
+    move = 'table.move({}, 1, math.maxinteger - 1, 2)',
+  }
+  for name, code in pairs(escapes) do
+    local r = sandboxed(code, "--cpu-limit 0.5")
+    lu.assertEquals(r.status, 3, name)
+    lu.assertEquals(r.stderr, "evalua: CPU time limit of 0.5 s exceeded (--cpu-limit); stopped outside Lua\n", name)
+  end
+end
+
+function test_a_long_sleep_ends_at_the_time_limit()
+  local r = sandboxed('require("evalua").sys.sleep(1e9)', "--time-limit 0.5")
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, "script.lua:1: time limit of 0.5 s exceeded (--time-limit)")
+end
+
+function test_a_loop_ends_at_the_time_limit_even_without_a_cpu_limit()
+  local r = h.run_script("while true do end", "--time-limit 0.5")
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, "time limit of 0.5 s exceeded (--time-limit)")
+end
+
+function test_a_blocked_read_ends_at_the_time_limit_backstop()
+  local dir = h.tmpdir()
+  h.write(dir .. "/s.lua", "io.read()")
+  local r = h.run(("cd %s && sleep 5 | %s run --sandbox --time-limit 0.5 s.lua"):format(dir, h.bin))
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, "evalua: time limit of 0.5 s exceeded (--time-limit); stopped outside Lua\n")
+end
+
+function test_time_limit_needs_a_number_and_defaults_on_with_sandbox()
+  local r = h.run_script("", "--time-limit soon")
+  lu.assertEquals(r.status, 2)
+  lu.assertStrContains(r.stderr, "evalua: --time-limit: 'soon' is not a number of seconds")
+  lu.assertStrContains(h.run(h.bin .. " --help").stdout, "--time-limit SEC   wall-clock limit (default 600 with --sandbox")
+end
+
+function test_quadratic_text_comparisons_are_bounded_in_the_sandbox()
+  local r = sandboxed([[
+local ev = require "evalua"
+local a, b = ("xy"):rep(20000), ("yx"):rep(20000)
+print(ev.text.edit_similarity("short", "shirt"))
+print(pcall(ev.text.edit_similarity, a, b))
+print(pcall(ev.text.rouge_l_batch, { "x", ("b c "):rep(40000) }, { "x", ("c b "):rep(40000) }))]], "--cpu-limit 5")
+  lu.assertEquals(r.status, 0, r.stderr)
+  -- the function's name depends on which module table Lua finds it in first
+  lu.assertEquals(r.stdout:gsub("'evalua%.[_%w]+%.", "'"), "0.8\n"
+    .. "false\tbad argument #1 to 'edit_similarity' (inputs too long: the comparison needs "
+    .. "over 1073741824 table cells, the limit under --sandbox)\n"
+    .. "false\tbad argument #1 to 'rouge_l_batch' (preds[2]: inputs too long: the comparison "
+    .. "needs over 1073741824 table cells, the limit under --sandbox)\n")
+end
+
+function test_text_buffers_count_against_the_memory_cap()
+  for _, opts in ipairs { "--mem-limit 64", "--sandbox --mem-limit 64" } do
+    local r = h.run_script([[
+local ev = require "evalua"
+local s = ("é"):rep(8000000)
+print(ev.text.edit_similarity(s, s .. "x"))]], opts)
+    lu.assertEquals(r.status, 3, opts)
+    lu.assertEquals(r.stderr, "evalua: memory limit of 64 MB exceeded (--mem-limit)\n", opts)
+  end
+end
+
+function test_trec_loads_are_bounded_by_the_memory_cap_in_the_sandbox()
+  local dir = h.tmpdir()
+  h.write(dir .. "/in/qrels", "q1 0 d1 1\n")
+  h.write(dir .. "/in/run", ("q1 Q0 d1 1 1.5 r\n"):rep(800000)) -- 13 MB
+  h.write(dir .. "/s.lua", [[
+local ev = require "evalua"
+print(pcall(ev.dataset.trec, "in/qrels", "in/run"))
+print(pcall(ev.dataset.trec, "in/qrels", "/dev/zero"))]])
+  local r = h.run(("cd %s && %s run --sandbox --read in --read /dev --mem-limit 24 s.lua"):format(dir, h.bin))
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "false\t[^\n]*TREC files need about 26 MB, more than the %d+ MB %-%-mem%-limit leaves\n"
+    .. "false\t[^\n]*TREC files must be regular files under %-%-sandbox\n")
+end
+
+os.exit(lu.LuaUnit.run(), true)

@@ -5,6 +5,7 @@
  * exactly what lua/evalua/json.lua would write: sorted keys, two-space
  * indent, numbers that read back exactly. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,11 +22,20 @@
 
 /* ---- a buffered sink: a file, or a Lua string when path is nil ------------------ */
 
+#define SINK_MT "evalua.report.sink"
+
+/* Where a report goes: a temporary file beside its target (opened with the
+ * sandbox's check in one step), or memory. A userdata, so that an error
+ * midway closes and removes what was begun. */
 struct sink {
   FILE *f;
   char *mem;           /* open_memstream's block when writing to memory */
   size_t memlen, len;
   int err;
+  int compact;         /* JSON on one line: no indentation, ":" alone */
+  int at_open;         /* at holds the target's folder */
+  struct evalua_at at;
+  char tmp[4200];      /* the temporary file's name in that folder; "" once renamed */
   char buf[1 << 16];
 };
 
@@ -50,6 +60,7 @@ static void put(struct sink *s, const char *p, size_t n) {
 static void puts_(struct sink *s, const char *p) { put(s, p, strlen(p)); }
 
 static void indent(struct sink *s, int depth) {
+  if (s->compact) return;
   static const char spaces[] = "\n                                                                ";
   put(s, spaces, 1 + (size_t)(2 * depth < 64 ? 2 * depth : 64));
 }
@@ -105,10 +116,13 @@ static const char *value_of(struct job *j, int list, size_t k) {
   return s;
 }
 
+/* Between a key and its value. */
+static void colon(struct sink *s) { put(s, ": ", s->compact ? 1 : 2); }
+
 /* A Lua value (at the top, popped) as JSON at depth. */
 static void lua_json(struct job *j, struct sink *s, int depth) {
   struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
-  evalua_json_encode(j->L, -1, "  ", depth, &out);
+  evalua_json_encode(j->L, -1, s->compact ? NULL : "  ", depth, &out);
   lua_pop(j->L, 1);
 }
 
@@ -159,7 +173,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
       if (i) puts_(s, ",");
       indent(s, depth + 1);
       text_json(j, s, l->str[o[i]]);
-      puts_(s, ": ");
+      colon(s);
       number(s, l->num[o[i]]);
     }
     indent(s, depth);
@@ -175,12 +189,12 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
     if (k == EVT_RETRIEVED && (l->present[r] & EVT_LIST_OBJECTS)) {
       puts_(s, "{");
       indent(s, depth + 2);
-      puts_(s, "\"id\": ");
+      puts_(s, "\"id\""), colon(s);
       text_json(j, s, l->str[i]);
       if (l->present[r] & EVT_LIST_SCORED) {
         puts_(s, ",");
         indent(s, depth + 2);
-        puts_(s, "\"score\": ");
+        puts_(s, "\"score\""), colon(s);
         number(s, l->num[i]);
       }
       indent(s, depth + 1);
@@ -210,7 +224,7 @@ static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
     any = 1;
     indent(s, depth + 1);
     quoted(s, k->name, strlen(k->name));
-    puts_(s, ": ");
+    colon(s);
     if (k->list >= 0) list_json(j, s, (enum evt_list_key)k->list, r, depth + 1);
     else cell_json(j, s, &t->cols[k->col].cells[r], depth + 1);
   }
@@ -286,7 +300,10 @@ static void item_json(struct job *j, struct sink *s, size_t r) {
   indent(s, d), puts_(s, "\"details\": "), details_json(j, s, r, d);
   puts_(s, ","), indent(s, d), puts_(s, "\"id\": "), id_value(j, s, r, d);
   puts_(s, ","), indent(s, d), puts_(s, "\"reasons\": "), part_json(j, s, REASONS, r, d);
-  puts_(s, ","), indent(s, d), puts_(s, "\"row\": "), row_json(j, s, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"row\": ");
+  s->compact = 1; /* the row as read, on one line: a changed row is one changed line */
+  row_json(j, s, r, d);
+  s->compact = 0;
   puts_(s, ","), indent(s, d), puts_(s, "\"scores\": "), part_json(j, s, SCORES, r, d);
   puts_(s, ","), indent(s, d), puts_(s, "\"slices\": ");
   if (!j->ndims) puts_(s, "{}");
@@ -375,36 +392,54 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   qsort(j->keys, j->nkeys, sizeof *j->keys, rowkey_cmp);
 }
 
-/* Opens the sink: a temporary file beside path (renamed into place at the
- * end), or memory. */
-static void sink_open(lua_State *L, struct sink *s, const char *path, char *tmp, size_t cap) {
-  memset(s, 0, offsetof(struct sink, buf));
-  if (path) {
-    evalua_check_path(L, path, 1);
-    snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
-    s->f = fopen(tmp, "wb");
-  } else {
-    s->f = open_memstream(&s->mem, &s->memlen);
+static int sink_gc(lua_State *L) {
+  struct sink *s = luaL_checkudata(L, 1, SINK_MT);
+  if (s->f) fclose(s->f), s->f = NULL;
+  if (s->at_open) {
+    if (s->tmp[0]) unlinkat(s->at.dirfd, s->tmp, 0);
+    evalua_at_release(&s->at);
+    s->at_open = 0;
   }
-  if (!s->f) luaL_error(L, "cannot write %s: %s", path ? path : "(memory)", strerror(errno));
+  free(s->mem), s->mem = NULL;
+  return 0;
 }
 
-/* Closes the sink and pushes the result: true (file) or the string. */
-static int sink_close(lua_State *L, struct sink *s, const char *path, const char *tmp) {
+/* A new sink on the stack: a temporary file beside path, or memory (path NULL). */
+static struct sink *sink_open(lua_State *L, const char *path) {
+  struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
+  memset(s, 0, offsetof(struct sink, buf));
+  luaL_setmetatable(L, SINK_MT);
+  if (!path) {
+    if (!(s->f = open_memstream(&s->mem, &s->memlen))) luaL_error(L, "cannot write the report: %s", strerror(errno));
+    return s;
+  }
+  if (evalua_at(L, path, 1, 0, &s->at)) lua_error(L); /* the sandbox's message */
+  s->at_open = 1;
+  snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", s->at.name, (long)getpid());
+  int fd = openat(s->at.dirfd, s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | evalua_at_flags(&s->at), 0666);
+  if (fd < 0 || !(s->f = fdopen(fd, "wb"))) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    luaL_error(L, "cannot write %s: %s", path, strerror(e));
+  }
+  return s;
+}
+
+/* Finishes the sink: the file renamed into place (pushes true) or the
+ * text pushed. */
+static int sink_close(lua_State *L, struct sink *s, const char *path) {
   flush(s);
   if (path && !s->err && (fflush(s->f) || fsync(fileno(s->f)))) s->err = errno;
   if (fclose(s->f) && !s->err) s->err = errno;
+  s->f = NULL;
   if (!path) {
-    if (s->err) return free(s->mem), luaL_error(L, "cannot write the report: %s", strerror(s->err));
+    if (s->err) luaL_error(L, "cannot write the report: %s", strerror(s->err));
     lua_pushlstring(L, s->mem, s->memlen);
-    free(s->mem);
     return 1;
   }
-  if (!s->err && rename(tmp, path)) s->err = errno;
-  if (s->err) {
-    unlink(tmp);
-    return luaL_error(L, "cannot write %s: %s", path, strerror(s->err));
-  }
+  if (!s->err && renameat(s->at.dirfd, s->tmp, s->at.dirfd, s->at.name)) s->err = errno;
+  if (s->err) luaL_error(L, "cannot write %s: %s", path, strerror(s->err));
+  s->tmp[0] = '\0';
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -437,14 +472,12 @@ static int l_json(lua_State *L) {
   const char *path = luaL_optstring(L, 4, NULL);
   struct job j;
   read_job(L, 1, &j);
-  struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
-  char tmp[4200];
-  sink_open(L, s, path, tmp, sizeof tmp);
+  struct sink *s = sink_open(L, path);
   struct items_hook h = {&j, s};
   struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
   evalua_json_encode(L, 2, "  ", 0, &out);
   puts_(s, "\n");
-  return sink_close(L, s, path, tmp);
+  return sink_close(L, s, path);
 }
 
 /* ---- CSV ----------------------------------------------------------------------- */
@@ -522,9 +555,7 @@ static int l_csv(lua_State *L) {
   size_t nr = lua_rawlen(L, 2);
   size_t *rcol = lua_newuserdatauv(L, (nr + 1) * sizeof *rcol, 0);
   for (size_t i = 0; i < nr; i++) lua_rawgeti(L, 2, (lua_Integer)i + 1), rcol[i] = (size_t)lua_tointeger(L, -1), lua_pop(L, 1);
-  struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
-  char tmp[4200];
-  sink_open(L, s, path, tmp, sizeof tmp);
+  struct sink *s = sink_open(L, path);
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
   for (size_t m = 0; m < j.nm; m++) puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m]));
@@ -557,10 +588,14 @@ static int l_csv(lua_State *L) {
     puts_(s, ","), csv_cell_text(&j, s, r, "answer");
     puts_(s, "\r\n");
   }
-  return sink_close(L, s, path, tmp);
+  return sink_close(L, s, path);
 }
 
 int luaopen_evalua_report(lua_State *L) {
+  luaL_newmetatable(L, SINK_MT);
+  lua_pushcfunction(L, sink_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
   static const luaL_Reg funcs[] = {{"json", l_json}, {"csv", l_csv}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -77,16 +79,30 @@ static struct ltable *new_table(lua_State *L, int opts) {
 
 /* ---- reading files ------------------------------------------------------------ */
 
-/* The path (checked against the sandbox), lenient mode and a new table,
- * from the arguments (path, opts) of a load. */
-static struct ltable *load_args(lua_State *L, const char **path, int *lenient) {
+/* The data file opened for reading, in one step with the sandbox's check
+ * (no symbolic link, beneath a --read folder); -1 with *err set when it
+ * cannot be read. */
+static int open_input(lua_State *L, const char *path, const char **err) {
+  struct evalua_at at;
+  if (evalua_at(L, path, 0, 0, &at)) return *err = lua_tostring(L, -1), -1; /* the message stays pushed */
+  int fd = openat(at.dirfd, at.name, O_RDONLY | O_CLOEXEC | evalua_at_flags(&at));
+  int e = errno;
+  evalua_at_release(&at);
+  if (fd < 0) *err = lua_pushfstring(L, "cannot read data set: %s: %s", path, strerror(e));
+  return fd;
+}
+
+/* The path, lenient mode, a new table and the open file, from the
+ * arguments (path, opts) of a load; fd is -1 with the message pushed. */
+static struct ltable *load_args(lua_State *L, const char **path, int *lenient, int *fd, const char **err) {
   *path = luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
-  evalua_check_path(L, *path, 0);
   lua_getfield(L, 2, "lenient");
   *lenient = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  return new_table(L, 2);
+  struct ltable *lt = new_table(L, 2);
+  *fd = open_input(L, *path, err);
+  return lt;
 }
 
 /* {line =, error =} appended to the list at the top of the stack. */
@@ -99,11 +115,12 @@ static void push_skip(lua_State *L, uint32_t line, const char *why) {
 
 /* load(path, opts) -> table, sha256, skipped | nil, message */
 static int l_load(lua_State *L) {
-  const char *path;
-  int lenient;
-  struct ltable *lt = load_args(L, &path, &lenient);
+  const char *path, *err;
+  int lenient, fd;
+  struct ltable *lt = load_args(L, &path, &lenient, &fd, &err);
+  if (fd < 0) return lua_pushnil(L), lua_pushstring(L, err), 2;
   struct jsonl_result res;
-  jsonl_read(path, &lt->t, &lt->sc, lenient, &res);
+  jsonl_read(fd, path, &lt->t, &lt->sc, lenient, &res);
   if (res.err[0]) {
     jsonl_result_free(&res);
     lua_pushnil(L);
@@ -121,43 +138,44 @@ static int l_load(lua_State *L) {
 
 static void csv_skip(void *ud, uint32_t line, const char *why) { push_skip(ud, line, why); }
 
-/* The whole file in a string at the top of the stack. */
-static const char *slurp(lua_State *L, const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+/* The whole open file (closed here) in a string at the top of the stack;
+ * NULL with errno set when reading fails. */
+static const char *slurp(lua_State *L, int fd, size_t *len) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  size_t got;
+  ssize_t got;
   do {
     char *p = luaL_prepbuffsize(&b, (size_t)1 << 20);
-    got = fread(p, 1, (size_t)1 << 20, f);
-    luaL_addsize(&b, got);
+    do got = read(fd, p, (size_t)1 << 20);
+    while (got < 0 && errno == EINTR);
+    if (got > 0) luaL_addsize(&b, (size_t)got);
   } while (got > 0);
-  int bad = ferror(f);
-  fclose(f);
+  int e = errno;
+  close(fd);
   luaL_pushresult(&b);
-  if (bad) return lua_pop(L, 1), NULL;
+  if (got < 0) return lua_pop(L, 1), errno = e, NULL;
   return lua_tolstring(L, -1, len);
 }
 
 /* load_csv(path, opts) -> table, sha256, skipped | nil, message */
 static int l_load_csv(lua_State *L) {
-  const char *path;
-  int lenient;
-  struct ltable *lt = load_args(L, &path, &lenient);
-  int ud = lua_gettop(L);
+  const char *path, *err;
+  int lenient, fd;
+  struct ltable *lt = load_args(L, &path, &lenient, &fd, &err);
+  if (fd < 0) return lua_pushnil(L), lua_pushstring(L, err), 2;
+  int ud = lua_gettop(L); /* the table */
   size_t len;
-  const char *text = slurp(L, path, &len);
+  const char *text = slurp(L, fd, &len);
   if (!text) return lua_pushnil(L), lua_pushfstring(L, "cannot read data set: %s: %s", path, strerror(errno)), 2;
   unsigned char md[32];
   unsigned n = 0;
   if (!EVP_Digest(text, len, md, &n, EVP_sha256(), NULL)) return luaL_error(L, "sha256 failed");
-  char err[600];
+  char why[600];
   uint32_t line = 0;
   lua_newtable(L); /* skipped */
-  int rc = evt_csv_read(&lt->t, text, len, &lt->sc, lenient, csv_skip, L, err, sizeof err, &line);
+  int rc = evt_csv_read(&lt->t, text, len, &lt->sc, lenient, csv_skip, L, why, sizeof why, &line);
   if (rc == EVT_ROW_NOMEM) return luaL_error(L, "%s: not enough memory", path);
-  if (rc == EVT_ROW_BAD) return lua_pushnil(L), lua_pushfstring(L, "%s:%d: %s", path, (int)line, err), 2;
+  if (rc == EVT_ROW_BAD) return lua_pushnil(L), lua_pushfstring(L, "%s:%d: %s", path, (int)line, why), 2;
   int skipped = lua_gettop(L);
   lua_pushvalue(L, ud);
   char hex[65];

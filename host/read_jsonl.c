@@ -4,7 +4,6 @@
  * reading two halves at once into two tables and appending them measured
  * slower here (page faults and copying outweigh the second core). */
 #include <errno.h>
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,14 +113,9 @@ static void finish_hash(EVP_MD_CTX *md, struct jsonl_result *res) {
   for (unsigned i = 0; i < n && i < 32; i++) snprintf(res->hash + 2 * i, 3, "%02x", d[i]);
 }
 
-void jsonl_read(const char *path, struct evt_table *t, const struct evt_schema *sc, int lenient,
+void jsonl_read(int fd, const char *path, struct evt_table *t, const struct evt_schema *sc, int lenient,
                 struct jsonl_result *res) {
   memset(res, 0, sizeof *res);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    snprintf(res->err, sizeof res->err, "cannot read data set: %s: %s", path, strerror(errno));
-    return;
-  }
   EVP_MD_CTX *md = EVP_MD_CTX_new();
   if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
     snprintf(res->err, sizeof res->err, "%s: sha256 failed", path);

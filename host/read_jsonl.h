@@ -21,10 +21,10 @@ struct jsonl_result {
   char err[700];             /* non-empty: the read failed ("PATH:LINE: ..." or a system error) */
 };
 
-/* Reads path into t (empty on entry). Strict (lenient = 0): the first bad
- * row, by line, stops the read with err set. Free the result with
- * jsonl_result_free. */
-void jsonl_read(const char *path, struct evt_table *t, const struct evt_schema *sc, int lenient,
+/* Reads the open file fd (named path in messages; closed here) into t
+ * (empty on entry). Strict (lenient = 0): the first bad row, by line, stops
+ * the read with err set. Free the result with jsonl_result_free. */
+void jsonl_read(int fd, const char *path, struct evt_table *t, const struct evt_schema *sc, int lenient,
                 struct jsonl_result *res);
 void jsonl_result_free(struct jsonl_result *res);
 

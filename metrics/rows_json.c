@@ -113,6 +113,7 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
 }
 
 static int escape(struct jp *j, char *o, size_t *w) {
+  if (j->p >= j->end) return syntax(j, "unterminated string"); /* a backslash ends the line */
   char c = *j->p++;
   static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
   const char *k = c ? strchr(from, c) : NULL;

@@ -8,6 +8,7 @@ local sys = require "evalua._sys"
 local schema_mod = require "evalua.schema"
 local json = require "evalua.json"
 local T = require "evalua._table"
+local options = require "evalua.options"
 
 local M = {}
 
@@ -152,7 +153,7 @@ local function detect_format(path, opts)
   return "jsonl"
 end
 
-local load_options = { schema = true, mode = true, format = true }
+local LOAD_KNOWN = options.set { "schema", "mode", "format" }
 
 -- load(path [, opts]) -> Dataset
 -- opts.schema  extra/overriding field types (see evalua.schema); false for none
@@ -161,9 +162,7 @@ local load_options = { schema = true, mode = true, format = true }
 -- opts.format  "jsonl" | "csv" (default: from the extension)
 function M.load(path, opts)
   opts = opts or {}
-  for k in pairs(opts) do
-    if not load_options[k] then error(("dataset.load: unknown option '%s'"):format(tostring(k)), 2) end
-  end
+  options.check(opts, LOAD_KNOWN, "ev.dataset.load", 2)
   local mode = opts.mode or "strict"
   if mode ~= "strict" and mode ~= "lenient" then
     error(("dataset.load: mode must be \"strict\" or \"lenient\", got %s"):format(tostring(mode)), 2)
@@ -334,7 +333,10 @@ end
 -- is kept, so all variants of a query stay together). Each stratum gets a
 -- share proportional to its size (largest remainder), at least one when n
 -- allows; within a stratum, ids are ordered by sha256(seed .. id).
+local SAMPLE_KNOWN = options.set { "n", "tier", "by", "seed", "id" }
+
 function Dataset:sample(opts)
+  options.check(opts, SAMPLE_KNOWN, "ds:sample", 2)
   local n = opts.n or M.tiers[opts.tier or ""]
   if not n then error("sample: give n or a tier (smoke, regression, deep)", 2) end
   local idf, by, seed = opts.id or "qid", opts.by, tostring(opts.seed or 1)

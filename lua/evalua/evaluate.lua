@@ -19,15 +19,10 @@ local results_mod = require "evalua.results"
 local dataset = require "evalua.dataset"
 local T = require "evalua._table"
 
-local known = { metrics = true, system = true, slices = true, judge = true, concurrency = true, ci = true,
-                bottom = true, id = true, retrieval = true, options = true, progress = true, quiet = true,
-                meta = true }
+local options = require "evalua.options"
 
-local function check_spec(spec)
-  for k in pairs(spec) do
-    if not known[k] then error(("evaluate: unknown option '%s'"):format(tostring(k)), 3) end
-  end
-end
+local KNOWN = options.set { "metrics", "system", "slices", "judge", "concurrency", "ci", "bottom", "id",
+                            "retrieval", "options", "progress", "quiet", "meta" }
 
 local inf = math.huge
 
@@ -163,7 +158,7 @@ end
 
 return function(data, spec)
   spec = spec or {}
-  check_spec(spec)
+  options.check(spec, KNOWN, "ev.evaluate", 2)
   local ds = getmetatable(data) == dataset.Dataset and data or nil
   if not ds then
     if type(data) ~= "table" then error("evaluate: expected rows or a data set", 2) end

@@ -12,6 +12,7 @@
 -- An unmeasured item never enters a mean: aggregates carry coverage
 -- (measured of n) instead, and a slice with nothing measured has mean nil.
 -- Aggregates, bottom-k and intervals are computed in C over the columns.
+local options = require "evalua.options"
 local stats = require "evalua.stats"
 local sys = require "evalua._sys"
 
@@ -149,14 +150,13 @@ local function item_list(res)
   })
 end
 
+local CI_KNOWN = options.set { "resamples", "level", "seed", "bootstrap_max", "draw_budget" }
+
 local function ci_spec(ci)
   if ci == false then return false end
   if ci ~= nil and type(ci) ~= "table" then error("evaluate: ci must be a table or false", 3) end
   ci = ci or {}
-  local known = { resamples = true, level = true, seed = true, bootstrap_max = true, draw_budget = true }
-  for k in pairs(ci) do
-    if not known[k] then error(("evaluate: unknown ci option '%s'"):format(tostring(k)), 3) end
-  end
+  options.check(ci, CI_KNOWN, "ev.evaluate: ci", 3)
   return { resamples = ci.resamples or 1000, level = ci.level or 0.95, seed = ci.seed or 1,
            bootstrap_max = ci.bootstrap_max or 5000, draw_budget = ci.draw_budget or 2e7 }
 end

@@ -43,6 +43,7 @@ function test_bad_rows_name_line_and_field()
   lu.assertEquals(load_error('{"qid":"q","retrieved":[],"retrieved":[]}'), "1: field 'retrieved': given twice")
   lu.assertEquals(load_error('{"qid":1.5}'), "1: field 'qid': expected id, got number")
   lu.assertEquals(load_error('[1,2]'), "1: expected a JSON object, got list")
+  lu.assertEquals(load_error('{"qid":"q","a":"\\'), "1: invalid JSON: unterminated string at the end of the line")
   lu.assertEquals(load_error('{"qid":"q"} x'), "1: invalid JSON at column 13: text after the object, found 'x'")
 end
 
@@ -78,7 +79,7 @@ end
 function test_unknown_load_option_is_refused()
   local ok, err = pcall(ev.dataset.load, dir .. "/rows.jsonl", { mdoe = "lenient" })
   lu.assertFalse(ok)
-  lu.assertStrContains(err, "dataset.load: unknown option 'mdoe'")
+  lu.assertStrContains(err, "ev.dataset.load: unknown option 'mdoe' (options: format, mode, schema)")
 end
 
 function test_csv_reads_into_the_same_columns_as_jsonl()
@@ -242,10 +243,21 @@ end
 function test_unknown_evaluate_option_is_refused()
   local ok, err = pcall(ev.evaluate, rows_of { 1 }, { metrics = { value_metric }, slice = { "class" } })
   lu.assertFalse(ok)
-  lu.assertStrContains(err, "evaluate: unknown option 'slice'")
+  lu.assertStrContains(err, "ev.evaluate: unknown option 'slice' (did you mean 'slices'?)")
 end
 
 -- ---- the C report writers -----------------------------------------------------
+
+-- An item as json.lua writes it inside the report (keys at depth 3), with
+-- its row on one line.
+local function item_text(res, ds, i)
+  local it = res.items[i]
+  local text = json.encode({ id = it.id, system = it.system, slices = it.slices, scores = it.scores,
+    reasons = it.reasons, unmeasured = it.unmeasured, details = it.details, row = "\0row\0" },
+    { indent = "  ", depth = 2 })
+  local a, b = text:find(json.encode("\0row\0"), 1, true)
+  return text:sub(1, a - 1) .. json.encode(ds.rows[i]:table()) .. text:sub(b + 1)
+end
 
 function test_numbers_are_written_as_json_number_writes_them()
   math.randomseed(5)
@@ -278,12 +290,9 @@ function test_json_report_rows_equal_the_loaded_rows()
   local doc = cjson.decode(text)
   for i = 1, 2 do lu.assertEquals(json.encode(doc.items[i].row), json.encode(ds.rows[i]:table())) end
   lu.assertEquals(doc.items[1].row.deep.a[2], cjson.null) -- a null in a list stays
-  -- the same text as json.lua gives for the item
-  local item = res.items[1]
-  local lua_item = json.encode({ id = item.id, system = item.system, slices = item.slices, scores = item.scores,
-    reasons = item.reasons, unmeasured = item.unmeasured, details = item.details, row = ds.rows[1]:table() },
-    { indent = "  ", depth = 2 })
-  lu.assertStrContains(text, lua_item)
+  -- the same text as json.lua gives for the item, the row on one line
+  lu.assertTrue(text:find(item_text(res, ds, 1), 1, true) ~= nil)
+  lu.assertTrue(text:find(item_text(res, ds, 2), 1, true) ~= nil)
 end
 
 function test_a_large_json_report_has_every_item_in_order()
@@ -299,11 +308,7 @@ function test_a_large_json_report_has_every_item_in_order()
   local doc = cjson.decode(text)
   lu.assertEquals(#doc.items, 20000)
   for _, i in ipairs { 1, 8192, 8193, 16384, 16385, 20000 } do
-    local it = res.items[i]
-    local want = json.encode({ id = it.id, system = it.system, slices = it.slices, scores = it.scores,
-      reasons = it.reasons, unmeasured = it.unmeasured, details = it.details, row = ds.rows[i]:table() },
-      { indent = "  ", depth = 2 })
-    lu.assertStrContains(text, want)
+    lu.assertTrue(text:find(item_text(res, ds, i), 1, true) ~= nil, "item " .. i)
     lu.assertEquals(doc.items[i].id, "q" .. i)
   end
 end

@@ -429,7 +429,8 @@ static struct sink *sink_open(lua_State *L, const char *path) {
  * text pushed. */
 static int sink_close(lua_State *L, struct sink *s, const char *path) {
   flush(s);
-  if (path && !s->err && (fflush(s->f) || fsync(fileno(s->f)))) s->err = errno;
+  /* No fsync: the rename makes the report whole or absent for every reader,
+   * even after a kill; a report lost to a power cut is regenerated. */
   if (fclose(s->f) && !s->err) s->err = errno;
   s->f = NULL;
   if (!path) {

@@ -47,10 +47,19 @@ static void *grow_block(void *p, size_t old_bytes, size_t bytes) {
   return q;
 }
 
+/* The capacity after cap that holds need items of size bytes: doubling,
+ * then steps of 64 MB once a block is that large, so that what is faulted
+ * in ahead (grow_block) is never much more than what will be written. */
+static size_t next_cap(size_t cap, size_t need, size_t size) {
+  const size_t step = ((size_t)64 << 20) / size;
+  size_t c = cap ? cap : 64;
+  while (c < need) c = c >= step ? c + step : c * 2;
+  return c;
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
+  size_t c = next_cap(*cap, need, size);
   void *q = grow_block(*p, *cap * size, c * size);
   if (!q) return -1;
   *p = q;
@@ -143,7 +152,7 @@ evt_sref evt_text_take(struct evt_table *t, size_t len) {
 int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double num) {
   struct evt_list *l = &t->list[k];
   if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 1024;
+    size_t cap = next_cap(l->cap, l->n + 1, sizeof *l->str);
     evt_sref *s = grow_block(l->str, l->cap * sizeof *s, cap * sizeof *s);
     if (!s) return -1;
     l->str = s;

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -79,6 +81,22 @@ static struct ltable *new_table(lua_State *L, int opts) {
 
 /* ---- reading files ------------------------------------------------------------ */
 
+/* Columns live outside the Lua allocator, so under --sandbox a load is
+ * bounded instead: a regular file, and about twice its size must fit in
+ * what --mem-limit leaves. The message (pushed), or NULL. */
+static const char *too_big(lua_State *L, int fd, const char *path) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  struct stat st;
+  if (!rt->sandbox || fstat(fd, &st)) return NULL;
+  if (!S_ISREG(st.st_mode)) return lua_pushfstring(L, "%s: a data set must be a regular file under --sandbox", path);
+  double need = 2.0 * (double)st.st_size / 1048576.0;
+  double left = rt->mem_limit > rt->mem_used ? (double)(rt->mem_limit - rt->mem_used) / 1048576.0 : 0;
+  if (rt->mem_limit && need > left)
+    return lua_pushfstring(L, "%s: the data set needs about %d MB, more than the %d MB --mem-limit leaves", path,
+                           (int)ceil(need), (int)left);
+  return NULL;
+}
+
 /* The data file opened for reading, in one step with the sandbox's check
  * (no symbolic link, beneath a --read folder); -1 with *err set when it
  * cannot be read. */
@@ -89,6 +107,7 @@ static int open_input(lua_State *L, const char *path, const char **err) {
   int e = errno;
   evalua_at_release(&at);
   if (fd < 0) *err = lua_pushfstring(L, "cannot read data set: %s: %s", path, strerror(e));
+  else if ((*err = too_big(L, fd, path))) close(fd), fd = -1;
   return fd;
 }
 

@@ -58,6 +58,19 @@ function test_long_strings_are_refused_and_cut_in_digests()
   lu.assertEquals(res.items[1].row.answer, long)
 end
 
+function test_sandboxed_loads_must_fit_the_memory_cap()
+  local big = dir .. "/sandbox/big.jsonl"
+  h.write(big, ('{"qid":"q","answer":"%s"}\n'):format(("x"):rep(1000)):rep(20000)) -- 20 MB
+  local r = h.run_script(('require("evalua").dataset.load(%q)'):format(big),
+    "--sandbox --read " .. dir .. "/sandbox --mem-limit 32")
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, big .. ": the data set needs about 40 MB, more than the ")
+  lu.assertStrContains(r.stderr, " MB --mem-limit leaves")
+  r = h.run_script(('print(require("evalua").dataset.load(%q).n)'):format(big),
+    "--sandbox --read " .. dir .. "/sandbox --mem-limit 128")
+  lu.assertEquals({ r.status, r.stdout }, { 0, "20000\n" })
+end
+
 function test_integer_ids_a_bom_and_crlf_are_read()
   local ok, ds = load_text('\239\187\191{"qid":17,"retrieved":[3,"d4"],"gold_doc_ids":[3]}\r\n')
   lu.assertTrue(ok, ds)

@@ -103,6 +103,39 @@ static size_t fixed_g(uint64_t d, int p, int e, char *out) {
  * integer arithmetic for 1e-4 <= |x| < 1e15 (the 15-digit candidate is
  * checked exactly: a 15-digit integer over a power of ten up to 10^22 is
  * one correctly rounded division); printf elsewhere. */
+/* v in decimal at o; its length. */
+static size_t u64_text(uint64_t v, char *o) {
+  char tmp[24];
+  size_t n = 0;
+  do tmp[n++] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  for (size_t i = 0; i < n; i++) o[i] = tmp[n - 1 - i];
+  return n;
+}
+
+/* x > 0 with at most 6 decimals, when some k <= 6 gives a d with d / 10^k
+ * == x: the division is correctly rounded, so that decimal reads back as x,
+ * and as it has far fewer than 15 significant digits it is what %.15g
+ * prints. 0 when there is none. */
+static size_t few_decimals(double x, char *o) {
+  if (!(x >= 1e-4 && x < 1e9)) return 0;
+  for (int k = 1; k <= 6; k++) {
+    double y = nearbyint(x * pow10d[k]);
+    if (y / pow10d[k] != x) continue;
+    uint64_t d = (uint64_t)y, p = (uint64_t)pow10d[k];
+    size_t n = u64_text(d / p, o);
+    o[n++] = '.';
+    char frac[8];
+    size_t f = u64_text(d % p + p, frac); /* 1 followed by k digits, leading zeros kept */
+    memcpy(o + n, frac + 1, f - 1);
+    n += f - 1;
+    while (o[n - 1] == '0') n--;
+    o[n] = '\0';
+    return n;
+  }
+  return 0;
+}
+
 size_t evalua_json_number(double x, char *out) {
   double ax = fabs(x);
   if (x == floor(x) && ax < 9007199254740992.0) return (size_t)snprintf(out, 40, "%lld", (long long)x);
@@ -110,6 +143,8 @@ size_t evalua_json_number(double x, char *out) {
     int e, neg = x < 0;
     char *o = out + neg;
     if (neg) out[0] = '-';
+    size_t short_n = few_decimals(ax, o);
+    if (short_n) return neg + short_n;
     uint64_t d = sig_digits(ax, 15, &e);
     if (d != UINT64_MAX && (double)d / pow10d[14 - e] == ax) return neg + fixed_g(d, 15, e, o); /* e in [-5, 14] */
     d = sig_digits(ax, 17, &e);

@@ -370,13 +370,13 @@ static int s_aggregate(lua_State *L) {
   struct evg_dim dim = {dc ? dc->code : NULL, dc ? dc->nvalues : 1};
   luaL_argcheck(L, lua_rawlen(L, 6) == dim.nvalues, 6, "one name per value");
   luaL_argcheck(L, sys->n == s->n && (!dc || dc->n == s->n), 2, "codes and scores differ in rows");
-  struct evg_ci ci = {0, 1000, 0.95, 1, 5000, 2e7, evalua_run_two};
+  struct evg_ci ci = {0, 1000, 0.95, 1, 2000, 2e7, evalua_run_two};
   if (lua_istable(L, 7)) {
     ci.on = 1;
     lua_getfield(L, 7, "resamples"), lua_getfield(L, 7, "level"), lua_getfield(L, 7, "seed");
     lua_getfield(L, 7, "bootstrap_max"), lua_getfield(L, 7, "draw_budget");
     ci.resamples = (size_t)luaL_optinteger(L, -5, 1000), ci.level = luaL_optnumber(L, -4, 0.95);
-    ci.seed = (uint64_t)luaL_optinteger(L, -3, 1), ci.bootstrap_max = (size_t)luaL_optinteger(L, -2, 5000);
+    ci.seed = (uint64_t)luaL_optinteger(L, -3, 1), ci.bootstrap_max = (size_t)luaL_optinteger(L, -2, 2000);
     ci.draw_budget = luaL_optnumber(L, -1, 2e7);
     lua_pop(L, 5);
   }

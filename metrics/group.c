@@ -177,14 +177,24 @@ static int bootstrap(const struct evg_scores *sc, const size_t *idx, size_t n, c
   memset(got, 0, m * sizeof *got);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < m; j++) pack[i * m + j] = sc->miss[j][idx[i]] ? NAN : sc->val[j][idx[i]];
+  int full = 1; /* every row measured: no count to keep per draw */
+  for (size_t j = 0; j < m; j++) full &= st[j].measured == n;
   evstats_rng rng;
   evstats_rng_seed(&rng, ci->seed);
   for (size_t r = 0; r < R; r++) {
     memset(sum, 0, m * sizeof *sum), memset(cnt, 0, m * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) {
-      const double *row = pack + evstats_rng_below(&rng, n) * m;
-      for (size_t j = 0; j < m; j++)
-        if (row[j] == row[j]) sum[j] += row[j], cnt[j]++;
+    if (full) {
+      for (size_t i = 0; i < n; i++) {
+        const double *row = pack + evstats_rng_below(&rng, n) * m;
+        for (size_t j = 0; j < m; j++) sum[j] += row[j];
+      }
+      for (size_t j = 0; j < m; j++) cnt[j] = n;
+    } else {
+      for (size_t i = 0; i < n; i++) {
+        const double *row = pack + evstats_rng_below(&rng, n) * m;
+        for (size_t j = 0; j < m; j++)
+          if (row[j] == row[j]) sum[j] += row[j], cnt[j]++;
+      }
     }
     for (size_t j = 0; j < m; j++)
       if (cnt[j]) means[j * R + got[j]++] = sum[j] / (double)cnt[j];

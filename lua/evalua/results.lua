@@ -158,7 +158,7 @@ local function ci_spec(ci)
   ci = ci or {}
   options.check(ci, CI_KNOWN, "ev.evaluate: ci", 3)
   return { resamples = ci.resamples or 1000, level = ci.level or 0.95, seed = ci.seed or 1,
-           bootstrap_max = ci.bootstrap_max or 5000, draw_budget = ci.draw_budget or 2e7 }
+           bootstrap_max = ci.bootstrap_max or 2000, draw_budget = ci.draw_budget or 2e7 }
 end
 
 -- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, judge=} -> results

@@ -41,6 +41,23 @@ if not lock then
   return 75
 end
 
+-- The baseline: a named run, or the previous one. An unknown name is a
+-- usage error, found before anything is evaluated or paid for.
+local hist = ev.history.open(opt.dir .. "/history")
+local baseline
+if opt.baseline ~= "" then
+  baseline = hist:find(opt.baseline)
+  if not baseline then
+    local known = {}
+    for _, r in ipairs(hist:records()) do known[#known + 1] = r.label or r.run_id end
+    io.stderr:write(("evalua: no run labelled or identified '%s' in %s/history (%s)\n"):format(opt.baseline,
+      opt.dir, #known > 0 and ("runs: " .. table.concat(known, ", ")) or "it has no runs yet"))
+    ev.exit(2)
+  end
+else
+  baseline = hist:latest()
+end
+
 -- Data: the variant's rows, then the tier's sample, stratified by query class.
 local ds = ev.dataset.load(opt.data):filter(function(r) return r.variant == opt.variant end)
 if #ds.rows == 0 then
@@ -63,12 +80,6 @@ local res = ev.evaluate(ds, {
            tier = opt.tier },
 })
 
-local hist = ev.history.open(opt.dir .. "/history")
-local baseline = opt.baseline ~= "" and hist:find(opt.baseline) or hist:latest()
-if opt.baseline ~= "" and not baseline then
-  io.stderr:write(("nightly: no run labelled '%s' in the history\n"):format(opt.baseline))
-  return 2
-end
 if baseline then ev.compare(res, hist, baseline) end
 hist:trend(res, 10)
 

@@ -65,6 +65,11 @@ function TestNightly:test_three_runs_then_a_regression()
   end
   lu.assertEquals(regression.status, "fail")
   lu.assertStrContains(regression.message, "recall@5[all] 0.6917 -> 0.4792")
+  -- an unknown baseline is a usage error naming the runs there are
+  local bad = nightly(dir, "--variant hybrid_rerank --baseline nosuch")
+  lu.assertEquals(bad.status, 2)
+  lu.assertStrContains(bad.stderr, "evalua: no run labelled or identified 'nosuch' in " .. dir
+    .. "/history (runs: v1.0, v1.1, v1.2, v1.3-revert)")
   -- a named baseline instead of the previous run
   local r5 = nightly(dir, "--variant hybrid_rerank --baseline v1.0")
   lu.assertEquals(r5.status, 0, r5.stderr)

@@ -79,12 +79,15 @@ static void number(struct sink *s, double x) {
 /* A key of the rows: a list of the format (list >= 0) or a column. */
 struct rowkey {
   const char *name;
+  size_t len;
   int list;
   long col;
 };
 
 static int rowkey_cmp(const void *a, const void *b) {
-  return strcmp(((const struct rowkey *)a)->name, ((const struct rowkey *)b)->name);
+  const struct rowkey *x = a, *y = b;
+  int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+  return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 struct job {
@@ -223,7 +226,7 @@ static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
     puts_(s, any ? "," : "{");
     any = 1;
     indent(s, depth + 1);
-    quoted(s, k->name, strlen(k->name));
+    quoted(s, k->name, k->len);
     colon(s);
     if (k->list >= 0) list_json(j, s, (enum evt_list_key)k->list, r, depth + 1);
     else cell_json(j, s, &t->cols[k->col].cells[r], depth + 1);
@@ -387,8 +390,10 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   j->id_col = evt_col_index(j->t, j->idf, n);
   lua_pop(L, 1);
   j->keys = lua_newuserdatauv(L, (j->t->ncols + EVT_NLISTS) * sizeof *j->keys, 0); /* left on the stack */
-  for (size_t c = 0; c < j->t->ncols; c++) j->keys[j->nkeys++] = (struct rowkey){j->t->cols[c].name, -1, (long)c};
-  for (int k = 0; k < EVT_NLISTS; k++) j->keys[j->nkeys++] = (struct rowkey){evt_list_names[k], k, -1};
+  for (size_t c = 0; c < j->t->ncols; c++)
+    j->keys[j->nkeys++] = (struct rowkey){j->t->cols[c].name, j->t->cols[c].name_len, -1, (long)c};
+  for (int k = 0; k < EVT_NLISTS; k++)
+    j->keys[j->nkeys++] = (struct rowkey){evt_list_names[k], strlen(evt_list_names[k]), k, -1};
   qsort(j->keys, j->nkeys, sizeof *j->keys, rowkey_cmp);
 }
 

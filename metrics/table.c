@@ -119,7 +119,7 @@ void evt_row_abort(struct evt_table *t) {
 
 long evt_col_index(const struct evt_table *t, const char *name, size_t len) {
   for (size_t c = 0; c < t->ncols; c++)
-    if (strncmp(t->cols[c].name, name, len) == 0 && t->cols[c].name[len] == '\0') return (long)c;
+    if (t->cols[c].name_len == len && memcmp(t->cols[c].name, name, len) == 0) return (long)c;
   return -1;
 }
 
@@ -134,6 +134,7 @@ struct evt_col *evt_col_get(struct evt_table *t, const char *name, size_t len, i
   if (!col->name || !col->cells) return free(col->name), free(col->cells), NULL;
   memcpy(col->name, name, len);
   col->name[len] = '\0';
+  col->name_len = len;
   t->ncols++;
   return col;
 }
@@ -180,7 +181,7 @@ int evt_copy_row(struct evt_table *d, const struct evt_table *s, size_t r) {
   for (size_t c = 0; c < s->ncols; c++) {
     const struct evt_cell *in = &s->cols[c].cells[r];
     if (in->type == EVT_ABSENT) continue;
-    struct evt_col *col = evt_col_get(d, s->cols[c].name, strlen(s->cols[c].name), 1);
+    struct evt_col *col = evt_col_get(d, s->cols[c].name, s->cols[c].name_len, 1);
     if (!col) return -1;
     struct evt_cell *out = &col->cells[d->n];
     *out = *in;

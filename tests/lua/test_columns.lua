@@ -44,6 +44,10 @@ function test_bad_rows_name_line_and_field()
   lu.assertEquals(load_error('{"qid":1.5}'), "1: field 'qid': expected id, got number")
   lu.assertEquals(load_error('[1,2]'), "1: expected a JSON object, got list")
   lu.assertEquals(load_error('{"qid":"q","a":"\\'), "1: invalid JSON: unterminated string at the end of the line")
+  -- keys that differ after a NUL are different columns (found by fuzz_rows)
+  local ok, ds = load_text('{"qid":"q","a":1,"a\\u0000b":2}\n')
+  lu.assertTrue(ok, ds)
+  lu.assertEquals({ ds.rows[1].a, ds.rows[1]["a\0b"] }, { 1, 2 })
   lu.assertEquals(load_error('{"qid":"q"} x'), "1: invalid JSON at column 13: text after the object, found 'x'")
 end
 

@@ -66,6 +66,9 @@ function TestNightly:test_three_runs_then_a_regression()
   lu.assertEquals(regression.status, "fail")
   lu.assertStrContains(regression.message, "recall@5[all] 0.6917 -> 0.4792")
   -- an unknown baseline is a usage error naming the runs there are
+  -- --quiet keeps the report and the failing gate on stdout
+  lu.assertStrContains(r4.stdout, "system")
+  lu.assertStrContains(r4.stdout, "gate fail")
   local bad = nightly(dir, "--variant hybrid_rerank --baseline nosuch")
   lu.assertEquals(bad.status, 2)
   lu.assertStrContains(bad.stderr, "evalua: no run labelled or identified 'nosuch' in " .. dir

@@ -40,6 +40,7 @@ struct evt_cell {
 
 struct evt_col {
   char *name;
+  size_t name_len; /* a JSON key may hold "\u0000" */
   struct evt_cell *cells; /* one per row (capacity: the table's) */
 };
 

@@ -62,6 +62,7 @@ end
 local function run_batch(metric, j, ds, record, ctx)
   local ok, values = pcall(metric.batch, ds.rows, ctx)
   if not ok then
+    if type(values) == "table" and values.evalua_exit then error(values, 0) end -- an exit request goes on
     error(("metric '%s' failed: %s"):format(metric.name, tostring(values)), 0)
   end
   if type(values) ~= "table" then

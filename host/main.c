@@ -18,6 +18,8 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
   "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "       evalua merge PART... [--out DIR] [--allow-missing]\n"
+  "                                              one run's reports from its shards' parts\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"
   "\n"
@@ -47,6 +49,7 @@ struct job {
   struct evalua_runtime rt;
   int argc, script; /* argv[script] is the script path */
   char **argv;
+  const char *module; /* or a Lua module whose main(...) gets the arguments */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -102,7 +105,10 @@ static int pmain(lua_State *L) {
   push_arg_table(L, j);
   lua_pushcfunction(L, msghandler);
   const char *script = j->argv[j->script];
-  int status = luaL_loadfilex(L, script, j->rt.sandbox ? "t" : "bt");
+  int status = j->module
+    ? luaL_loadstring(L, lua_pushfstring(L, "return require('%s').main(...)", j->module))
+    : luaL_loadfilex(L, script, j->rt.sandbox ? "t" : "bt");
+  if (j->module) lua_remove(L, -2); /* the chunk's source text */
   if (status == LUA_ERRFILE) {
     fprintf(stderr, "evalua: cannot open script '%s' (%s)\n", script,
                     strstr(lua_tostring(L, -1), "No such file") ? "no such file" : "unreadable");
@@ -165,6 +171,23 @@ static int parse_run_options(struct job *j) {
   return 0;
 }
 
+/* Runs a job in a fresh Lua state; returns the exit status. */
+static int run_job(struct job *j) {
+  lua_State *L = evalua_state_new(&j->rt);
+  if (!L) {
+    evalua_runtime_free(&j->rt);
+    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
+    return EXIT_SCRIPT;
+  }
+  lua_pushcfunction(L, pmain);
+  lua_pushlightuserdata(L, j);
+  int status = lua_pcall(L, 1, 1, 0);
+  int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
+  lua_close(L);
+  evalua_runtime_free(&j->rt);
+  return code;
+}
+
 static int cmd_run(int argc, char **argv) {
   struct job j = {.argc = argc, .argv = argv};
   j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
@@ -175,18 +198,16 @@ static int cmd_run(int argc, char **argv) {
     return code;
   }
   evalua_arm_limits(&j.rt);
-  lua_State *L = evalua_state_new(&j.rt);
-  if (!L) {
-    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
-    return EXIT_SCRIPT;
-  }
-  lua_pushcfunction(L, pmain);
-  lua_pushlightuserdata(L, &j);
-  int status = lua_pcall(L, 1, 1, 0);
-  code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
-  lua_close(L);
-  evalua_runtime_free(&j.rt);
-  return code;
+  return run_job(&j);
+}
+
+/* evalua merge PART... [--out DIR] [--allow-missing]: reruns the parts'
+ * script with every evaluation answered from the parts (lua/evalua/merge.lua). */
+static int cmd_merge(int argc, char **argv) {
+  struct job j = {.argc = argc, .argv = argv, .script = 1, .module = "evalua.merge"};
+  j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
+  if (j.rt.lua_dir && !*j.rt.lua_dir) j.rt.lua_dir = NULL;
+  return run_job(&j);
 }
 
 static int cmd_version(void) {
@@ -220,6 +241,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) return cmd_version();
   if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+  if (!strcmp(cmd, "merge")) return cmd_merge(argc, argv);
   for (const struct evalua_command *c = evalua_commands; c->name; c++)
     if (!strcmp(cmd, c->name)) return c->main(argc - 1, argv + 1);
   return usage_error("unknown command '%s'", cmd);

@@ -233,4 +233,58 @@ function TestShard:test_nightly_merge_keeps_gates_and_history()
                   (one.stdout:gsub("%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ", "TIME")))
 end
 
+-- Two shards sharing one judge cache against the mock, one killed with
+-- SIGKILL midway and rerun: the rerun sends only what is not cached, the
+-- merge sends nothing, and a one-process run from the same cache sends
+-- nothing either and reports the same.
+function TestShard:test_shards_share_the_judge_cache()
+  local mock = require("tests.mock.mock").start("--latency-ms 50")
+  local sys = require "evalua._sys"
+  local cache = self.dir .. "/cache"
+  local env = ("OPENAI_BASE_URL=%s EVALUA_MODEL=judge-1 OPENAI_API_KEY=sk-test-shard"):format(mock.url)
+  local function cmd(args)
+    return ("cd %s && %s %s run %s/scripts/rag_report.lua --data %s --corpus %s --quiet --judge openai --cache %s --concurrency 4 %s")
+      :format(self.dir, env, h.bin, SRC, DATA, CORPUS, cache, args)
+  end
+  local function cached() return tonumber(io.popen(("find %s -name '*.json' | wc -l"):format(cache)):read("l")) end
+  lu.assertEquals(h.run(cmd("--shard 2/2")).status, 0)
+  local second_shard = mock:stats().requests
+  local p = io.popen(cmd("--shard 1/2") .. " >/dev/null 2>&1 & echo $!")
+  local pid = p:read("l")
+  p:close()
+  local before_kill = cached()
+  local deadline = sys.monotonic() + 60
+  repeat sys.sleep(0.05) until cached() >= before_kill + 40 or sys.monotonic() > deadline
+  h.sh("kill -9 " .. pid)
+  sys.sleep(0.3)
+  local paid, sent = cached(), mock:stats().requests
+  lu.assertNil(h.read(self.dir .. "/parts/rag_report.part-1-of-2.json"), "a killed shard writes no part")
+  local r = h.run(cmd("--shard 1/2"))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local total = cached()
+  lu.assertEquals(mock:stats().requests - sent, total - paid) -- only what was not on disk
+  local seen, repeats = {}, 0
+  for _, req in ipairs(mock:requests()) do
+    if seen[req.body] then repeats = repeats + 1 end
+    seen[req.body] = true
+  end
+  lu.assertTrue(repeats <= sent - paid, ("repeats %d, in flight at the kill %d"):format(repeats, sent - paid))
+  local asked = mock:stats().requests
+  -- the merge runs the script again, so it has the shards' environment
+  local m = h.run(("cd %s && %s %s merge parts/*.json --out merged"):format(self.dir, env, h.bin))
+  lu.assertEquals(m.status, 0, m.stderr)
+  local one = h.run(cmd("--out one"))
+  lu.assertEquals(one.status, 0, one.stderr)
+  lu.assertEquals(mock:stats().requests, asked) -- neither the merge nor the cached run asked again
+  -- the merge adds up the parts' accounting (the killed run wrote none)
+  local merged = cjson.decode(h.read(self.dir .. "/merged/rag_report.json"))
+  lu.assertEquals(merged.meta.judge.requests, second_shard + asked - sent)
+  -- the same scores; only the accounting differs (requests there, cache hits here)
+  lu.assertEquals(untimed(self.dir .. "/merged/rag_report.csv"), untimed(self.dir .. "/one/rag_report.csv"))
+  local one_json = cjson.decode(h.read(self.dir .. "/one/rag_report.json"))
+  lu.assertEquals(merged.aggregates, one_json.aggregates)
+  lu.assertEquals(merged.items, one_json.items)
+  mock:stop()
+end
+
 os.exit(lu.LuaUnit.run(), true)

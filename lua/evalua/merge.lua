@@ -134,11 +134,15 @@ function M.main(...)
   return code
 end
 
--- Judge accounting of the parts, added up: counts sum, names must agree.
+-- Judge accounting of the parts, added up: counts sum, peaks take the
+-- largest, names are the first part's (check_alike compared the models).
+local PEAKS = { peak_in_flight = true, concurrency_window = true }
+
 local function add_stats(total, s)
   for k, v in pairs(s) do
     local t = total[k]
-    if type(v) == "number" then total[k] = (t or 0) + v
+    if type(v) == "number" and PEAKS[k] then total[k] = math.max(t or v, v)
+    elseif type(v) == "number" then total[k] = (t or 0) + v
     elseif type(v) == "boolean" then total[k] = t or v
     elseif type(v) == "table" then total[k] = add_stats(t or {}, v)
     elseif t == nil then total[k] = v end

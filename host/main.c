@@ -18,7 +18,7 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
   "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
-  "       evalua merge PART... [--out DIR] [--allow-missing]\n"
+  "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
   "                                              one run's reports from its shards' parts\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"
@@ -163,7 +163,7 @@ static int parse_run_options(struct job *j) {
       return usage_error("unknown option '%s' for run", o);
     }
   }
-  if (i >= j->argc) return usage_error("%s", "run needs a SCRIPT");
+  if (i >= j->argc) return usage_error("%s", j->module ? "merge needs a PART" : "run needs a SCRIPT");
   j->script = i;
   if (rt->sandbox && !cpu_set) rt->cpu_limit = 60;
   if (rt->sandbox && !time_set) rt->time_limit = 600;
@@ -201,12 +201,24 @@ static int cmd_run(int argc, char **argv) {
   return run_job(&j);
 }
 
-/* evalua merge PART... [--out DIR] [--allow-missing]: reruns the parts'
- * script with every evaluation answered from the parts (lua/evalua/merge.lua). */
+/* evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]:
+ * reruns the parts' script with every evaluation answered from the parts
+ * (lua/evalua/merge.lua), under run's options (--sandbox ...) when given. */
 static int cmd_merge(int argc, char **argv) {
   struct job j = {.argc = argc, .argv = argv, .script = 1, .module = "evalua.merge"};
   j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
   if (j.rt.lua_dir && !*j.rt.lua_dir) j.rt.lua_dir = NULL;
+  for (int k = 2; k < argc; k++) {
+    if (strcmp(argv[k], "--")) continue;
+    int code = parse_run_options(&j);
+    if (code) {
+      evalua_runtime_free(&j.rt);
+      return code;
+    }
+    j.script--; /* the module gets every word after "--" */
+    evalua_arm_limits(&j.rt);
+    break;
+  }
   return run_job(&j);
 }
 

@@ -36,7 +36,8 @@ local opt = ev.cli.parse(arg, {
 local sys = ev.sys
 assert(sys.mkdir(opt.dir))
 -- Shards of one run work side by side; their merge takes the lock.
-local lock, holder = ev.shard.current() and {} or sys.lock(opt.dir .. "/nightly.lock")
+local lock, holder = {}, nil
+if not ev.shard.current() then lock, holder = sys.lock(opt.dir .. "/nightly.lock") end
 if not lock then
   io.stderr:write("nightly: another run is in progress: ", holder, "\n")
   return 75

@@ -130,6 +130,20 @@ local function check_spec(spec)
   end
 end
 
+-- The run-wide options take effect: the shard, and a merge's --out.
+local function finish(opt, byname, argv)
+  local merging = shard.merging()
+  if merging and merging.out then
+    if not byname.out then usage_error("evalua merge --out: the script has no --out option") end
+    opt.out = merging.out
+  end
+  if byname.shard == COMMON[1] then
+    local ok, err = pcall(shard.configure, opt.shard, opt.parts, argv)
+    if not ok then usage_error("%s", tostring(err)) end
+  end
+  return opt
+end
+
 -- parse(arg, spec) -> opt; opt._ holds positional arguments when spec.positional is set.
 function M.parse(argv, spec)
   check_spec(spec)
@@ -171,21 +185,7 @@ function M.parse(argv, spec)
     end
     i = i + 1
   end
-  return M.finish(opt, byname)
-end
-
--- The run-wide options take effect: the shard, and a merge's --out.
-function M.finish(opt, byname)
-  local merging = shard.merging()
-  if merging and merging.out then
-    if not byname.out then usage_error("evalua merge --out: the script has no --out option") end
-    opt.out = merging.out
-  end
-  if byname.shard == COMMON[1] then
-    local ok, err = pcall(shard.configure, opt.shard, opt.parts)
-    if not ok then usage_error("%s", tostring(err)) end
-  end
-  return opt
+  return finish(opt, byname, argv)
 end
 
 M.usage_error = usage_error

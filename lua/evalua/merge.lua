@@ -1,5 +1,7 @@
--- evalua merge PART... [--out DIR] [--allow-missing]
+-- evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]
 --
+-- RUN-OPTIONS are evalua run's (--sandbox, --read, --out, limits): parts of
+-- a --sandbox run are merged under --sandbox too.
 -- Puts a sharded run back together: checks that the parts come from one
 -- run (same script and arguments, data, metrics, judge; each shard once),
 -- then reruns the parts' script, in which every ev.evaluate takes its score
@@ -12,7 +14,7 @@ local sys = require "evalua._sys"
 
 local M = {}
 
-local USAGE = "usage: evalua merge PART... [--out DIR] [--allow-missing]\n"
+local USAGE = "usage: evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
 
 local function usage(fmt, ...)
   io.stderr:write("evalua merge: ", fmt:format(...), "\n", USAGE)
@@ -78,6 +80,7 @@ local function check_alike(first, p)
     differ("script arguments", table.concat(first.script.args, " "), table.concat(p.script.args, " "))
   end
   if #p.evaluations ~= #first.evaluations then differ("evaluations", #first.evaluations, #p.evaluations) end
+  if p.sandboxed ~= first.sandboxed then differ("--sandbox", tostring(first.sandboxed), tostring(p.sandboxed)) end
   for k, sec in ipairs(p.evaluations) do
     local ref = first.evaluations[k]
     if sec.data.hash ~= ref.data.hash then differ("data (sha256)", ref.data.hash, sec.data.hash) end
@@ -124,7 +127,12 @@ function M.main(...)
                 evaluations = #parts[1].evaluations }
   local script = parts[1].script
   if script.path == json.null then fail("%s: the part names no script", parts[1].file) end
-  _G.arg = { [0] = script.path, table.unpack(script.args) }
+  if parts[1].sandboxed and not sys.sandboxed() then
+    fail("%s comes from a --sandbox run: merge it under --sandbox too " ..
+         "(evalua merge --sandbox --read DIR --out DIR -- PART...)", parts[1].file)
+  end
+  -- the script's globals (under --sandbox not this file's)
+  load("return _ENV")().arg = { [0] = script.path, table.unpack(script.args) }
   local chunk, err = loadfile(script.path, "t")
   if not chunk then fail("cannot load the parts' script: %s", err) end
   local code = chunk(table.unpack(script.args))

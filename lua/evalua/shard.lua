@@ -22,7 +22,7 @@ M.FORMAT, M.VERSION = "evalua-part", 1
 local run = { calls = 0 }
 
 local function int_env(name)
-  local v = os.getenv(name)
+  local v = sys.shard_env(name)
   if v == nil or v == "" then return nil end
   local n = math.tointeger(tonumber(v))
   if not n then error(("--shard auto: $%s is '%s', not an integer"):format(name, v), 0) end
@@ -73,12 +73,14 @@ function M.parse(v)
 end
 
 -- Called by ev.cli.parse with the script's --shard and --parts (or the
--- environment's EVALUA_SHARD / EVALUA_PARTS).
-function M.configure(shard, parts)
+-- environment's EVALUA_SHARD / EVALUA_PARTS) and its arguments (arg[0] the
+-- script), which the part records for the merge.
+function M.configure(shard, parts, argv)
+  if argv then run.argv = argv end
   if run.merge then return end
-  shard = shard ~= "" and shard or os.getenv("EVALUA_SHARD")
+  shard = shard ~= "" and shard or sys.shard_env("EVALUA_SHARD")
   if shard and shard ~= "" then run.shard = M.parse(shard) end
-  run.parts = parts ~= "" and parts or os.getenv("EVALUA_PARTS") or "parts"
+  run.parts = parts ~= "" and parts or sys.shard_env("EVALUA_PARTS") or "parts"
 end
 
 function M.current() return run.shard end
@@ -165,14 +167,16 @@ local function section(full, rows, part_res, judge)
   return sec
 end
 
+local function argv() return run.argv or rawget(_G, "arg") end
+
 local function script_name()
-  local path = arg and arg[0] or "evaluate"
+  local path = argv() and argv()[0] or "evaluate"
   return (path:match("([^/]+)$") or path):gsub("%.lua$", "")
 end
 
 -- The script's arguments without the shard's own options.
 local function script_args()
-  local out, i = setmetatable({}, json.array), 1
+  local out, i, arg = setmetatable({}, json.array), 1, argv()
   while arg and arg[i] ~= nil do
     local a = arg[i]
     if a == "--shard" or a == "--parts" then i = i + 1
@@ -187,7 +191,8 @@ end
 function M.record(full, rows, part_res, judge, s)
   run.part = run.part or {
     format = M.FORMAT, version = M.VERSION, shard = { index = s.index, count = s.count },
-    script = { path = arg and arg[0] or json.null, args = script_args() },
+    sandboxed = sys.sandboxed(),
+    script = { path = argv() and argv()[0] or json.null, args = script_args() },
     evaluations = setmetatable({}, json.array),
   }
   local p = run.part

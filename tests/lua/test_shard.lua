@@ -287,4 +287,27 @@ function TestShard:test_shards_share_the_judge_cache()
   mock:stop()
 end
 
+-- Shards under --sandbox: the part says so, and its merge must be sandboxed
+-- too, as the merge runs the script again.
+function TestShard:test_sandboxed_shards_merge_only_sandboxed()
+  local function sandboxed(args)
+    return h.run(("cd %s && %s run --sandbox --read %s/scripts --out %s %s/scripts/rag_report.lua --data %s --corpus %s --quiet %s")
+      :format(SRC, h.bin, SRC, self.dir, SRC, DATA, CORPUS, args))
+  end
+  for i = 1, 2 do
+    local r = sandboxed(("--shard %d/2 --parts %s/parts"):format(i, self.dir))
+    lu.assertEquals(r.status, 0, r.stderr)
+  end
+  local one = sandboxed("--out " .. self.dir .. "/one")
+  lu.assertEquals(one.status, 0, one.stderr)
+  local parts = self.dir .. "/parts/*.json"
+  local r = h.run(("cd %s && %s merge %s --out %s/m"):format(SRC, h.bin, parts, self.dir))
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, "rag_report.part-1-of-2.json comes from a --sandbox run: merge it under --sandbox too")
+  r = h.run(("cd %s && %s merge --sandbox --read %s/scripts --out %s -- %s --out %s/m"):format(
+    SRC, h.bin, SRC, self.dir, parts, self.dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(untimed(self.dir .. "/m/rag_report.json"), untimed(self.dir .. "/one/rag_report.json"))
+end
+
 os.exit(lu.LuaUnit.run(), true)

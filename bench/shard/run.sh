@@ -4,9 +4,10 @@
 #     4 shards run side by side, plus evalua merge, against one process:
 #     wall time and whether the reports are byte-equal apart from time stamps;
 #  2. ROWS judge requests (default 100,000) against the mock server, split
-#     over 4 shards sharing one cache; shard 2 is killed with SIGKILL midway
-#     and rerun; then the merge. Counts what the mock received: a request
-#     sent twice can only be one that was in flight at the kill.
+#     over 4 shards sharing one cache: shard 2 runs first and is killed with
+#     SIGKILL an eighth of the way in; then all four run side by side (shard
+#     2 again), then the merge. Counts what the mock received: a request sent
+#     twice can only be one that was in flight at the kill.
 # usage: bench/shard/run.sh [BUILD_DIR]     (ROWS=20000 for a shorter run)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,27 +49,28 @@ for n in 1 2 4; do
 done
 
 echo "2. $rows judge requests over 4 shards sharing one cache, shard 2 killed and rerun"
-python3 tests/mock/mock_openai.py --port-file "$tmp/port" --latency-ms 20 --watch-pid $$ \
+python3 tests/mock/mock_openai.py --port-file "$tmp/port" --latency-ms 100 --watch-pid $$ \
   --max-lifetime 3600 >/dev/null 2>&1 &
 mockpid=$!
 for i in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 mockroot="http://127.0.0.1:$(cat "$tmp/port")"
 export OPENAI_BASE_URL="$mockroot/v1"
 stats() { python3 tests/mock/mock_openai.py --get "$mockroot/_mock/stats"; }
-run_shard() { "$bin" run bench/shard/judged.lua --rows "$rows" --cache "$tmp/cache" --shard "$1/4" --parts "$tmp/jp"; }
+run_shard() { exec "$bin" run bench/shard/judged.lua --rows "$rows" --cache "$tmp/cache" --shard "$1/4" --parts "$tmp/jp"; }
 t0=$(now)
-run_shard 1 >/dev/null 2>&1 & p1=$!
+# shard 2 alone first, killed once an eighth of its rows is answered and cached
 run_shard 2 >/dev/null 2>&1 & p2=$!
-run_shard 3 >/dev/null 2>&1 & p3=$!
-run_shard 4 >/dev/null 2>&1 & p4=$!
-# kill shard 2 once about an eighth of all requests is cached
-while [ "$(find "$tmp/cache" -name '*.json' 2>/dev/null | wc -l)" -lt $((rows / 8)) ]; do sleep 0.2; done
+while [ "$(find "$tmp/cache" -name '*.json' 2>/dev/null | wc -l)" -lt $((rows / 32)) ]; do sleep 0.1; done
 kill -9 $p2
 sleep 0.5
 at_kill=$(stats)
 cached_at_kill=$(find "$tmp/cache" -name '*.json' | wc -l)
-wait $p1 $p3 $p4
-run_shard 2 >/dev/null 2>&1
+# then all four side by side, shard 2 again among them
+run_shard 1 >/dev/null 2>&1 & p1=$!
+run_shard 2 >/dev/null 2>&1 & p2=$!
+run_shard 3 >/dev/null 2>&1 & p3=$!
+run_shard 4 >/dev/null 2>&1 & p4=$!
+wait $p1 $p2 $p3 $p4
 t1=$(now)
 "$bin" merge "$tmp"/jp/*.json --out "$tmp/jm" >/dev/null 2>&1
 t2=$(now)
@@ -80,7 +82,8 @@ cached, rows = int(sys.argv[3]), int(sys.argv[4])
 rep = json.load(open(sys.argv[5]))
 agg = rep["aggregates"]["all"]["all"]["all"]["answered"]
 sent = final["requests"]
-print(f"   requests at the kill: {at_kill['requests']} received, {cached} answers on disk")
+print(f"   shard 2 killed after {at_kill['requests']} requests, {cached} answers on disk "
+      f"({at_kill['requests'] - cached} in flight, lost with the process)")
 print(f"   requests in all: {sent} for {rows} distinct questions: {sent - rows} sent twice")
 print(f"   merged: {agg['measured']} of {agg['n']} rows measured, mean {agg['mean']}")
 PY

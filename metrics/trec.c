@@ -502,7 +502,7 @@ static int grouped(const char *a, size_t n, size_t lo, size_t hi, size_t size, s
   memset(start, 0, nq * sizeof *start);
   memset(count, 0, nq * sizeof *count);
   for (size_t i = 0, prev = (size_t)-1; i < n; prev = i++) {
-    if (i == lo && hi > lo) i = hi;
+    if (i == lo && hi > lo) i = hi, prev = (size_t)-1; /* what follows the gap is not adjacent */
     if (i >= n) break;
     uint32_t q = key_at(a + i * size, q_off);
     if (prev != (size_t)-1 && q == key_at(a + prev * size, q_off)) {
@@ -713,8 +713,9 @@ static const char *query_boundary(const char *p, const char *stop) {
   while (p < stop) {
     struct line l;
     const char *next = split_line(p, stop, &l, 1);
-    if (l.n && prev && (l.len[0] != prev_len || memcmp(l.f[0], prev, prev_len))) return p;
-    if (l.n) prev = l.f[0], prev_len = l.len[0];
+    int query = l.n && l.f[0][0] != '#'; /* comments and blank lines belong to no query */
+    if (query && prev && (l.len[0] != prev_len || memcmp(l.f[0], prev, prev_len))) return p;
+    if (query) prev = l.f[0], prev_len = l.len[0];
     p = next;
   }
   return stop;

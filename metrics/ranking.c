@@ -105,6 +105,10 @@ int evr_ranker_judge(struct evr_ranker *r, const char *id, size_t len, double gr
   return 0;
 }
 
+int evr_ranker_is_judged(const struct evr_ranker *r, const char *id, size_t len) {
+  return evr_idtab_get(&r->tab, id, len) != NULL;
+}
+
 int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double score) {
   if (reserve(&r->items, &r->cap_items, r->n_items + 1, sizeof *r->items)) return -1;
   r->items[r->n_items++] = (struct item){id, score, len};

@@ -104,6 +104,67 @@ static double recall(const struct stats *s, size_t k) {
   return s->num_rel ? (double)rel_in(s, k) / (double)s->num_rel : 0.0;
 }
 
+/* ---- trec_eval's set measures and their kin ---------------------------- */
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* (beta + 1) P R / (beta P + R): trec_eval's set_F weighs with beta, not
+ * its square. */
+static double set_f(const struct stats *s, double beta) {
+  if (!s->num_rel_ret) return 0.0;
+  double p = (double)s->num_rel_ret / (double)s->r->n_ret, r = (double)s->num_rel_ret / (double)s->num_rel;
+  return (beta + 1.0) * p * r / (beta * p + r);
+}
+
+/* hits(k) / min(k, R): precision against the best possible at k. */
+static double relative_p(const struct stats *s, size_t k) {
+  if (!s->num_rel) return 0.0;
+  return (double)rel_in(s, k) / (double)min_size(k, s->num_rel);
+}
+
+/* Precision at rank c = (long)(x R + 0.9); 0 when c is 0. */
+static double rprec_mult(const struct stats *s, double x) {
+  long c = (long)(x * (double)s->num_rel + 0.9);
+  return c > 0 ? (double)rel_in(s, (size_t)c) / (double)c : 0.0;
+}
+
+static size_t nonrel_judged_ret(const struct stats *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->r->n_ret; i++) n += s->r->rel[i] >= 0 && s->r->rel[i] < s->level;
+  return n;
+}
+
+/* a rel_ret + b nonrel_ret + c rel_not_ret + d nonrel_not_ret, with the
+ * collection's size n_docs (0 unless given); a query that retrieved
+ * nothing counts 0, as trec_eval's -c counts it. */
+static double utility(const struct stats *s, const struct evr_column *c) {
+  const double *p = c->params;
+  double rr = (double)s->num_rel_ret, ret = (double)s->r->n_ret, rel = (double)s->num_rel;
+  if (!s->r->n_ret) return 0.0;
+  return p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (c->n_docs + rr - ret - rel);
+}
+
+/* The mean over the levels x of the interpolated precision at recall x
+ * (at c = round(x R) relevant documents; 0 when fewer are retrieved), in
+ * trec_eval's single backward pass over the levels in the order given. */
+static double pt11_avg(const struct stats *s, const struct evr_column *c) {
+  size_t n = c->n_params, ret = s->r->n_ret, so_far = s->num_rel_ret;
+  if (!ret) return 0.0;
+  long cut = (long)n - 1;
+  double sum = 0.0, best = (double)so_far / (double)ret;
+  while (cut >= 0 && lround(c->params[cut] * (double)s->num_rel) > (long)so_far) cut--;
+  for (size_t i = ret; i > 0 && so_far > 0; i--) {
+    double p = (double)so_far / (double)i;
+    if (best < p) best = p;
+    if (s->r->rel[i - 1] >= s->level) {
+      while (cut >= 0 && (long)so_far == lround(c->params[cut] * (double)s->num_rel)) sum += best, cut--;
+      so_far--;
+    }
+  }
+  for (; cut >= 0; cut--) sum += best;
+  return sum / (double)n;
+}
+
 /* ---- nDCG ------------------------------------------------------------ */
 
 enum gain_rule { GAIN_GRADE, GAIN_EXP, GAIN_TABLE };
@@ -201,6 +262,19 @@ static double eval_one(const struct evr_column *c, const struct stats *s) {
     return unique ? (double)s->num_rel_ret / (double)unique : NAN;
   }
   case EVR_RAGAS_ID_RECALL: return s->num_rel ? (double)s->num_rel_ret / (double)s->num_rel : NAN;
+  case EVR_SET_P: return r->n_ret ? (double)s->num_rel_ret / (double)r->n_ret : 0.0;
+  case EVR_SET_RECALL: return s->num_rel ? (double)s->num_rel_ret / (double)s->num_rel : 0.0;
+  case EVR_SET_MAP:
+    return r->n_ret && s->num_rel ? (double)s->num_rel_ret * (double)s->num_rel_ret / ((double)r->n_ret * (double)s->num_rel)
+                                  : 0.0;
+  case EVR_SET_F: return set_f(s, c->params[0]);
+  case EVR_SET_RELATIVE_P:
+    return r->n_ret && s->num_rel ? (double)s->num_rel_ret / (double)min_size(r->n_ret, s->num_rel) : 0.0;
+  case EVR_RELATIVE_P: return relative_p(s, c->k);
+  case EVR_NUM_NONREL_JUDGED_RET: return (double)nonrel_judged_ret(s);
+  case EVR_RPREC_MULT: return rprec_mult(s, c->x);
+  case EVR_UTILITY: return utility(s, c);
+  case EVR_11PT_AVG: return pt11_avg(s, c);
   }
   return NAN;
 }

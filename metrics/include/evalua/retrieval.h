@@ -41,6 +41,9 @@ enum evr_kind {
   EVR_LI_HIT_RATE_GRANULAR, EVR_LI_MRR_GRANULAR, /* LlamaIndex granular forms */
   EVR_LI_HIT_RATE, EVR_LI_MRR,                   /* LlamaIndex: undefined on empty input */
   EVR_RAGAS_ID_PRECISION, EVR_RAGAS_ID_RECALL,
+  /* trec_eval's set measures: the retrieved documents as a set */
+  EVR_SET_P, EVR_SET_RECALL, EVR_SET_MAP, EVR_SET_F, EVR_SET_RELATIVE_P,
+  EVR_RELATIVE_P, EVR_NUM_NONREL_JUDGED_RET, EVR_RPREC_MULT, EVR_UTILITY, EVR_11PT_AVG,
 };
 
 /* How a column's values combine over queries. */
@@ -57,6 +60,9 @@ struct evr_column {
   size_t k;      /* cutoff; 0 = the whole ranking */
   double x;      /* recall level of iprec_at_recall */
   const struct evr_gains *gains; /* EVR_NDCG only; NULL = gain is the grade */
+  const double *params;  /* set_F's beta, utility's four coefficients, 11pt_avg's levels */
+  size_t n_params;
+  double n_docs;         /* utility: documents in the collection (trec_eval's -N) */
   enum evr_agg agg;
   int integer;   /* a count: trec_eval prints it as an integer */
   char name[64];

@@ -23,10 +23,16 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"iprec_at_recall", EVR_IPREC_AT_RECALL, EVR_TP_LEVELS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
   {"P", EVR_P, EVR_TP_CUTOFFS, CUTS, 1},
   {"recall", EVR_RECALL, EVR_TP_CUTOFFS, CUTS, 1},
+  {"infAP", EVR_INFAP, EVR_TP_NONE, NULL, 1},
+  {"gm_bpref", EVR_GM_BPREF, EVR_TP_NONE, NULL, 0},
   {"Rprec_mult", EVR_RPREC_MULT, EVR_TP_LEVELS, "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", 1},
   {"utility", EVR_UTILITY, EVR_TP_NUMBERS, "1,-1,0,0", 1},
   {"11pt_avg", EVR_11PT_AVG, EVR_TP_NUMBERS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
+  {"binG", EVR_BIN_G, EVR_TP_NONE, NULL, 1},
+  {"G", EVR_G, EVR_TP_GAINS, NULL, 1},
   {"ndcg", EVR_NDCG, EVR_TP_GAINS, NULL, 1},
+  {"ndcg_rel", EVR_NDCG_REL, EVR_TP_GAINS, NULL, 1},
+  {"Rndcg", EVR_RNDCG, EVR_TP_GAINS, NULL, 1},
   {"ndcg_cut", EVR_NDCG_CUT, EVR_TP_CUTOFFS, CUTS, 1},
   {"map_cut", EVR_MAP_CUT, EVR_TP_CUTOFFS, CUTS, 1},
   {"relative_P", EVR_RELATIVE_P, EVR_TP_CUTOFFS, CUTS, 1},
@@ -77,7 +83,7 @@ static struct evr_column *push(struct evr_measures *m, int kind, struct evr_erro
   c->kind = (enum evr_kind)kind;
   c->integer = kind == EVR_NUM_RET || kind == EVR_NUM_REL || kind == EVR_NUM_REL_RET ||
                kind == EVR_NUM_NONREL_JUDGED_RET;
-  c->agg = c->integer ? EVR_AGG_SUM : kind == EVR_GM_MAP ? EVR_AGG_GEO : EVR_AGG_MEAN;
+  c->agg = c->integer ? EVR_AGG_SUM : kind == EVR_GM_MAP || kind == EVR_GM_BPREF ? EVR_AGG_GEO : EVR_AGG_MEAN;
   return c;
 }
 
@@ -195,7 +201,7 @@ static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, 
                      struct evr_error *err) {
   char items[MAX_PARAMS][32];
   int n = split(params, items, MAX_PARAMS);
-  if (n < 0) return evr_error_set(err, "ndcg: too many or too long gains in '%s'", params), -1;
+  if (n < 0) return evr_error_set(err, "%s: too many or too long gains in '%s'", tm->name, params), -1;
   struct evr_gains *g = calloc(1, sizeof *g);
   if (!g || !(g->grade = malloc((size_t)n * sizeof(double))) || !(g->gain = malloc((size_t)n * sizeof(double)))) {
     if (g) free(g->grade), free(g);
@@ -207,7 +213,7 @@ static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, 
     long grade;
     if (eq) *eq = '\0';
     if (!eq || parse_grade(items[i], &grade) || parse_double(eq + 1, &g->gain[i]))
-      return evr_error_set(err, "ndcg: '%s' is not a list of GRADE=GAIN", params), -1;
+      return evr_error_set(err, "%s: '%s' is not a list of GRADE=GAIN", tm->name, params), -1;
     g->grade[i] = (double)grade;
   }
   g->n = (size_t)n;

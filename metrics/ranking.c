@@ -212,7 +212,7 @@ int evr_ranker_finish(struct evr_ranker *r, int by_score, size_t depth, struct e
     uint32_t *v = evr_idtab_put(&r->tab, it->id, it->len, NONE, &found);
     if (!v) return -1;
     uint32_t j = *v & NONE;
-    double g = j == NONE || !(r->grades[j] >= 0) ? EVR_UNJUDGED : r->grades[j];
+    double g = j == NONE ? EVR_UNJUDGED : !(r->grades[j] >= 0) ? EVR_POOL_UNJUDGED : r->grades[j];
     r->rel_all[i] = g;
     if (*v & SEEN) {
       if (!repeats++) r->repeat = it->id, r->repeat_len = it->len;

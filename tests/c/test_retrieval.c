@@ -56,7 +56,8 @@ static void test_ranker(void) {
   CHECK_STR(evr_ranker_item(r, 1, &len, &score), "bb");
   CHECK(len == 2 && score == 5);
   CHECK(out.n_ret == 5);
-  double want[] = {EVR_UNJUDGED, EVR_UNJUDGED, 2, EVR_UNJUDGED, 0};
+  /* n is judged -1: in the pool but unjudged; bb and a are not judged */
+  double want[] = {EVR_POOL_UNJUDGED, EVR_UNJUDGED, 2, EVR_UNJUDGED, 0};
   for (int i = 0; i < 5; i++) CHECK(out.rel[i] == want[i]);
   CHECK(out.n_judged == 3 && out.judged[0] == 3 && out.judged[1] == 2 && out.judged[2] == 0);
   CHECK(out.n_repeats == 0 && !evr_ranker_repeat(r, &len));

@@ -17,10 +17,12 @@ void evr_error_set(struct evr_error *e, const char *fmt, ...)
 #endif
   ;
 
-/* The grade of a retrieved document that has no judgment (or a negative
- * one, which trec_eval reads as "in the pool but unjudged"), and of every
- * later copy of a document already retrieved at a better rank. */
+/* The grade of a retrieved document that has no judgment, and of every
+ * later copy of a document already retrieved at a better rank; and of one
+ * judged with a negative grade, which trec_eval reads as "in the pool but
+ * unjudged" (only infAP tells the two apart). */
 #define EVR_UNJUDGED (-1.0)
+#define EVR_POOL_UNJUDGED (-2.0)
 
 struct evr_ranking {
   size_t n_ret;          /* documents retrieved (after any depth cut) */
@@ -44,6 +46,8 @@ enum evr_kind {
   /* trec_eval's set measures: the retrieved documents as a set */
   EVR_SET_P, EVR_SET_RECALL, EVR_SET_MAP, EVR_SET_F, EVR_SET_RELATIVE_P,
   EVR_RELATIVE_P, EVR_NUM_NONREL_JUDGED_RET, EVR_RPREC_MULT, EVR_UTILITY, EVR_11PT_AVG,
+  /* trec_eval's gain measures (gains as nDCG's) and judgment-sampling ones */
+  EVR_G, EVR_BIN_G, EVR_NDCG_REL, EVR_RNDCG, EVR_GM_BPREF, EVR_INFAP,
 };
 
 /* How a column's values combine over queries. */
@@ -59,7 +63,7 @@ struct evr_column {
   enum evr_kind kind;
   size_t k;      /* cutoff; 0 = the whole ranking */
   double x;      /* recall level of iprec_at_recall */
-  const struct evr_gains *gains; /* EVR_NDCG only; NULL = gain is the grade */
+  const struct evr_gains *gains; /* nDCG, G, ndcg_rel, Rndcg; NULL = gain is the grade */
   const double *params;  /* set_F's beta, utility's four coefficients, 11pt_avg's levels */
   size_t n_params;
   double n_docs;         /* utility: documents in the collection (trec_eval's -N) */

@@ -40,3 +40,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)
 include(CPack)
+
+# The package test changes the system (apt install, then remove): it runs
+# once, never beside another test that holds dpkg, and is skipped where dpkg
+# and apt are absent.
+add_test(NAME install.deb COMMAND ${CRAM} --shell=/bin/bash ${CMAKE_SOURCE_DIR}/tests/install/deb.t
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(install.deb PROPERTIES
+  ENVIRONMENT "EVALUA_BUILD=${CMAKE_BINARY_DIR};EVALUA_SRC=${CMAKE_SOURCE_DIR}"
+  RESOURCE_LOCK dpkg TIMEOUT 900 SKIP_REGULAR_EXPRESSION "# Ran 1 tests, 1 skipped")

@@ -13,6 +13,14 @@ rag_report prints a table per variant and slice and writes every format:
   baseline       query_class=comparison  15    0.415!   0.844
   hybrid_rerank  all                     60     0.695   0.947
 
+The output the README's first screen shows is the output, line for line:
+
+  $ awk '/^```text$/ { f = 1; next } /^```$/ { if (f) exit } f' README.md > "$CRAMTMP/readme_table.txt"
+  $ wc -l < "$CRAMTMP/readme_table.txt"
+  7
+  $ grep -vxFf "$CRAMTMP/table.txt" "$CRAMTMP/readme_table.txt"
+  [1]
+
 The JSON report has every row, with its scores, and run metadata:
 
   $ "$EVALUA" run /dev/stdin "$OUT/rag_report.json" <<'LUA'

@@ -48,3 +48,32 @@ A name that is neither says where bundled scripts are:
   $ "$CRAMTMP/prefix/bin/evalua" run no_such_script
   evalua: cannot open script 'no_such_script' (no such file, and no bundled script of that name in */prefix/share/evalua/scripts) (glob)
   [2]
+
+Bash completion (with Debian's bash-completion, which install-deps.sh
+installs) offers the commands, run's options, the bundled scripts by name,
+files for the script's own arguments, and trec's options and measures:
+
+  $ [ -f /usr/share/bash-completion/bash_completion ] || { echo "bash-completion is missing: run install-deps.sh"; exit 1; }
+  $ cat > "$CRAMTMP/comp.sh" <<'SH'
+  > source /usr/share/bash-completion/bash_completion
+  > source "$CRAMTMP/prefix/share/bash-completion/completions/evalua"
+  > PATH="$CRAMTMP/prefix/bin:$PATH"
+  > comp() {
+  >   COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+  >   _evalua
+  >   printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '; echo
+  > }
+  > comp evalua ""
+  > comp evalua run --s
+  > comp evalua run --sandbox cal
+  > comp evalua run rag_report.lua --format json ta
+  > comp evalua trec -
+  > comp evalua trec -m ndcg
+  > SH
+  $ cd "$CRAMTMP/elsewhere" && bash "$CRAMTMP/comp.sh"
+  --help init run trec version 
+  --sandbox 
+  calibrate 
+  table.txt 
+  --help -M -c -l -m -n -q 
+  ndcg ndcg_cut.5,10 

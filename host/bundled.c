@@ -22,12 +22,13 @@ static int is_file(const char *path) {
 void evalua_push_bundled_dir(lua_State *L) {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+  if (n > 0) exe[n] = '\0';
+  char *slash = n > 0 ? strrchr(exe, '/') : NULL;
   if (!slash) {
     lua_pushnil(L);
     return;
   }
-  *slash = '\0';
+  *slash = '\0'; /* the binary's folder */
   lua_pushfstring(L, "%s/%s", exe, EVALUA_BUNDLED_SCRIPTS);
   char *real = realpath(lua_tostring(L, -1), NULL);
   lua_pop(L, 1);

@@ -45,8 +45,10 @@ static void write_file(lua_State *L, const char *dir) {
   size_t n;
   const char *content = luaL_checklstring(L, -1, &n);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0 || evalua_write_all(fd, content, n) || close(fd))
-    luaL_error(L, "cannot write '%s': %s", path, strerror(errno));
+  int failed = fd < 0 || evalua_write_all(fd, content, n);
+  int err = errno;
+  if (fd >= 0 && close(fd) && !failed) failed = 1, err = errno;
+  if (failed) luaL_error(L, "cannot write '%s': %s", path, strerror(err));
   printf("wrote %s\n", path);
   lua_pop(L, 3);
 }

@@ -89,3 +89,6 @@ init never overwrites: a file that exists stops it before anything is written.
   $ "$EVALUA" init a b
   evalua init: expected at most one folder, not 'b' (try 'evalua init --help')
   [2]
+  $ "$EVALUA" init proj/data.jsonl/sub
+  evalua init: cannot create folder 'proj/data.jsonl/sub': Not a directory
+  [3]

@@ -92,3 +92,9 @@ init never overwrites: a file that exists stops it before anything is written.
   $ "$EVALUA" init proj/data.jsonl/sub
   evalua init: cannot create folder 'proj/data.jsonl/sub': Not a directory
   [3]
+
+Without DIR it writes into the working folder:
+
+  $ mkdir "$CRAMTMP/here" && cd "$CRAMTMP/here" && "$EVALUA" init > out.txt && head -1 out.txt && ls | tr '\n' ' '
+  wrote ./data.jsonl
+  README.md data.jsonl eval.lua nightly.sh out.txt  (no-eol)

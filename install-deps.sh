@@ -7,7 +7,8 @@ set -eu
 PACKAGES="build-essential cmake pkg-config hyperfine bash-completion
 liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libssl-dev libutf8proc-dev
 lua-unit python3 python3-cram chromium
-clang libclang-rt-dev"
+clang libclang-rt-dev
+slurm-wlm munge"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,10 +1,10 @@
 # bash completion for evalua: commands, run options, bundled script names
-# and .lua files, trec options and measure names.
+# and .lua files, trec options and measure names, merge options.
 _evalua() {
   local cur prev words cword
   _init_completion || return
   if [ "$cword" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run trec init version --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "run trec merge init version --help" -- "$cur"))
     return
   fi
   case "${words[1]}" in
@@ -39,6 +39,9 @@ _evalua() {
         -l|-M) return ;;
       esac
       if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "-q -c -n -l -M -m --help" -- "$cur")); else _filedir; fi
+      ;;
+    merge)
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "--out --allow-missing" -- "$cur")); else _filedir; fi
       ;;
     init) _filedir -d ;;
   esac

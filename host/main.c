@@ -19,6 +19,8 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
   "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
+  "                                              one run's reports from its shards' parts\n"
   "       evalua init [DIR]                      start an evaluation project in DIR\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"
@@ -53,6 +55,7 @@ struct job {
   int argc, script; /* argv[script] is the script as given */
   char **argv;
   const char *path; /* the script's file: argv[script], or a bundled script */
+  const char *module; /* or a Lua module whose main(...) gets the arguments */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -116,10 +119,14 @@ static void report_unopened(lua_State *L, const char *script) {
 static int pmain(lua_State *L) {
   struct job *j = lua_touserdata(L, 1);
   evalua_state_open(L);
-  j->path = evalua_push_script_path(L, j->argv[j->script]); /* kept on the stack */
+  j->path = j->module ? lua_pushstring(L, j->argv[j->script]) /* kept on the stack */
+                      : evalua_push_script_path(L, j->argv[j->script]);
   push_arg_table(L, j);
   lua_pushcfunction(L, msghandler);
-  int status = luaL_loadfilex(L, j->path, j->rt.sandbox ? "t" : "bt");
+  int status = j->module
+    ? luaL_loadstring(L, lua_pushfstring(L, "return require('%s').main(...)", j->module))
+    : luaL_loadfilex(L, j->path, j->rt.sandbox ? "t" : "bt");
+  if (j->module) lua_remove(L, -2); /* the chunk's source text */
   if (status == LUA_ERRFILE) {
     report_unopened(L, j->path);
     lua_pushinteger(L, EXIT_USAGE);
@@ -173,12 +180,29 @@ static int parse_run_options(struct job *j) {
       return usage_error("unknown option '%s' for run", o);
     }
   }
-  if (i >= j->argc) return usage_error("%s", "run needs a SCRIPT");
+  if (i >= j->argc) return usage_error("%s", j->module ? "merge needs a PART" : "run needs a SCRIPT");
   j->script = i;
   if (rt->sandbox && !cpu_set) rt->cpu_limit = 60;
   if (rt->sandbox && !time_set) rt->time_limit = 600;
   if (rt->sandbox && !mem_set) rt->mem_limit = (size_t)1024 << 20;
   return 0;
+}
+
+/* Runs a job in a fresh Lua state; returns the exit status. */
+static int run_job(struct job *j) {
+  lua_State *L = evalua_state_new(&j->rt);
+  if (!L) {
+    evalua_runtime_free(&j->rt);
+    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
+    return EXIT_SCRIPT;
+  }
+  lua_pushcfunction(L, pmain);
+  lua_pushlightuserdata(L, j);
+  int status = lua_pcall(L, 1, 1, 0);
+  int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
+  lua_close(L);
+  evalua_runtime_free(&j->rt);
+  return code;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -191,18 +215,28 @@ static int cmd_run(int argc, char **argv) {
     return code;
   }
   evalua_arm_limits(&j.rt);
-  lua_State *L = evalua_state_new(&j.rt);
-  if (!L) {
-    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
-    return EXIT_SCRIPT;
+  return run_job(&j);
+}
+
+/* evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]:
+ * reruns the parts' script with every evaluation answered from the parts
+ * (lua/evalua/merge.lua), under run's options (--sandbox ...) when given. */
+static int cmd_merge(int argc, char **argv) {
+  struct job j = {.argc = argc, .argv = argv, .script = 1, .module = "evalua.merge"};
+  j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
+  if (j.rt.lua_dir && !*j.rt.lua_dir) j.rt.lua_dir = NULL;
+  for (int k = 2; k < argc; k++) {
+    if (strcmp(argv[k], "--")) continue;
+    int code = parse_run_options(&j);
+    if (code) {
+      evalua_runtime_free(&j.rt);
+      return code;
+    }
+    j.script--; /* the module gets every word after "--" */
+    evalua_arm_limits(&j.rt);
+    break;
   }
-  lua_pushcfunction(L, pmain);
-  lua_pushlightuserdata(L, &j);
-  int status = lua_pcall(L, 1, 1, 0);
-  code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
-  lua_close(L);
-  evalua_runtime_free(&j.rt);
-  return code;
+  return run_job(&j);
 }
 
 static int cmd_version(void) {
@@ -236,6 +270,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) return cmd_version();
   if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+  if (!strcmp(cmd, "merge")) return cmd_merge(argc, argv);
   for (const struct evalua_command *c = evalua_commands; c->name; c++)
     if (!strcmp(cmd, c->name)) return c->main(argc - 1, argv + 1);
   return usage_error("unknown command '%s'", cmd);

@@ -68,4 +68,4 @@ end
 ev.report.print(res)
 local paths = ev.report.write(res, { dir = opt.out, name = "rag_report", formats = opt.format,
                                      title = "RAG evaluation: " .. opt.data })
-io.stderr:write("wrote ", table.concat(paths, ", "), "\n")
+if #paths > 0 then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end

@@ -13,6 +13,7 @@
 --   })
 --   return ev.gate.exit_code(results)   -- 0 pass, 1 a gate failed, 4 undecided
 local options = require "evalua.options"
+local shard = require "evalua.shard"
 
 local M = {}
 
@@ -70,6 +71,7 @@ local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regressio
 function M.check(res, spec)
   options.check(spec, KNOWN, "ev.gate.check", 2)
   local out = {}
+  if shard.skip(res) then res.gates = out return out end
   local coverage = spec.min_coverage or 0.8
   local names = {}
   for name in pairs(spec.thresholds or {}) do names[#names + 1] = name end

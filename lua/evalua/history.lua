@@ -10,6 +10,7 @@
 -- exclusive lock, so two runs finishing at once never interleave and a
 -- record never points at a missing item file.
 local json = require "evalua.json"
+local shard = require "evalua.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.options"
 
@@ -187,6 +188,7 @@ local APPEND_OPTIONS = options.set { "label", "notes", "git_commit" }
 function History:append(res, opts)
   opts = opts or {}
   options.check(opts, APPEND_OPTIONS, "history:append", 2)
+  if shard.skip(res) then return nil end
   local rec = record_of(res, opts)
   local lines = {}
   for i, it in ipairs(res.items) do

@@ -118,7 +118,12 @@ local function metadata(args)
     meta.dataset = { path = ds.path, hash = ds.hash, rows = ds.n, skipped = #ds.skipped,
                      sampling = ds.sampling }
   end
-  if args.judge and args.judge.stats then meta.judge = args.judge:stats() end
+  if args.judge_stats then meta.judge = args.judge_stats
+  elseif args.judge and args.judge.stats then meta.judge = args.judge:stats() end
+  if args.merged and #args.merged.missing > 0 then
+    -- a merge without some shards says which; a whole merge equals the one-process run
+    meta.shards = { count = args.merged.shards, missing = args.merged.missing, rows_merged = args.merged.rows }
+  end
   for k, v in pairs(args.spec.meta or {}) do meta[k] = v end
   return meta
 end

@@ -18,8 +18,8 @@ checked in tests/install/deb.sh.
   ./share/evalua/scripts/prompt_experiment.lua
   ./share/evalua/scripts/rag_report.lua
   ./share/man/man1/evalua.1
-  $ ls share/doc/evalua/docs | grep -c '\.md$'
-  12
+  $ (cd "$EVALUA_SRC/docs" && ls *.md) | diff - <(ls share/doc/evalua/docs) && echo "every docs/*.md"
+  every docs/*.md
   $ bash -n share/bash-completion/completions/evalua && echo parses
   parses
 
@@ -71,7 +71,7 @@ files for the script's own arguments, and trec's options and measures:
   > comp evalua trec -m ndcg
   > SH
   $ cd "$CRAMTMP/elsewhere" && bash "$CRAMTMP/comp.sh"
-  --help init run trec version 
+  --help init merge run trec version 
   --sandbox 
   calibrate 
   table.txt 

@@ -4,6 +4,7 @@
 #include "commands.h"
 
 const struct evalua_command evalua_commands[] = {
+  {"init", evalua_init_main},
   {"trec", evalua_trec_main},
   {NULL, NULL},
 };

@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "bundled.h"
 #include "commands.h"
 #include "files.h"
 #include "runtime.h"
@@ -20,8 +21,12 @@ static const char usage_text[] =
   "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
   "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
   "                                              one run's reports from its shards' parts\n"
+  "       evalua init [DIR]                      start an evaluation project in DIR\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"
+  "\n"
+  "SCRIPT is a file, or the name of a bundled script installed with evalua\n"
+  "(rag_report, nightly, calibrate, ...: see 'man evalua').\n"
   "\n"
   "run options (before SCRIPT; everything after SCRIPT goes to the script):\n"
   "  --sandbox          run an untrusted script: no processes, C modules, debug\n"
@@ -47,8 +52,9 @@ static int usage_error(const char *fmt, const char *what) {
 
 struct job {
   struct evalua_runtime rt;
-  int argc, script; /* argv[script] is the script path */
+  int argc, script; /* argv[script] is the script as given */
   char **argv;
+  const char *path; /* the script's file: argv[script], or a bundled script */
   const char *module; /* or a Lua module whose main(...) gets the arguments */
 };
 
@@ -80,7 +86,7 @@ static int msghandler(lua_State *L) {
 static void push_arg_table(lua_State *L, const struct job *j) {
   lua_createtable(L, j->argc - j->script - 1, j->script + 1);
   for (int i = 0; i < j->argc; i++) {
-    lua_pushstring(L, j->argv[i]);
+    lua_pushstring(L, i == j->script ? j->path : j->argv[i]);
     lua_rawseti(L, -2, i - j->script);
   }
   lua_setglobal(L, "arg");
@@ -99,19 +105,30 @@ static int exit_code_of(lua_State *L, int status) {
   return EXIT_SCRIPT;
 }
 
+/* A script that cannot be loaded: say why, and where bundled ones are. */
+static void report_unopened(lua_State *L, const char *script) {
+  int missing = strstr(lua_tostring(L, -1), "No such file") != NULL;
+  fprintf(stderr, "evalua: cannot open script '%s' (%s", script, missing ? "no such file" : "unreadable");
+  evalua_push_bundled_dir(L);
+  if (missing && !strchr(script, '/') && lua_isstring(L, -1))
+    fprintf(stderr, ", and no bundled script of that name in %s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  fputs(")\n", stderr);
+}
+
 static int pmain(lua_State *L) {
   struct job *j = lua_touserdata(L, 1);
   evalua_state_open(L);
+  j->path = j->module ? lua_pushstring(L, j->argv[j->script]) /* kept on the stack */
+                      : evalua_push_script_path(L, j->argv[j->script]);
   push_arg_table(L, j);
   lua_pushcfunction(L, msghandler);
-  const char *script = j->argv[j->script];
   int status = j->module
     ? luaL_loadstring(L, lua_pushfstring(L, "return require('%s').main(...)", j->module))
-    : luaL_loadfilex(L, script, j->rt.sandbox ? "t" : "bt");
+    : luaL_loadfilex(L, j->path, j->rt.sandbox ? "t" : "bt");
   if (j->module) lua_remove(L, -2); /* the chunk's source text */
   if (status == LUA_ERRFILE) {
-    fprintf(stderr, "evalua: cannot open script '%s' (%s)\n", script,
-                    strstr(lua_tostring(L, -1), "No such file") ? "no such file" : "unreadable");
+    report_unopened(L, j->path);
     lua_pushinteger(L, EXIT_USAGE);
     return 1;
   }

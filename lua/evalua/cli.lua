@@ -190,4 +190,12 @@ end
 
 M.usage_error = usage_error
 
+-- script_dir(arg) -> the folder of the running script (arg[0]), so a
+-- bundled script finds its data beside itself from any working folder.
+function M.script_dir(argv)
+  local script = argv and argv[0]
+  if type(script) ~= "string" then return "." end
+  return script:match("^(.*)/[^/]*$") or "."
+end
+
 return M

@@ -6,12 +6,13 @@
 --   evalua run scripts/rag_report.lua --judge openai        # $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL
 --   evalua run scripts/rag_report.lua --data mine.jsonl --corpus docs.jsonl --out reports
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/rag_report.lua [options]",
   description = "Evaluates RAG pipeline variants per query class and language and writes reports.",
-  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "out", "out", "folder for the reports" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },

@@ -60,6 +60,7 @@ function M.help(spec)
     local left = kind_of(o) == "boolean" and ("--" .. o[1]) or ("--" .. o[1] .. " " .. o[1]:upper())
     local def = show_default(o)
     local text = o[3] or ""
+    if o.choices then text = text .. " (one of: " .. table.concat(o.choices, ", ") .. ")" end
     if kind_of(o) ~= "boolean" and def ~= "" then text = text .. " (default: " .. def .. ")" end
     out[#out + 1] = ("  %-24s %s"):format(left, text)
   end
@@ -156,5 +157,13 @@ function M.parse(argv, spec)
 end
 
 M.usage_error = usage_error
+
+-- script_dir(arg) -> the folder of the running script (arg[0]), so a
+-- bundled script finds its data beside itself from any working folder.
+function M.script_dir(argv)
+  local script = argv and argv[0]
+  if type(script) ~= "string" then return "." end
+  return script:match("^(.*)/[^/]*$") or "."
+end
 
 return M

@@ -163,6 +163,38 @@ local function run_id(res)
   return t .. "-" .. sys.sha256(tostring(sys.now()) .. sys.getpid() .. tostring({})):sub(1, 8)
 end
 
+-- Canonical text of a value: keys sorted, functions and userdata left out
+-- (they have no stable text), nesting cut at a few levels.
+local function canonical(v, depth)
+  local t = type(v)
+  if t == "string" then return ("%q"):format(v) end
+  if t == "number" then return math.type(v) == "integer" and tostring(v) or ("%.17g"):format(v) end
+  if t == "boolean" then return tostring(v) end
+  if t ~= "table" or depth > 4 then return "" end
+  local keys = {}
+  for k, x in pairs(v) do
+    local tx = type(x)
+    if tx ~= "function" and tx ~= "userdata" and tx ~= "thread" then keys[#keys + 1] = tostring(k) end
+  end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do
+    local x = v[k]
+    if x == nil then x = v[tonumber(k)] end
+    parts[i] = k .. "=" .. canonical(x, depth + 1)
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- definition(metric) -> a short hash of what defines the metric (its
+-- description, direction, threshold and options), recorded per run so a
+-- comparison can say when a metric changed between runs.
+function M.definition(m)
+  local text = canonical({ description = m.description, higher_is_better = m.higher_is_better,
+                           threshold = m.threshold, judged = m.judged, options = m.options }, 0)
+  return sys.sha256(text):sub(1, 16)
+end
+
 local function record_of(res, opts)
   local judge = res.meta.judge
   return {
@@ -176,6 +208,11 @@ local function record_of(res, opts)
       local names = {}
       for i, m in ipairs(res.metrics) do names[i] = m.name end
       return names
+    end)(),
+    metric_definitions = (function()
+      local defs = {}
+      for _, m in ipairs(res.metrics) do defs[m.name] = M.definition(m) end
+      return defs
     end)(),
     aggregates = res.aggregates,
   }

@@ -65,6 +65,19 @@ function M.meta_lines(res)
   return out
 end
 
+-- What makes the compared runs unlike (another judge, data set or metric
+-- definition): every format puts these at its top.
+function M.warnings(res)
+  return res.comparison and res.comparison.warnings or {}
+end
+
+-- The system comparison's rows, one line of text each (terminal, JUnit).
+function M.system_line(r)
+  return ("%s %s: %s -> %s  %s %s  n=%d%s%s"):format(r.system, r.metric, M.num(r.base), M.num(r.mean), r.arrow,
+    r.delta and ("%+.3f"):format(r.delta) or "-", r.n, r.p and ("  p=%.4f"):format(r.p) or "",
+    r.better and " better" or r.worse and " WORSE" or "")
+end
+
 -- Counts of unmeasured items per metric, with the most common reason
 -- (counted in C over the score columns).
 function M.unmeasured(res)

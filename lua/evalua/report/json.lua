@@ -24,7 +24,9 @@ local function document(res)
     bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = MARK,
     ci = res.ci, comparison = res.comparison and {
       baseline = res.comparison.baseline, alpha = res.comparison.alpha, rows = res.comparison.rows,
-      flips = res.comparison.flips } or nil,
+      flips = res.comparison.flips,
+      warnings = #(res.comparison.warnings or {}) > 0 and res.comparison.warnings or nil } or nil,
+    system_comparison = res.system_comparison,
     gates = res.gates,
   }
 end

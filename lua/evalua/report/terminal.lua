@@ -53,6 +53,7 @@ return function(res, opts)
   end
   local out = {}
   for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = l end
+  for _, w in ipairs(C.warnings(res)) do out[#out + 1] = "warning: " .. w end
   out[#out + 1] = ""
   local function emit(r, f, is_header)
     local parts = {}
@@ -100,6 +101,12 @@ return function(res, opts)
         end
       end
     end
+  end
+  local sc = res.system_comparison
+  if sc and #sc.rows > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = ("systems against %s (paired by id, permutation test, alpha %s):"):format(sc.baseline, sc.alpha)
+    for _, r in ipairs(sc.rows) do out[#out + 1] = "  " .. C.system_line(r) end
   end
   for _, g in ipairs(res.gates or {}) do
     out[#out + 1] = ("gate %-9s %s: %s"):format(g.status, g.name, g.message)

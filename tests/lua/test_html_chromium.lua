@@ -55,6 +55,67 @@ function test_report_loads_shows_charts_and_never_runs_data()
   h.sh("rm -rf " .. dir)
 end
 
+-- Nine metrics with long names over three systems and two slice
+-- dimensions, as the bundled RAG report has; one query in Chinese.
+local function write_wide_report(dir)
+  local names = { "recall@5", "mrr", "ndcg@5", "exact_match_norm", "token_f1", "faithfulness",
+                  "answer_relevance", "context_precision", "context_recall" }
+  local metrics = {}
+  for k, name in ipairs(names) do
+    metrics[k] = { name = name, fn = function(r) return ((r.i * 7 + k * 3) % 11) / 10 end }
+  end
+  local rows = {}
+  for i = 1, 60 do
+    rows[i] = { qid = "q" .. (i % 20), i = i, variant = ({ "baseline", "hybrid", "hybrid_rerank" })[i % 3 + 1],
+                query_class = ({ "factoid", "how-to", "comparison" })[i // 3 % 3 + 1], lang = i % 2 == 0 and "cjk" or "en",
+                query = i % 2 == 0 and "分片上传的中止阈值是多少" or "How big can a file be?", answer = "a" }
+  end
+  local res = ev.evaluate(rows, { metrics = metrics, system = "variant", slices = { "query_class", "lang" },
+                                  ci = { resamples = 200 } })
+  return ev.report.write(res, { dir = dir, name = "wide", formats = { "html" } })[1]
+end
+
+-- A page with a script (the report itself has none) loads the report in a
+-- frame of the given width and writes what it measured into its title.
+local HARNESS = [[<!DOCTYPE html><html><head><title>pending</title></head><body style="margin:0">
+<iframe id="f" src="wide.html" style="width:%dpx;height:900px;border:0"></iframe><script>
+document.getElementById("f").onload = function () {
+  var d = this.contentDocument, t = d.querySelector("table.results"), box = t.parentElement;
+  document.title = "table-overflow=" + (box.scrollWidth - box.clientWidth) + " page-overflow=" +
+    (d.documentElement.scrollWidth - d.documentElement.clientWidth) + " ci-in-cells=" +
+    d.querySelectorAll("table.results td .ci").length + " folded=" + d.querySelectorAll("details.metric:not([open])").length;
+};
+</script></body></html>]]
+
+function test_results_table_fits_1280_to_1920_px_with_intervals_in_the_cells()
+  if not have_chromium() then lu.skip("chromium is not installed") end
+  local dir = h.tmpdir()
+  write_wide_report(dir)
+  for _, width in ipairs { 1280, 1400, 1920 } do
+    h.write(dir .. "/harness.html", HARNESS:format(width))
+    local r = h.run(CHROMIUM .. "--user-data-dir=" .. dir .. "/profile --allow-file-access-from-files "
+      .. "--virtual-time-budget=5000 --dump-dom file://" .. dir .. "/harness.html")
+    lu.assertEquals(r.status, 0, r.stderr)
+    -- 3 systems x (all + 3 classes + 2 languages) lines x 9 metrics, every cell with its interval;
+    -- nothing scrolls sideways; the nine metrics' detail is folded
+    lu.assertStrContains(r.stdout, "<title>table-overflow=0 page-overflow=0 ci-in-cells=162 folded=9</title>",
+                         false, width .. " px")
+  end
+  h.sh("rm -rf " .. dir)
+end
+
+-- CJK text needs a CJK font: the page names Noto Sans CJK (installed by
+-- install-deps.sh) in its font stack, and fontconfig has one to give.
+function test_cjk_text_has_a_font()
+  local dir = h.tmpdir()
+  local html = h.read(write_wide_report(dir))
+  lu.assertStrContains(html, '"Noto Sans CJK SC"')
+  h.sh("rm -rf " .. dir)
+  if not have_chromium() then lu.skip("chromium is not installed") end
+  local r = h.run("fc-list :lang=zh family")
+  lu.assertStrContains(r.stdout or "", "Noto Sans CJK SC", "no CJK font: run install-deps.sh (fonts-noto-cjk)")
+end
+
 function test_report_has_no_external_references()
   local dir = h.tmpdir()
   local html = h.read(write_report(dir))

@@ -78,6 +78,23 @@ function M.system_line(r)
     r.better and " better" or r.worse and " WORSE" or "")
 end
 
+-- The lowest items worth a reader's look: those under the metric's threshold
+-- or, without one, under the system's mean (over when lower is better), and
+-- the unmeasured; a list of perfect rows would say nothing.
+function M.lowest(res, system, m)
+  local list = res.bottom[system][m.name]
+  local a = res:agg(system, m.name)
+  local cut = m.threshold or (a and a.mean)
+  if cut == nil then return list end
+  local out = {}
+  for _, b in ipairs(list) do
+    if b.score == nil or (m.higher_is_better and b.score < cut) or (not m.higher_is_better and b.score > cut) then
+      out[#out + 1] = b
+    end
+  end
+  return out
+end
+
 -- Counts of unmeasured items per metric, with the most common reason
 -- (counted in C over the score columns).
 function M.unmeasured(res)

@@ -86,9 +86,11 @@ end
 local function bottom(res, out)
   out[#out + 1] = "## Lowest items"
   out[#out + 1] = ""
+  out[#out + 1] = "Items under the metric's threshold (or, without one, under the system's mean), and unmeasured ones."
+  out[#out + 1] = ""
   for _, system in ipairs(res.systems) do
     for _, m in ipairs(res.metrics) do
-      local list = res.bottom[system][m.name]
+      local list = C.lowest(res, system, m)
       if #list > 0 then
         out[#out + 1] = ("### %s: %s"):format(esc(system), esc(m.name))
         out[#out + 1] = ""

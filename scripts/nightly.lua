@@ -110,7 +110,7 @@ while sys.stat(folder) do
 end
 ev.report.write(res, { dir = folder, name = "nightly", formats = { "md", "json", "csv", "html", "junit" },
                        title = ("Nightly: %s (%s tier)"):format(label, opt.tier) })
-hist:append(res, { label = label, notes = res.meta.notes })
+hist:append(res, { label = label, notes = res.meta.notes, report = folder .. "/nightly.html" })
 ev.report.print(res) -- --quiet silences progress only: a cron log keeps the table and the gates
 local status = ev.gate.exit_code(gates)
 io.stderr:write(("nightly: reports in %s; gates: %s\n"):format(folder,

@@ -116,6 +116,54 @@ function test_cjk_text_has_a_font()
   lu.assertStrContains(r.stdout or "", "Noto Sans CJK SC", "no CJK font: run install-deps.sh (fonts-noto-cjk)")
 end
 
+-- Three runs on the same data in a history: the judge model changes before
+-- the third, the gate stays at 0.5; each run links its report.
+local function write_history(dir)
+  local hist = ev.history.open(dir .. "/history")
+  local rows = {}
+  for i = 1, 12 do rows[i] = { qid = "q" .. i, i = i, query_class = i % 2 == 0 and "even" or "odd" } end
+  for run, judge in ipairs { "judge-a", "judge-a", "judge-b" } do
+    local metric = { name = "s", fn = function(r) return ((r.i * run) % 7) / 6 end }
+    local res = ev.evaluate(ev.dataset.from_rows(rows, "rows.jsonl"), { metrics = { metric }, slices = { "query_class" },
+                                                                        ci = { resamples = 100 } })
+    res.meta.judge = { model = judge }
+    ev.gate.check(res, { thresholds = { s = { all = 0.5 } } })
+    hist:append(res, { label = "run <" .. run .. ">", git_commit = false,
+                       report = dir .. "/reports/r" .. run .. "/report.html" })
+  end
+  return dir .. "/history/index.html"
+end
+
+function test_history_dashboard_draws_trends_gates_changes_and_links()
+  if not have_chromium() then lu.skip("chromium is not installed") end
+  local dir = h.tmpdir()
+  local path = write_history(dir)
+  local r = h.run(CHROMIUM .. "--user-data-dir=" .. dir .. "/profile --dump-dom file://" .. path)
+  lu.assertEquals(r.status, 0, r.stderr)
+  local dom = r.stdout
+  -- one chart for the whole run and one per slice value (folded), each with its band
+  local _, charts = dom:gsub('<svg class="chart trend"', "")
+  local _, bands = dom:gsub('<polygon class="band"', "")
+  lu.assertEquals(charts, 3)
+  lu.assertEquals(bands, 3)
+  lu.assertStrContains(dom, "<title>s across runs</title>")
+  lu.assertStrContains(dom, "<title>s [query_class=even] across runs</title>")
+  -- the gate on the whole run, and the judge change marked before the third run only
+  lu.assertStrContains(dom, "gate ≥ 0.50</text>")
+  local _, changes = dom:gsub('<g class="change"><title>changed before run &lt;3&gt;: judge judge%-a %-&gt; judge%-b</title>', "")
+  lu.assertEquals(changes, 3)
+  lu.assertNotStrContains(dom, "changed before run &lt;2&gt;")
+  -- every run links its report, relative to the history folder; labels are text
+  for run = 1, 3 do lu.assertStrContains(dom, ('<a href="../reports/r%d/report.html">'):format(run)) end
+  lu.assertStrContains(dom, "<td>run &lt;3&gt;</td>")
+  lu.assertNotStrContains(dom, "<script")
+  for line in r.stderr:gmatch("[^\n]+") do
+    lu.assertNotStrContains(line, "CONSOLE", false, line)
+    lu.assertNotStrContains(line, "Refused to", false, line)
+  end
+  h.sh("rm -rf " .. dir)
+end
+
 function test_report_has_no_external_references()
   local dir = h.tmpdir()
   local html = h.read(write_report(dir))

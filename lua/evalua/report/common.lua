@@ -2,6 +2,15 @@
 -- (system, slice) lines, coverage text and one-line summaries of metadata.
 local M = {}
 
+local ENTITIES = { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }
+
+-- Text for HTML, in an element or an attribute.
+function M.html_escape(s)
+  s = tostring(s == nil and "" or s)
+  if not s:find("[<>&\"']") then return s end
+  return (s:gsub("[<>&\"']", ENTITIES))
+end
+
 local formats = setmetatable({}, { __index = function(t, d) t[d] = "%." .. d .. "f" return t[d] end })
 
 -- A score or mean with fixed decimals (counts are printed with tostring).

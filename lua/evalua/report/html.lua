@@ -6,13 +6,7 @@ local C = require "evalua.report.common"
 
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 
-local ENTITIES = { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }
-
-local function esc(s)
-  s = tostring(s == nil and "" or s)
-  if not s:find("[<>&\"']") then return s end
-  return (s:gsub("[<>&\"']", ENTITIES))
-end
+local esc = C.html_escape
 
 local function fmt(x) return ("%.1f"):format(x) end
 

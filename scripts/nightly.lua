@@ -11,6 +11,10 @@
 -- a run killed midway and started again answers every judge request it had
 -- already paid for from the cache in --out.
 --
+-- With --notify URL (or $EVALUA_NOTIFY_URL, which keeps the secret out of
+-- the process list) a failed gate or a significant regression is posted as
+-- JSON to a Slack- or Mattermost-compatible webhook.
+--
 -- Exit status: 0 gates pass, 1 a gate failed, 4 too much unmeasured to
 -- decide, 75 another nightly run holds the lock, 2 usage, 3 input error.
 local ev = require "evalua"
@@ -32,6 +36,8 @@ local opt = ev.cli.parse(arg, {
   { "baseline", "", "compare with this label or run id (default: the previous run)" },
   { "contexts", 3, "retrieved documents given to the judge as context" },
   { "concurrency", 16, "judge requests in flight" },
+  { "notify", "", "post a JSON summary to this webhook URL (Slack, Mattermost) when a gate fails or a "
+    .. "regression is significant (default: $EVALUA_NOTIFY_URL); the URL is never printed" },
   { "quiet", false, "no progress on stderr" },
 })
 
@@ -113,6 +119,15 @@ ev.report.write(res, { dir = folder, name = "nightly", formats = { "md", "json",
 hist:append(res, { label = label, notes = res.meta.notes, report = folder .. "/nightly.html" })
 ev.report.print(res) -- --quiet silences progress only: a cron log keeps the table and the gates
 local status = ev.gate.exit_code(gates)
+-- The webhook URL is a secret (it carries the token): never echoed.
+local notify_url = opt.notify ~= "" and opt.notify
+  or not ev.sys.sandboxed() and os.getenv("EVALUA_NOTIFY_URL") or nil -- no environment under --sandbox
+if notify_url and notify_url ~= "" then
+  local n = ev.notify.send(notify_url, res, { title = ("nightly %s (%s tier)"):format(label, opt.tier),
+                                              report = folder .. "/nightly.html" })
+  if n.error then io.stderr:write("nightly: warning: the notification was not sent: ", n.error, "\n")
+  elseif n.sent then io.stderr:write("nightly: notified: ", n.why, "\n") end
+end
 io.stderr:write(("nightly: reports in %s; gates: %s\n"):format(folder,
   status == 0 and "pass" or status == 1 and "FAILED" or "undecided"))
 lock:unlock()

@@ -5,5 +5,6 @@
 
 const struct evalua_command evalua_commands[] = {
   {"trec", evalua_trec_main},
+  {"diff", evalua_diff_main},
   {NULL, NULL},
 };

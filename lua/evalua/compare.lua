@@ -111,39 +111,49 @@ local function worse(metric, delta)
   return delta ~= nil and (metric.higher_is_better and delta < -EPS or not metric.higher_is_better and delta > EPS)
 end
 
--- What makes this run unlike its baseline, one sentence each: another
--- judge model or fingerprint, another data set, other metric definitions.
-local function warnings(res, baseline)
+-- unlike(now, before) -> what makes two runs unlike, one sentence each:
+-- another judge model or fingerprint, another data set, other metric
+-- definitions. Each side is { judge = {model=, system_fingerprints=},
+-- dataset = {hash=, rows=}, definitions = {[metric] = hash} }; now.metrics
+-- lists the metric names to check.
+local function unlike(now, before)
   local out = {}
-  local now, before = res.meta.judge or {}, baseline.judge or {}
-  if (now.model or before.model) and now.model ~= before.model then
+  local jn, jb = now.judge or {}, before.judge or {}
+  if (jn.model or jb.model) and jn.model ~= jb.model then
     out[#out + 1] = ("judge model changed: %s in the baseline, %s now; judged scores are not comparable")
-      :format(tostring(before.model or "none"), tostring(now.model or "none"))
+      :format(tostring(jb.model or "none"), tostring(jn.model or "none"))
   else
-    local a = table.concat(before.system_fingerprints or {}, ", ")
-    local b = table.concat(now.system_fingerprints or {}, ", ")
+    local a = table.concat(jb.system_fingerprints or {}, ", ")
+    local b = table.concat(jn.system_fingerprints or {}, ", ")
     if a ~= "" and b ~= "" and a ~= b then
       out[#out + 1] = ("judge fingerprint changed: %s in the baseline, %s now (the served model was updated)")
         :format(a, b)
     end
   end
-  local da, db = baseline.dataset, res.meta.dataset
+  local da, db = before.dataset, now.dataset
   if da and db and da.hash ~= db.hash then
     out[#out + 1] = ("data set changed: sha256 %s (%s rows) in the baseline, %s (%s rows) now")
       :format(tostring(da.hash):sub(1, 12), tostring(da.rows), tostring(db.hash):sub(1, 12), tostring(db.rows))
   end
-  local defs = baseline.metric_definitions
-  if defs then
-    for _, m in ipairs(res.metrics) do
-      if defs[m.name] == nil then
-        out[#out + 1] = ("metric %s is not in the baseline"):format(m.name)
-      elseif defs[m.name] ~= history.definition(m) then
+  local defs = before.definitions
+  if defs and now.definitions then
+    for _, name in ipairs(now.metrics or {}) do
+      if defs[name] == nil then
+        out[#out + 1] = ("metric %s is not in the baseline"):format(name)
+      elseif now.definitions[name] and defs[name] ~= now.definitions[name] then
         out[#out + 1] = ("metric %s is defined differently from the baseline (description or options changed)")
-          :format(m.name)
+          :format(name)
       end
     end
   end
   return out
+end
+
+local function warnings(res, baseline)
+  local names, defs = {}, {}
+  for i, m in ipairs(res.metrics) do names[i], defs[m.name] = m.name, history.definition(m) end
+  return unlike({ judge = res.meta.judge, dataset = res.meta.dataset, definitions = defs, metrics = names },
+                { judge = baseline.judge, dataset = baseline.dataset, definitions = baseline.metric_definitions })
 end
 
 -- compare(res, hist, baseline [, opts]) -> comparison
@@ -248,6 +258,6 @@ local function systems(res, opts)
   return out
 end
 
-return setmetatable({ systems = systems, pair_systems = pair_systems }, {
+return setmetatable({ systems = systems, pair_systems = pair_systems, unlike = unlike, arrow = arrow, worse = worse }, {
   __call = function(_, ...) return compare(...) end,
 })

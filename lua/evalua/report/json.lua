@@ -5,12 +5,13 @@
 local json = require "evalua.json"
 local C = require "evalua._report"
 local columns = require "evalua.report.columns"
+local history = require "evalua.history"
 
 local function metric_list(res)
   local out = {}
   for i, m in ipairs(res.metrics) do
     out[i] = { name = m.name, description = m.description, judged = m.judged or false,
-               higher_is_better = m.higher_is_better }
+               higher_is_better = m.higher_is_better, definition = history.definition(m) }
   end
   return out
 end

@@ -111,6 +111,14 @@ local function worse(metric, delta)
   return delta ~= nil and (metric.higher_is_better and delta < -EPS or not metric.higher_is_better and delta > EPS)
 end
 
+-- The fingerprints a run saw, in a stable order (they arrive as answers do).
+local function sorted_text(list)
+  local copy = {}
+  for i, v in ipairs(list or {}) do copy[i] = tostring(v) end
+  table.sort(copy)
+  return table.concat(copy, ", ")
+end
+
 -- unlike(now, before) -> what makes two runs unlike, one sentence each:
 -- another judge model or fingerprint, another data set, other metric
 -- definitions. Each side is { judge = {model=, system_fingerprints=},
@@ -123,8 +131,7 @@ local function unlike(now, before)
     out[#out + 1] = ("judge model changed: %s in the baseline, %s now; judged scores are not comparable")
       :format(tostring(jb.model or "none"), tostring(jn.model or "none"))
   else
-    local a = table.concat(jb.system_fingerprints or {}, ", ")
-    local b = table.concat(jn.system_fingerprints or {}, ", ")
+    local a, b = sorted_text(jb.system_fingerprints), sorted_text(jn.system_fingerprints)
     if a ~= "" and b ~= "" and a ~= b then
       out[#out + 1] = ("judge fingerprint changed: %s in the baseline, %s now (the served model was updated)")
         :format(a, b)

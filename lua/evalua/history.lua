@@ -175,8 +175,14 @@ local function run_id(res)
   return t .. "-" .. sys.sha256(tostring(sys.now()) .. sys.getpid() .. tostring({})):sub(1, 8)
 end
 
--- Canonical text of a value: keys sorted, functions and userdata left out
--- (they have no stable text), nesting cut at a few levels.
+-- Canonical text of plain data: keys sorted; functions, userdata and
+-- objects (tables with a metatable: a judge, an embedder) left out, as they
+-- have no stable text; nesting cut at a few levels.
+local function plain(x)
+  local t = type(x)
+  return t == "string" or t == "number" or t == "boolean" or (t == "table" and getmetatable(x) == nil)
+end
+
 local function canonical(v, depth)
   local t = type(v)
   if t == "string" then return ("%q"):format(v) end
@@ -185,8 +191,7 @@ local function canonical(v, depth)
   if t ~= "table" or depth > 4 then return "" end
   local keys = {}
   for k, x in pairs(v) do
-    local tx = type(x)
-    if tx ~= "function" and tx ~= "userdata" and tx ~= "thread" then keys[#keys + 1] = tostring(k) end
+    if plain(x) then keys[#keys + 1] = tostring(k) end
   end
   table.sort(keys)
   local parts = {}

@@ -108,4 +108,29 @@ function test_an_unlike_baseline_is_announced_at_the_top()
   lu.assertNotStrContains(ev.report.render(same, "md"), "Warning")
 end
 
+function test_fingerprints_compare_as_sets_and_a_new_metric_is_named()
+  local res = run()
+  res.meta.judge = { model = "judge-1", system_fingerprints = { "fp_2", "fp_1" } }
+  local function cmp(before) return ev.compare(res, { items = function() return {} end }, before).warnings end
+  lu.assertEquals(cmp { run_id = "r", judge = { model = "judge-1", system_fingerprints = { "fp_1", "fp_2" } } }, {})
+  lu.assertEquals(cmp { run_id = "r", judge = { model = "judge-1", system_fingerprints = { "fp_1" } },
+                        metric_definitions = { other = "x" } }, {
+    "judge fingerprint changed: fp_1 in the baseline, fp_1, fp_2 now (the served model was updated)",
+    "metric m is not in the baseline" })
+end
+
+-- A metric's definition hash: the same for the same description and
+-- options, another when either changes; objects among the options (a
+-- judge, with counters that change as it runs) do not count.
+function test_definition_follows_description_and_options()
+  local def = ev.history.definition
+  local judge = setmetatable({ requests = 1 }, {})
+  local a = def { name = "m", description = "d", higher_is_better = true, options = { k = 3, judge = judge } }
+  judge.requests = 99
+  lu.assertEquals(def { name = "m", description = "d", higher_is_better = true, options = { k = 3, judge = judge } }, a)
+  lu.assertEquals(#a, 16)
+  lu.assertNotEquals(def { name = "m", description = "d", higher_is_better = true, options = { k = 4 } }, a)
+  lu.assertNotEquals(def { name = "m", description = "e", higher_is_better = true, options = { k = 3 } }, a)
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -20,8 +20,12 @@ local function cell(rec, system, dim, value, metric)
   return a and a[metric]
 end
 
+-- The fingerprints a run saw, in a stable order (they arrive as answers do).
 local function fingerprints(rec)
-  return table.concat(rec.judge and rec.judge.system_fingerprints or {}, ", ")
+  local copy = {}
+  for i, v in ipairs(rec.judge and rec.judge.system_fingerprints or {}) do copy[i] = tostring(v) end
+  table.sort(copy)
+  return table.concat(copy, ", ")
 end
 
 -- What changed from record a to record b that makes metric's values unlike.

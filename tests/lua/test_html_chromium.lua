@@ -104,6 +104,32 @@ function test_results_table_fits_1280_to_1920_px_with_intervals_in_the_cells()
   h.sh("rm -rf " .. dir)
 end
 
+local function pdf_pages(dir, html_path)
+  local pdf = dir .. "/print.pdf"
+  os.remove(pdf)
+  local r = h.run(CHROMIUM .. "--user-data-dir=" .. dir .. "/profile --no-pdf-header-footer --print-to-pdf=" .. pdf
+    .. " file://" .. html_path)
+  lu.assertEquals(r.status, 0, r.stderr)
+  local _, pages = assert(h.read(pdf)):gsub("/Type%s*/Page[^s]", "")
+  return pages
+end
+
+-- Printed, the folded per-metric sections are open: the page has the
+-- charts and lowest items of every metric, not only the summary that a
+-- copy without the print rule shows.
+function test_print_shows_the_folded_detail()
+  if not have_chromium() then lu.skip("chromium is not installed") end
+  local dir = h.tmpdir()
+  local path = write_wide_report(dir)
+  local html = h.read(path)
+  local rule = "details::details-content{content-visibility:visible;display:block}"
+  lu.assertStrContains(html, rule)
+  h.write(dir .. "/folded.html", (html:gsub(rule:gsub("%p", "%%%0"), "")))
+  local open, folded = pdf_pages(dir, path), pdf_pages(dir, dir .. "/folded.html")
+  lu.assertTrue(open >= folded + 3, ("printed pages: %d with the detail, %d folded"):format(open, folded))
+  h.sh("rm -rf " .. dir)
+end
+
 -- CJK text needs a CJK font: the page names Noto Sans CJK (installed by
 -- install-deps.sh) in its font stack, and fontconfig has one to give.
 function test_cjk_text_has_a_font()

@@ -18,6 +18,7 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
   "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "       evalua diff [OPTIONS] A.json B.json    compare two saved JSON reports\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"
   "\n"

@@ -80,4 +80,13 @@ function test_files_that_are_not_reports()
   h.sh("rm -rf " .. dir)
 end
 
+function test_help()
+  local r = h.run(h.bin .. " --help")
+  lu.assertStrContains(r.stdout, "\n       evalua diff [OPTIONS] A.json B.json    compare two saved JSON reports\n")
+  local d = h.run(h.bin .. " diff --help")
+  lu.assertEquals(d.status, 0)
+  lu.assertStrContains(d.stdout, "evalua diff [options] A.json B.json\n")
+  lu.assertStrContains(d.stdout, "  --format FORMAT          what to print (one of: text, json) (default: text)\n")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -1,6 +1,7 @@
 -- A single self-contained HTML file: inline CSS and SVG, no script, no
--- network access when opened. Per metric, bars per slice and system with
--- confidence-interval whiskers and a score histogram per system; then the
+-- network access when opened. The results table with each mean's interval;
+-- then per metric a folded section (open in print): bars per slice and
+-- system with confidence-interval whiskers, a histogram per system and the
 -- lowest items with the judge's reasons. Every piece of data is escaped.
 local C = require "evalua.report.common"
 

@@ -1,10 +1,10 @@
 # bash completion for evalua: commands, run options, bundled script names
-# and .lua files, trec options and measure names, merge options.
+# and .lua files, trec options and measure names, merge and diff options.
 _evalua() {
   local cur prev words cword
   _init_completion || return
   if [ "$cword" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run trec merge init version --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "run trec merge diff init version --help" -- "$cur"))
     return
   fi
   case "${words[1]}" in
@@ -42,6 +42,15 @@ _evalua() {
       ;;
     merge)
       if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "--out --allow-missing" -- "$cur")); else _filedir; fi
+      ;;
+    diff)
+      case "$prev" in
+        --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+        --alpha|--pass|--resamples|--seed) return ;;
+      esac
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--slices --format --alpha --pass --resamples --seed --help" -- "$cur"))
+      else _filedir json; fi
       ;;
     init) _filedir -d ;;
   esac

@@ -24,8 +24,16 @@ local opt = ev.cli.parse(arg, {
   { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "contexts", 3, "retrieved documents given to the judge" },
   { "judge", "offline", "offline, or openai", choices = { "offline", "openai" } },
+  { "out", "out/calibrate", "folder for the printed table (calibrate.txt)" },
   { "quiet", false, "no progress on stderr" },
 })
+
+-- What is printed is also kept, for --out.
+local shown = {}
+local function say(line)
+  print(line)
+  shown[#shown + 1] = line
+end
 
 local scale = math.tointeger(opt.scale)
 if not scale or scale < 2 then ev.cli.usage_error("--scale must be an integer >= 2") end
@@ -86,7 +94,7 @@ for _, l in ipairs(labels.rows) do
 end
 
 local n = #labelled
-print(("calibration of judge metric '%s' against labels '%s' (1..%d): %d labelled items%s"):format(
+say(("calibration of judge metric '%s' against labels '%s' (1..%d): %d labelled items%s"):format(
   opt.metric, opt.field, scale, n, missing > 0 and (", %d without a judge score"):format(missing) or ""))
 if n < 2 then
   io.stderr:write("calibrate: fewer than 2 items have both a label and a judge score\n")
@@ -94,7 +102,7 @@ if n < 2 then
 end
 
 local function show(name, v, why)
-  print(("  %-26s %s"):format(name, v and ("%.3f"):format(v) or ("undefined (" .. tostring(why) .. ")")))
+  say(("  %-26s %s"):format(name, v and ("%.3f"):format(v) or ("undefined (" .. tostring(why) .. ")")))
 end
 local S = ev.stats
 local rho, why_rho = S.spearman(judge_scores, labelled)
@@ -105,10 +113,10 @@ show("Cohen's kappa", S.cohen_kappa(judge_bins, labelled))
 show("Cohen's kappa (quadratic)", S.cohen_kappa(judge_bins, labelled, { weights = "quadratic" }))
 
 -- Confusion table: rows are labels, columns the judge's binned scores.
-print("\n  confusion (rows: labels, columns: judge)")
+say("\n  confusion (rows: labels, columns: judge)")
 local head = { "      " }
 for j = 1, scale do head[#head + 1] = ("%5d"):format(j) end
-print(table.concat(head))
+say(table.concat(head))
 for i = 1, scale do
   local line = { ("  %4d"):format(i) }
   for j = 1, scale do
@@ -118,20 +126,25 @@ for i = 1, scale do
     end
     line[#line + 1] = ("%5d"):format(c)
   end
-  print(table.concat(line))
+  say(table.concat(line))
 end
 
 local warned = false
 if n < 50 then
-  print(("\nwarning: only %d labelled items; 50 or more are needed before trusting these figures"):format(n))
+  say(("\nwarning: only %d labelled items; 50 or more are needed before trusting these figures"):format(n))
   warned = true
 end
 if rho and rho < 0.7 then
-  print(("\nwarning: Spearman rho %.3f is under 0.7: the judge does not order items the way the labels do"):format(rho))
+  say(("\nwarning: Spearman rho %.3f is under 0.7: the judge does not order items the way the labels do"):format(rho))
   warned = true
 end
-if not warned then print("\nthe judge agrees with the labels well enough to stand in for them on this metric") end
+if not warned then say("\nthe judge agrees with the labels well enough to stand in for them on this metric") end
 if opt.labels == here .. "/data/simulated_labels.jsonl" then
-  print("\nnote: these labels are simulated, drawn at random per kind of answer by the data generator;"
+  say("\nnote: these labels are simulated, drawn at random per kind of answer by the data generator;"
     .. "\nthey test this script, not how well a judge agrees with people (docs/data.md)")
 end
+
+assert(ev.sys.mkdir(opt.out))
+local path = opt.out .. "/calibrate.txt"
+assert(ev.sys.write_atomic(path, table.concat(shown, "\n") .. "\n"))
+io.stderr:write("wrote ", path, "\n")

@@ -17,7 +17,8 @@ local opt = ev.cli.parse(arg, {
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },
   { "k", 5, "rank cutoff for recall, nDCG and the contexts given to the judge" },
-  { "format", { "md", "json", "csv", "html", "junit" }, "report formats to write", list = true },
+  { "baseline-system", "", "compare every variant with this one on the queries both answered (default: the first variant)" },
+  { "format", { "md", "json", "csv", "html", "junit" }, "report formats to write (md, json, csv, html, junit)", list = true },
   { "concurrency", 16, "judge requests in flight" },
   { "cache", "", "judge cache folder (default: the judge's own default)" },
   { "lenient", false, "skip bad input rows (listed in the report) instead of stopping" },
@@ -27,6 +28,18 @@ local opt = ev.cli.parse(arg, {
 
 local ds = ev.dataset.load(opt.data, { mode = opt.lenient and "lenient" or "strict" })
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
+
+-- A named baseline variant must be in the data: found before anything is judged.
+if opt["baseline-system"] ~= "" then
+  local seen, names = {}, {}
+  for _, r in ipairs(ds.rows) do
+    if r.variant ~= nil and not seen[r.variant] then seen[r.variant], names[#names + 1] = true, tostring(r.variant) end
+  end
+  if not seen[opt["baseline-system"]] then
+    ev.cli.usage_error("--baseline-system: no variant '%s' in %s (variants: %s)", opt["baseline-system"], opt.data,
+      table.concat(names, ", "))
+  end
+end
 
 local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil,
@@ -63,6 +76,11 @@ if opt["dry-run"] then
     e.requests or 0, e.prompt_tokens or 0, e.completion_tokens or 0,
     e.cost and (", about $%.4f"):format(e.cost) or ""))
   return 0
+end
+
+-- The variants against one of them, paired by query, with p-values.
+if #res.systems > 1 then
+  ev.compare.systems(res, { baseline = opt["baseline-system"] ~= "" and opt["baseline-system"] or res.systems[1] })
 end
 
 ev.report.print(res)

@@ -79,6 +79,7 @@ function M.help(spec)
     local left = kind_of(o) == "boolean" and ("--" .. o[1]) or ("--" .. o[1] .. " " .. o[1]:upper())
     local def = show_default(o)
     local text = o[3] or ""
+    if o.choices then text = text .. " (one of: " .. table.concat(o.choices, ", ") .. ")" end
     if kind_of(o) ~= "boolean" and def ~= "" then text = text .. " (default: " .. def .. ")" end
     out[#out + 1] = ("  %-24s %s"):format(left, text)
   end

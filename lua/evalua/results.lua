@@ -230,18 +230,15 @@ end
 -- Paired comparison of two systems of this run on items matched by id:
 -- { n=, mean_a=, mean_b=, delta=, p= } with a paired permutation test.
 function Results:compare(a, b, metric, opts)
-  local byid = {}
-  for _, it in ipairs(self.items) do
-    if it.system == a and it.scores[metric] ~= nil then byid[it.id] = it.scores[metric] end
-  end
-  local xs, ys = {}, {}
-  for _, it in ipairs(self.items) do
-    local x = byid[it.id]
-    if it.system == b and x ~= nil and it.scores[metric] ~= nil then
-      xs[#xs + 1], ys[#ys + 1] = x, it.scores[metric]
-    end
-  end
+  local j = self.metric_index[metric]
+  if not j then return M.paired({}, {}, opts) end
+  local xs, ys = require("evalua.compare").pair_systems(self, a, b, j)
   return M.paired(xs, ys, opts)
+end
+
+-- The id of row i (the spec's id field), read from the data set's columns.
+function Results:id(i)
+  return field(self, i, self.id_field)
 end
 
 -- paired(xs, ys) -> { n=, mean_a=, mean_b=, delta = mean_b - mean_a, p= }

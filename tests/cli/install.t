@@ -71,7 +71,7 @@ files for the script's own arguments, and trec's options and measures:
   > comp evalua trec -m ndcg
   > SH
   $ cd "$CRAMTMP/elsewhere" && bash "$CRAMTMP/comp.sh"
-  --help init merge run trec version 
+  --help diff init merge run trec version 
   --sandbox 
   calibrate 
   table.txt 

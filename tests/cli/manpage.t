@@ -9,7 +9,7 @@ Commands:
   $ "$EVALUA" --help | grep -oE '^(usage:)? +evalua [a-z-]+' | awk '{ print $NF }' | sort > "$CRAMTMP/help.txt"
   $ man_items COMMANDS > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  --help init merge run trec version  (no-eol)
+  --help diff init merge run trec version  (no-eol)
 
 Options of run:
 

@@ -118,7 +118,7 @@ Calibration of the offline judge against the bundled simulated labels: the
 figures docs/judged_metrics.md quotes, exactly, a warning because the judge
 orders items unlike the labels, and a note that the labels are simulated:
 
-  $ "$EVALUA" run scripts/calibrate.lua --quiet > "$CRAMTMP/calibration.txt"
+  $ "$EVALUA" run scripts/calibrate.lua --quiet --out "$OUT/calibrate" > "$CRAMTMP/calibration.txt" 2>/dev/null
   $ cat "$CRAMTMP/calibration.txt"
   calibration of judge metric 'faithfulness' against labels 'faithfulness' (1..5): 50 labelled items, 10 without a judge score
     Spearman rho               0.420
@@ -152,3 +152,35 @@ Bad input stops with the file, line and field, and exit status 3:
   [3]
   $ "$EVALUA" run scripts/rag_report.lua --data "$CRAMTMP/bad.jsonl" --lenient --out "$OUT/bad" --quiet 2>/dev/null | tail -1
   1 input rows skipped (lenient mode); see the Markdown or JSON report
+
+Every bundled script runs from any folder (its default data is found beside
+it) and writes its output into --out; nightly's older --dir still works:
+
+  $ cd "$CRAMTMP"
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/geval_custom.lua" --quiet --out "$OUT/geval" 2>&1 >/dev/null | sed "s|$OUT|OUT|g"
+  wrote OUT/geval/geval.md, OUT/geval/geval.json, OUT/geval/geval.csv, OUT/geval/geval.html, OUT/geval/geval.junit.xml
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/prompt_experiment.lua" --quiet --resamples 200 --out "$OUT/pe" > "$CRAMTMP/pe.txt" 2>/dev/null
+  $ cmp "$CRAMTMP/pe.txt" "$OUT/pe/prompt_experiment.txt" && head -c 40 "$OUT/pe/prompt_experiment.txt"; echo
+  metric: faithfulness; varied: the judge'
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/calibrate.lua" --quiet --out "$OUT/cal" 2>&1 >/dev/null | sed "s|$OUT|OUT|g"
+  wrote OUT/cal/calibrate.txt
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/custom_metric.lua" --out "$OUT/custom2" > /dev/null && ls "$OUT/custom2" | head -1
+  custom.csv
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/nightly.lua" --quiet --dir "$OUT/nightly" 2>&1 >/dev/null | grep -v '^nightly: reports in'
+  nightly: warning: --dir is deprecated; use --out
+  $ ls "$OUT/nightly"
+  history
+  nightly.lock
+  reports
+  $ ls "$OUT/nightly/history"
+  history.jsonl
+  index.html
+  runs
+  $ cd "$EVALUA_SRC"
+
+--help lists the choices of an enumerated option:
+
+  $ "$EVALUA" run scripts/nightly.lua --help | grep -- '--tier'
+    --tier TIER              data set tier: smoke (20 queries), regression (200), deep (2000), all (one of: smoke, regression, deep, all) (default: smoke)
+  $ "$EVALUA" run scripts/rag_report.lua --help | grep -- '--judge'
+    --judge JUDGE            offline, or openai for any OpenAI-compatible server (one of: offline, openai) (default: offline)

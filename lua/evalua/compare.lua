@@ -204,8 +204,7 @@ local function compare(res, hist, baseline, opts)
       cmp.flips[system][m.name] = flips
     end
   end
-  res.comparison = cmp
-  return cmp
+  return res:attach("comparison", cmp, "ev.compare")
 end
 
 -- Scores of metric j of system b paired by id with those of system a
@@ -261,8 +260,7 @@ local function systems(res, opts)
       end
     end
   end
-  res.system_comparison = out
-  return out
+  return res:attach("system_comparison", out, "ev.compare.systems")
 end
 
 return setmetatable({ systems = systems, pair_systems = pair_systems, unlike = unlike, arrow = arrow, worse = worse }, {

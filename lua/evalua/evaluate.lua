@@ -203,7 +203,8 @@ return function(data, spec)
   args.sys_codes, args.systems = group_codes(args.dataset, spec, args.dims)
   local res = results_mod.build(args)
   if s then
-    res.shard = { index = s.index, count = s.count, rows = #rows, part = shard.record(ds, rows, res, spec.judge, s) }
+    res:attach("shard", { index = s.index, count = s.count, rows = #rows,
+                          part = shard.record(ds, rows, res, spec.judge, s) }, "ev.evaluate")
   end
   return res
 end

@@ -121,8 +121,7 @@ function History:trend(res, n)
     end
   end
   runs[#runs + 1] = { label = res.meta.label or "this run", time = res.meta.time, values = values }
-  res.trend = { runs = runs }
-  return res.trend
+  return res:attach("trend", { runs = runs }, "history:trend")
 end
 
 -- dashboard([{title=}]) -> the path of index.html, the trend dashboard of

@@ -221,6 +221,33 @@ function Results:agg(system, metric, dim, value)
   return cell and cell[metric] or { n = 0, measured = 0 }
 end
 
+-- Sections other code adds to a run's results, each through attach:
+--   comparison         ev.compare(res, history, baseline)
+--   system_comparison  ev.compare.systems(res, {baseline=})
+--   trend              history:trend(res, n)
+--   gates              ev.gate.check(res, spec)
+--   shard              ev.evaluate under --shard (docs/scale.md)
+-- and any name of a user's own (a custom report reads res[name]). A name is
+-- attached once per owner: the same owner may replace its section, another
+-- may not, and the fields evaluate computes cannot be replaced at all.
+local CORE = options.set { "dataset", "scores", "details", "metrics", "systems", "sys_codes", "n", "id_field",
+                           "metric_index", "dims", "slice_values", "dim_codes", "slice_errors", "ci",
+                           "aggregates", "present", "worst", "bottom", "items", "skipped", "meta", "sections" }
+
+-- res:attach(name, value, owner) -> value; res.sections[name] = owner.
+function Results:attach(name, value, owner)
+  if type(name) ~= "string" or name == "" then error("res:attach: a section needs a name", 2) end
+  if CORE[name] then error(("res:attach: '%s' is computed by ev.evaluate and cannot be replaced"):format(name), 2) end
+  owner = owner or "script"
+  self.sections = self.sections or {}
+  local had = self.sections[name]
+  if had and had ~= owner then
+    error(("res:attach: section '%s' belongs to %s, not %s"):format(name, had, owner), 2)
+  end
+  self.sections[name], self[name] = owner, value
+  return value
+end
+
 function Results:metric(name)
   for _, m in ipairs(self.metrics) do
     if m.name == name then return m end

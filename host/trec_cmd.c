@@ -32,11 +32,13 @@ static const char help_text[] =
   "  -M N        evaluate only the first N documents of each ranking\n"
   "  -m MEASURE  a measure, with comma-separated parameters after a dot:\n"
   "              num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
-  "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 Rprec_mult.0.5,2\n"
-  "              utility.1,-1,0,0 11pt_avg ndcg ndcg.1=3,2=9 ndcg_cut.5,10\n"
+  "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 infAP gm_bpref\n"
+  "              Rprec_mult.0.5,2 utility.1,-1,0,0 11pt_avg binG G ndcg\n"
+  "              ndcg.1=3,2=9 ndcg_rel Rndcg ndcg_cut.5,10\n"
   "              map_cut.5,10 relative_P.5,10 success.1,5,10 set_P set_recall\n"
-  "              set_map set_F.1 set_relative_P num_nonrel_judged_ret, runid,\n"
-  "              num_q, or a set: official (the default) or all_trec (all)\n"
+  "              set_map set_F.1 set_relative_P num_nonrel_judged_ret rbp.p=0.9\n"
+  "              rbp_resid unj.5,10,20, runid, num_q, or a set: official (the\n"
+  "              default) or all_trec (all)\n"
   "QRELS or RUN may be '-' for standard input.\n";
 
 static int usage(const char *fmt, const char *what) {

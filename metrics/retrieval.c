@@ -349,6 +349,58 @@ static double rndcg(const struct stats *s, const struct evr_gains *t) {
   return changes ? sum / (double)changes : 0.0;
 }
 
+/* rbp's gains: nDCG's, scaled to [0, 1] by the least and greatest gain of
+ * the grades 0 to the highest judged one and of the table's when any lies
+ * outside [0, 1]; a document without a judgment gains 0 in any case. */
+static double rbp_gain(double g, double lo, double hi, const struct evr_gains *t) {
+  if (g < 0 && !t) return 0.0;
+  double v = gain_of(g, t ? GAIN_TABLE : GAIN_GRADE, t);
+  if (g < 0 && v == 0.0) return 0.0;
+  return lo < 0 || hi > 1 ? (v - lo) / (hi - lo) : v;
+}
+
+/* Rank-biased precision (Moffat and Zobel): (1 - p) sum over ranks i of
+ * gain(i) p^(i-1). */
+static double rbp(const struct stats *s, const struct evr_column *c) {
+  const struct evr_ranking *r = s->r;
+  const struct evr_gains *t = c->gains;
+  double lo = 0, hi = 0, sum = 0, w = 1.0;
+  double top = r->n_judged ? floor(r->judged[0]) : -1;
+  for (double l = 0; l <= top; l++) {
+    double v = gain_of(l, t ? GAIN_TABLE : GAIN_GRADE, t);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  for (size_t i = 0; t && i < t->n; i++) {
+    if (t->gain[i] < lo) lo = t->gain[i];
+    if (t->gain[i] > hi) hi = t->gain[i];
+  }
+  for (size_t i = 0; i < r->n_ret; i++) {
+    double g = rbp_gain(r->rel[i], lo, hi, t);
+    if (g != 0) sum += g * w;
+    w = w * c->x;
+  }
+  return (1.0 - c->x) * sum;
+}
+
+/* What the unjudged documents could add to rbp: p^n + (1 - p) sum over
+ * their ranks i of p^(i-1); 0 when there is none. */
+static double rbp_resid(const struct stats *s, double p) {
+  size_t unjudged = 0;
+  double sum = 0, w = 1.0;
+  for (size_t i = 0; i < s->r->n_ret; i++) {
+    if (s->r->rel[i] < 0) unjudged++, sum += w;
+    w = w * p;
+  }
+  return unjudged ? w + (1 - p) * sum : 0.0;
+}
+
+static double unjudged_at(const struct stats *s, size_t k) {
+  size_t n = first(k, s->r->n_ret), c = 0;
+  for (size_t i = 0; i < n; i++) c += s->r->rel[i] < 0;
+  return (double)c / (double)k;
+}
+
 #define INFAP_EPSILON 0.00001 /* trec_eval's */
 
 /* infAP (Yilmaz and Aslam): at each relevant document, precision above it
@@ -446,6 +498,9 @@ static double eval_one(const struct evr_column *c, const struct stats *s) {
   case EVR_RNDCG: return rndcg(s, c->gains);
   case EVR_GM_BPREF: return bpref(s);
   case EVR_INFAP: return inf_ap(s);
+  case EVR_RBP: return rbp(s, c);
+  case EVR_RBP_RESID: return rbp_resid(s, c->x);
+  case EVR_UNJ: return unjudged_at(s, c->k);
   }
   return NAN;
 }

@@ -200,13 +200,17 @@ static void put_head(struct out *w, const char *name, const char *qid, size_t ql
   put(w, "\t", 1);
 }
 
-/* printf's "%6.4f" for v. Most values take a fast path: the product
+/* Room for a value as printed: "%6.4f" of the largest double has 316
+ * characters, "%ld" 20. */
+#define VALUE_ROOM 320
+
+/* printf's "%6.4f" for v, in at most VALUE_ROOM - 1 bytes. Most values take a fast path: the product
  * v * 10^4 is computed with an error below 2e-7, so when it is not within
  * 1e-6 of a half, rounding it gives printf's digits; otherwise, and for
  * large or odd values, printf itself is asked. */
 static size_t format4(double v, char *s) {
   double a = fabs(v), t = a * 1e4;
-  if (!(a < 1e5) || fabs(t - floor(t) - 0.5) < 1e-6) return (size_t)snprintf(s, 32, "%6.4f", v);
+  if (!(a < 1e5) || fabs(t - floor(t) - 0.5) < 1e-6) return (size_t)snprintf(s, VALUE_ROOM - 1, "%6.4f", v);
   uint64_t n = (uint64_t)(t + 0.5);
   char *p = s;
   if (signbit(v)) *p++ = '-';
@@ -221,20 +225,50 @@ static size_t format4(double v, char *s) {
 }
 
 static void put_value(struct out *w, const struct evr_column *c, double v) {
-  char s[48];
+  char s[VALUE_ROOM];
   size_t len = c->integer ? (size_t)snprintf(s, sizeof s, "%ld", (long)v) : format4(v, s);
   s[len++] = '\n';
   put(w, s, len);
 }
 
-static void print_query(struct out *w, const struct item *items, size_t n_items, const struct evr_measures *ms,
-                        const char *qid, size_t qlen, const double *v) {
-  for (size_t i = 0; i < n_items; i++) {
-    if (!items[i].tm->per_query) continue;
-    for (size_t c = items[i].first; c < items[i].first + items[i].n; c++) {
-      put_head(w, ms->cols[c].name, qid, qlen);
-      put_value(w, &ms->cols[c], v[c]);
+/* A per-query line's start, "%-22s\t" of its column's name, made once. */
+struct head {
+  const struct evr_column *col;
+  size_t c, len;
+  char s[sizeof ((struct evr_column *)0)->name + 24];
+};
+
+/* The heads of the columns printed per query, in order; their number. */
+static size_t make_heads(const struct item *items, size_t n_items, const struct evr_measures *ms, struct head *h) {
+  size_t n = 0;
+  for (size_t i = 0; i < n_items; i++)
+    for (size_t c = items[i].first; items[i].tm->per_query && c < items[i].first + items[i].n; c++, n++) {
+      h[n].col = &ms->cols[c], h[n].c = c;
+      h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%-22s\t", ms->cols[c].name);
     }
+  return n;
+}
+
+/* One query's lines, written straight into the buffer (a query id too long
+ * for it goes the general way). */
+static void print_query(struct out *w, const struct head *h, size_t n, const char *qid, size_t qlen,
+                        const double *v) {
+  for (size_t k = 0; k < n; k++) {
+    size_t need = h[k].len + qlen + 1 + VALUE_ROOM;
+    if (need > sizeof w->buf) {
+      put_head(w, h[k].col->name, qid, qlen);
+      put_value(w, h[k].col, v[h[k].c]);
+      continue;
+    }
+    if (w->n + need > sizeof w->buf) flush(w);
+    char *p = w->buf + w->n;
+    memcpy(p, h[k].s, h[k].len), p += h[k].len;
+    memcpy(p, qid, qlen), p += qlen;
+    *p++ = '\t';
+    double x = v[h[k].c];
+    p += h[k].col->integer ? (size_t)snprintf(p, 24, "%ld", (long)x) : format4(x, p);
+    *p++ = '\n';
+    w->n = (size_t)(p - w->buf);
   }
 }
 
@@ -263,12 +297,15 @@ static void print_summary(struct out *w, const struct item *items, size_t n_item
 static int report(const struct evr_trec *t, const struct opts *o, const struct item *items, size_t n_items,
                   const struct evr_measures *ms, const struct evr_trec_report *rep) {
   struct out *w = malloc(sizeof *w);
-  if (!w) return fputs("evalua trec: out of memory\n", stderr), EXIT_INPUT;
+  struct head *heads = malloc((ms->n + 1) * sizeof *heads);
+  if (!w || !heads) return free(w), free(heads), fputs("evalua trec: out of memory\n", stderr), EXIT_INPUT;
   w->n = 0, w->failed = 0;
+  size_t n_heads = make_heads(items, n_items, ms, heads);
   for (size_t k = 0; o->per_query && k < rep->n; k++) {
     const struct evr_trec_row *row = &rep->rows[k];
-    if (!row->skipped) print_query(w, items, n_items, ms, row->qid, row->len, rep->values + k * ms->n);
+    if (!row->skipped) print_query(w, heads, n_heads, row->qid, row->len, rep->values + k * ms->n);
   }
+  free(heads);
   if (o->summary) print_summary(w, items, n_items, ms, t, rep);
   flush(w);
   int failed = w->failed || fflush(stdout);

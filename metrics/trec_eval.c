@@ -43,8 +43,13 @@ static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t **posi
   *positive = calloc(n + 1, sizeof **positive);
   if (!rep->rows || !rep->values || !rep->summary || !rep->measured || !*positive)
     return evr_error_set(err, "out of memory"), -1;
-  for (size_t v = 0; v < n * nc; v++) rep->values[v] = NAN;
   return 0;
+}
+
+/* Row k is left out: no values. */
+static void skip(struct evr_trec_report *rep, size_t k, const char *why) {
+  rep->rows[k].skipped = why;
+  for (size_t c = 0; c < rep->nc; c++) rep->values[k * rep->nc + c] = NAN;
 }
 
 /* The "all" values: every evaluated row added in row (qid) order. */
@@ -100,9 +105,10 @@ static size_t pick(const struct evr_trec *t, int complete, int run_only, struct 
     evr_trec_query(t, i, &q);
     if (!q.in_qrels && !run_only) continue;
     const char *why = !q.in_qrels ? not_in_qrels : !q.in_run && !complete ? not_in_run : NULL;
-    rep->rows[n] = (struct evr_trec_row){q.qid, q.qid_len, why};
+    rep->rows[n] = (struct evr_trec_row){q.qid, q.qid_len, NULL};
     at[n] = i;
-    if (!why) todo[m++] = n;
+    if (why) skip(rep, n, why);
+    else todo[m++] = n;
     n++;
   }
   rep->n = n;
@@ -154,7 +160,7 @@ static int finish_stream(struct ctx *c, struct evr_error *err) {
     evr_trec_query(c->t, k, &q);
     c->rep->rows[k] = (struct evr_trec_row){q.qid, q.qid_len, NULL};
     if (c->met[k]) continue;
-    if (!c->o->complete) c->rep->rows[k].skipped = not_in_run;
+    if (!c->o->complete) skip(c->rep, k, not_in_run);
     else if (eval_query(c, k, k, NULL, 0, err)) return -1;
   }
   return summarize(c, err);

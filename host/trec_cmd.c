@@ -21,7 +21,8 @@
 enum { EXIT_USAGE = 2, EXIT_INPUT = 3 };
 
 static const char help_text[] =
-  "usage: evalua trec [-q] [-c] [-n] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "usage: evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS]\n"
+  "                   [-R qrels] [-T trec_results] [-m MEASURE]... QRELS RUN\n"
   "\n"
   "Evaluates a TREC run against TREC qrels and prints trec_eval's report.\n"
   "  -q          also print each query's values\n"
@@ -30,6 +31,11 @@ static const char help_text[] =
   "  -n          no summary ('all') lines\n"
   "  -l LEVEL    least relevance grade that counts as relevant (default 1)\n"
   "  -M N        evaluate only the first N documents of each ranking\n"
+  "  -J          rank only the judged documents (after -M), as trec_eval -J\n"
+  "  -N DOCS     documents in the collection (utility's fourth term; 0)\n"
+  "  -a          every measure: the same as -m all_trec\n"
+  "  -R, -T      the formats of QRELS and RUN: only trec_eval's defaults,\n"
+  "              qrels and trec_results, are read\n"
   "  -m MEASURE  a measure, with comma-separated parameters after a dot:\n"
   "              num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
   "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 infAP gm_bpref\n"
@@ -51,8 +57,8 @@ static int usage(const char *fmt, const char *what) {
 /* ---- options and measures ------------------------------------------------- */
 
 struct opts {
-  int per_query, complete, summary;
-  double level;
+  int per_query, complete, summary, judged_only;
+  double level, n_docs;
   size_t depth;
   const char *qrels, *run;
 };
@@ -101,11 +107,28 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
   long v;
   opterr = 0;
   optind = 1;
-  for (int c; (c = getopt(argc, argv, "qcnl:M:m:")) != -1;) {
+  for (int c; (c = getopt(argc, argv, "qcnaJl:M:N:R:T:m:")) != -1;) {
     switch (c) {
     case 'q': o->per_query = 1; break;
     case 'c': o->complete = 1; break;
     case 'n': o->summary = 0; break;
+    case 'J': o->judged_only = 1; break;
+    case 'a':
+      mark(mk, "all_trec");
+      any = 1;
+      break;
+    case 'N':
+      if (parse_count(optarg, 0, &v)) return usage("-N: '%s' is not a number of documents", optarg);
+      o->n_docs = (double)v;
+      break;
+    case 'R':
+      if (strcmp(optarg, "qrels"))
+        return usage("-R: '%s' is not read: relevance files are in trec_eval's 'qrels' format", optarg);
+      break;
+    case 'T':
+      if (strcmp(optarg, "trec_results"))
+        return usage("-T: '%s' is not read: runs are in trec_eval's 'trec_results' format", optarg);
+      break;
     case 'l':
       if (parse_count(optarg, 0, &v)) return usage("-l: '%s' is not a relevance grade (an integer >= 0)", optarg);
       o->level = (double)v;
@@ -120,7 +143,7 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
       break;
     default: {
       char opt[3] = {'-', (char)optopt, 0};
-      return usage(strchr("lMm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
+      return usage(strchr("lMNRTm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
     }
     }
   }
@@ -156,7 +179,7 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
  * must be in both files. */
 static int evaluate(struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
                     struct evr_trec_report *rep, struct evr_error *err) {
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1};
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only};
   if (evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err)) return -1;
   if (!rep->n_evaluated)
     return evr_error_set(err, "no query has both judgments in %s and results in %s", o->qrels, o->run), -1;
@@ -319,7 +342,7 @@ int evalua_trec_main(int argc, char **argv) {
     fputs(help_text, stdout);
     return 0;
   }
-  struct opts o = {0, 0, 1, 1.0, 0, NULL, NULL};
+  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, NULL, NULL};
   struct marks mk;
   memset(&mk, 0, sizeof mk);
   struct evr_measures ms;
@@ -328,6 +351,8 @@ int evalua_trec_main(int argc, char **argv) {
   size_t n_items = 0;
   int code = parse_options(argc, argv, &o, &mk);
   if (!code) code = build(&mk, &ms, items, &n_items);
+  for (size_t c = 0; !code && c < ms.n; c++)
+    if (ms.cols[c].kind == EVR_UTILITY) ms.cols[c].n_docs = o.n_docs;
   struct evr_trec *t = code ? NULL : evr_trec_new();
   if (t) evr_trec_set_parallel(t, evalua_run_two);
   struct evr_trec_report rep;

@@ -173,12 +173,10 @@ static size_t nonrel_judged_ret(const struct stats *s) {
 }
 
 /* a rel_ret + b nonrel_ret + c rel_not_ret + d nonrel_not_ret, with the
- * collection's size n_docs (0 unless given); a query that retrieved
- * nothing counts 0, as trec_eval's -c counts it. */
+ * collection's size n_docs (0 unless given). */
 static double utility(const struct stats *s, const struct evr_column *c) {
   const double *p = c->params;
   double rr = (double)s->num_rel_ret, ret = (double)s->r->n_ret, rel = (double)s->num_rel;
-  if (!s->r->n_ret) return 0.0;
   return p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (c->n_docs + rr - ret - rel);
 }
 

@@ -26,6 +26,7 @@ static int eval_query(struct ctx *c, size_t k, size_t i, const struct evr_trec_r
   struct evr_ranking r;
   if (!c->rk) return evr_error_set(err, "out of memory"), -1;
   if (evr_trec_rank_results(c->t, i, res, n, c->rk, c->o->depth, &r, err)) return -1;
+  if (c->o->judged_only) evr_ranker_keep_judged(c->rk, &r);
   evr_eval(c->cols, c->nc, &r, c->o->level, c->rep->values + k * c->nc);
   size_t p = 0;
   while (p < r.n_judged && r.judged[p] > 0) p++;

@@ -18,6 +18,7 @@ struct evr_trec_opts {
   /* trec_eval's -c summary of num_rel: the judged documents of grade > 0
    * of every query, whatever the level (else: the sum of num_rel) */
   int positive_num_rel;
+  int judged_only; /* -J: rank only the documents with a judgment */
 };
 
 /* A query of the report. */

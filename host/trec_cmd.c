@@ -43,8 +43,8 @@ static const char help_text[] =
   "              ndcg.1=3,2=9 ndcg_rel Rndcg ndcg_cut.5,10\n"
   "              map_cut.5,10 relative_P.5,10 success.1,5,10 set_P set_recall\n"
   "              set_map set_F.1 set_relative_P num_nonrel_judged_ret rbp.p=0.9\n"
-  "              rbp_resid unj.5,10,20, runid, num_q, or a set: official (the\n"
-  "              default) or all_trec (all)\n"
+  "              rbp_resid unj.5,10,20 relstring.10, runid, num_q, or a set:\n"
+  "              official (the default) or all_trec (all)\n"
   "QRELS or RUN may be '-' for standard input.\n";
 
 static int usage(const char *fmt, const char *what) {
@@ -59,7 +59,8 @@ static int usage(const char *fmt, const char *what) {
 struct opts {
   int per_query, complete, summary, judged_only;
   double level, n_docs;
-  size_t depth;
+  size_t depth, relstring; /* relstring's length (when asked for: a name) */
+  char relstring_name[64];
   const char *qrels, *run;
 };
 
@@ -160,13 +161,27 @@ struct item {
   size_t first, n;
 };
 
-static int build(const struct marks *mk, struct evr_measures *ms, struct item *items, size_t *n_items) {
+/* relstring's length, read as trec_eval reads it (a number, its integer
+ * part; below 0 is 0) but refusing what is not a number. */
+static int relstring_length(const char *params, struct opts *o) {
+  const char *text = params ? params : "10";
+  char *end;
+  double v = strtod(text, &end);
+  if (end == text || *end || !(v < 1e6)) return usage("relstring: '%s' is not a length below 1000000", text);
+  o->relstring = v >= 1 ? (size_t)v : 0;
+  snprintf(o->relstring_name, sizeof o->relstring_name, params ? "relstring_%s" : "relstring", params ? params : "");
+  return 0;
+}
+
+static int build(const struct marks *mk, struct evr_measures *ms, struct item *items, size_t *n_items,
+                 struct opts *o) {
   struct evr_error err;
   *n_items = 0;
   for (size_t i = 0; i < evr_trec_measure_count; i++) {
     if (!mk->on[i]) continue;
     const struct evr_trec_measure *tm = &evr_trec_measures[i];
     size_t before = ms->n;
+    if (tm->kind == EVR_TREC_RELSTRING && relstring_length(mk->params[i], o)) return EXIT_USAGE;
     if (tm->kind >= 0 && evr_measures_add_trec(ms, tm, mk->params[i], &err)) return usage("%s", err.msg);
     items[(*n_items)++] = (struct item){tm, before, ms->n - before};
   }
@@ -179,7 +194,7 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
  * must be in both files. */
 static int evaluate(struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
                     struct evr_trec_report *rep, struct evr_error *err) {
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only};
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring};
   if (evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err)) return -1;
   if (!rep->n_evaluated)
     return evr_error_set(err, "no query has both judgments in %s and results in %s", o->qrels, o->run), -1;
@@ -261,22 +276,43 @@ struct head {
   char s[sizeof ((struct evr_column *)0)->name + 24];
 };
 
-/* The heads of the columns printed per query, in order; their number. */
-static size_t make_heads(const struct item *items, size_t n_items, const struct evr_measures *ms, struct head *h) {
+/* The heads of the lines printed per query, in order (relstring's has no
+ * column); their number. */
+static size_t make_heads(const struct item *items, size_t n_items, const struct evr_measures *ms,
+                         const struct opts *o, struct head *h) {
   size_t n = 0;
-  for (size_t i = 0; i < n_items; i++)
+  for (size_t i = 0; i < n_items; i++) {
+    if (items[i].tm->kind == EVR_TREC_RELSTRING) {
+      h[n].col = NULL, h[n].c = 0;
+      h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%-22s\t", o->relstring_name);
+      n++;
+    }
     for (size_t c = items[i].first; items[i].tm->per_query && c < items[i].first + items[i].n; c++, n++) {
       h[n].col = &ms->cols[c], h[n].c = c;
       h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%-22s\t", ms->cols[c].name);
     }
+  }
   return n;
+}
+
+/* trec_eval's relstring line: the grades of the first ranks, quoted. */
+static void put_relstring(struct out *w, const struct head *h, const char *qid, size_t qlen, const char *rs) {
+  put(w, h->s, h->len);
+  put(w, qid, qlen);
+  put(w, "\t'", 2);
+  put(w, rs, strlen(rs));
+  put(w, "'\n", 2);
 }
 
 /* One query's lines, written straight into the buffer (a query id too long
  * for it goes the general way). */
 static void print_query(struct out *w, const struct head *h, size_t n, const char *qid, size_t qlen,
-                        const double *v) {
+                        const double *v, const char *rs) {
   for (size_t k = 0; k < n; k++) {
+    if (!h[k].col) {
+      put_relstring(w, &h[k], qid, qlen, rs);
+      continue;
+    }
     size_t need = h[k].len + qlen + 1 + VALUE_ROOM;
     if (need > sizeof w->buf) {
       put_head(w, h[k].col->name, qid, qlen);
@@ -323,10 +359,11 @@ static int report(const struct evr_trec *t, const struct opts *o, const struct i
   struct head *heads = malloc((ms->n + 1) * sizeof *heads);
   if (!w || !heads) return free(w), free(heads), fputs("evalua trec: out of memory\n", stderr), EXIT_INPUT;
   w->n = 0, w->failed = 0;
-  size_t n_heads = make_heads(items, n_items, ms, heads);
+  size_t n_heads = make_heads(items, n_items, ms, o, heads);
   for (size_t k = 0; o->per_query && k < rep->n; k++) {
     const struct evr_trec_row *row = &rep->rows[k];
-    if (!row->skipped) print_query(w, heads, n_heads, row->qid, row->len, rep->values + k * ms->n);
+    const char *rs = rep->relstrings ? rep->relstrings + k * (o->relstring + 1) : "";
+    if (!row->skipped) print_query(w, heads, n_heads, row->qid, row->len, rep->values + k * ms->n, rs);
   }
   free(heads);
   if (o->summary) print_summary(w, items, n_items, ms, t, rep);
@@ -342,7 +379,7 @@ int evalua_trec_main(int argc, char **argv) {
     fputs(help_text, stdout);
     return 0;
   }
-  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, NULL, NULL};
+  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, 0, "", NULL, NULL};
   struct marks mk;
   memset(&mk, 0, sizeof mk);
   struct evr_measures ms;
@@ -350,7 +387,7 @@ int evalua_trec_main(int argc, char **argv) {
   struct item items[64];
   size_t n_items = 0;
   int code = parse_options(argc, argv, &o, &mk);
-  if (!code) code = build(&mk, &ms, items, &n_items);
+  if (!code) code = build(&mk, &ms, items, &n_items, &o);
   for (size_t c = 0; !code && c < ms.n; c++)
     if (ms.cols[c].kind == EVR_UTILITY) ms.cols[c].n_docs = o.n_docs;
   struct evr_trec *t = code ? NULL : evr_trec_new();

@@ -22,6 +22,7 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"recip_rank", EVR_RECIP_RANK, EVR_TP_NONE, NULL, 1},
   {"iprec_at_recall", EVR_IPREC_AT_RECALL, EVR_TP_LEVELS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
   {"P", EVR_P, EVR_TP_CUTOFFS, CUTS, 1},
+  {"relstring", EVR_TREC_RELSTRING, EVR_TP_NUMBERS, "10", 1},
   {"recall", EVR_RECALL, EVR_TP_CUTOFFS, CUTS, 1},
   {"infAP", EVR_INFAP, EVR_TP_NONE, NULL, 1},
   {"gm_bpref", EVR_GM_BPREF, EVR_TP_NONE, NULL, 0},
@@ -260,7 +261,7 @@ static int add_numbers(struct evr_measures *m, const struct evr_trec_measure *tm
 
 int evr_measures_add_trec(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
                           struct evr_error *err) {
-  if (tm->kind < 0) return evr_error_set(err, "%s is a summary line of evalua trec, not a measure", tm->name), -1;
+  if (tm->kind < 0) return evr_error_set(err, "%s is a line of evalua trec's report, not a measure", tm->name), -1;
   if (tm->params == EVR_TP_NUMBERS) return add_numbers(m, tm, params, err);
   if (!params) params = tm->defaults;
   if (tm->params == EVR_TP_CUTOFFS) return add_cutoffs(m, tm, params, err);

@@ -20,6 +20,16 @@ struct ctx {
   struct evr_ranker *rk;
 };
 
+/* trec_eval's relstring of the first len ranks. */
+static void relstring(char *s, size_t len, const struct evr_ranking *r) {
+  size_t i = 0;
+  for (; i < len && i < r->n_ret; i++) {
+    double g = r->rel[i];
+    s[i] = g > 9 ? '>' : g >= 0 ? (char)('0' + (int)g) : g == EVR_UNJUDGED ? '-' : g == EVR_POOL_UNJUDGED ? '.' : '<';
+  }
+  s[i] = '\0';
+}
+
 /* Row k is query i of t with the given results. */
 static int eval_query(struct ctx *c, size_t k, size_t i, const struct evr_trec_result *res, size_t n,
                       struct evr_error *err) {
@@ -28,14 +38,17 @@ static int eval_query(struct ctx *c, size_t k, size_t i, const struct evr_trec_r
   if (evr_trec_rank_results(c->t, i, res, n, c->rk, c->o->depth, &r, err)) return -1;
   if (c->o->judged_only) evr_ranker_keep_judged(c->rk, &r);
   evr_eval(c->cols, c->nc, &r, c->o->level, c->rep->values + k * c->nc);
+  if (c->o->relstring) relstring(c->rep->relstrings + k * (c->o->relstring + 1), c->o->relstring, &r);
   size_t p = 0;
   while (p < r.n_judged && r.judged[p] > 0) p++;
   c->positive[k] = p;
   return 0;
 }
 
-static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t **positive, struct evr_error *err) {
+static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t relstring, size_t **positive,
+                 struct evr_error *err) {
   memset(rep, 0, sizeof *rep);
+  if (relstring && !(rep->relstrings = calloc(n + 1, relstring + 1))) return evr_error_set(err, "out of memory"), -1;
   rep->nc = nc, rep->n = n;
   rep->rows = calloc(n + 1, sizeof *rep->rows);
   rep->values = malloc((n * nc + 1) * sizeof *rep->values);
@@ -122,7 +135,7 @@ static int evaluate(const struct evr_trec *t, const struct evr_column *cols, siz
                     int run_only, struct evr_trec_report *rep, struct evr_error *err) {
   size_t nq = evr_trec_count(t), *positive = NULL;
   size_t *at = malloc((nq + 1) * sizeof *at), *todo = malloc((nq + 1) * sizeof *todo);
-  int r = start(rep, nq, nc, &positive, err);
+  int r = start(rep, nq, nc, o->relstring, &positive, err);
   if (!r && (!at || !todo)) r = -1, evr_error_set(err, "out of memory");
   struct ctx c = {t, cols, nc, o, rep, positive, NULL, NULL};
   if (!r) {
@@ -185,7 +198,7 @@ int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr
                           const struct evr_trec_opts *o, struct evr_trec_report *rep, struct evr_error *err) {
   size_t nq = evr_trec_count(t), *positive = NULL;
   unsigned char *met = calloc(nq + 1, 1);
-  int r = start(rep, nq, nc, &positive, err);
+  int r = start(rep, nq, nc, o->relstring, &positive, err);
   if (!r && !met) r = -1, evr_error_set(err, "out of memory");
   struct ctx c = {t, cols, nc, o, rep, positive, met, NULL};
   if (!r) r = stream(t, path, &c, err);
@@ -200,6 +213,6 @@ int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr
 }
 
 void evr_trec_report_free(struct evr_trec_report *rep) {
-  free(rep->rows), free(rep->values), free(rep->summary), free(rep->measured);
+  free(rep->rows), free(rep->values), free(rep->summary), free(rep->measured), free(rep->relstrings);
   memset(rep, 0, sizeof *rep);
 }

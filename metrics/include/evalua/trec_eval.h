@@ -19,6 +19,7 @@ struct evr_trec_opts {
    * of every query, whatever the level (else: the sum of num_rel) */
   int positive_num_rel;
   int judged_only; /* -J: rank only the documents with a judgment */
+  size_t relstring; /* > 0: keep each query's first grades as text, this many */
 };
 
 /* A query of the report. */
@@ -36,6 +37,11 @@ struct evr_trec_report {
   double *summary;           /* nc "all" values; NaN when no query was measured */
   size_t *measured;          /* nc: the number of queries each summary covers */
   int streamed;              /* the run was read one query at a time */
+  /* With opts.relstring = k: row r's grades of ranks 1..k (fewer when fewer
+   * were retrieved) at relstrings + r * (k + 1), a string, one character a
+   * rank: the grade 0-9, '>' above 9, '-' no judgment, '.' judged with a
+   * negative grade (trec_eval's relstring). */
+  char *relstrings;
 };
 
 /* Evaluates cols[0..nc) over t, whose qrels and run were read. Rows: every

@@ -22,7 +22,7 @@ enum { EXIT_USAGE = 2, EXIT_INPUT = 3 };
 
 static const char help_text[] =
   "usage: evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS]\n"
-  "                   [-R qrels] [-T trec_results] [-m MEASURE]... QRELS RUN\n"
+  "                   [-R qrels] [-T trec_results] [-Z FILE] [-m MEASURE]... QRELS RUN\n"
   "\n"
   "Evaluates a TREC run against TREC qrels and prints trec_eval's report.\n"
   "  -q          also print each query's values\n"
@@ -36,6 +36,7 @@ static const char help_text[] =
   "  -a          every measure: the same as -m all_trec\n"
   "  -R, -T      the formats of QRELS and RUN: only trec_eval's defaults,\n"
   "              qrels and trec_results, are read\n"
+  "  -Z FILE     print z-scores: FILE has lines QID MEASURE MEAN STDDEV\n"
   "  -m MEASURE  a measure, with comma-separated parameters after a dot:\n"
   "              num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
   "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 infAP gm_bpref\n"
@@ -60,6 +61,7 @@ struct opts {
   int per_query, complete, summary, judged_only;
   double level, n_docs;
   size_t depth, relstring; /* relstring's length (when asked for: a name) */
+  const char *zscores;     /* -Z FILE */
   char relstring_name[64];
   const char *qrels, *run;
 };
@@ -108,12 +110,13 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
   long v;
   opterr = 0;
   optind = 1;
-  for (int c; (c = getopt(argc, argv, "qcnaJl:M:N:R:T:m:")) != -1;) {
+  for (int c; (c = getopt(argc, argv, "qcnaJl:M:N:R:T:Z:m:")) != -1;) {
     switch (c) {
     case 'q': o->per_query = 1; break;
     case 'c': o->complete = 1; break;
     case 'n': o->summary = 0; break;
     case 'J': o->judged_only = 1; break;
+    case 'Z': o->zscores = optarg; break;
     case 'a':
       mark(mk, "all_trec");
       any = 1;
@@ -144,7 +147,7 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
       break;
     default: {
       char opt[3] = {'-', (char)optopt, 0};
-      return usage(strchr("lMNRTm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
+      return usage(strchr("lMNRTZm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
     }
     }
   }
@@ -194,8 +197,13 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
  * must be in both files. */
 static int evaluate(struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
                     struct evr_trec_report *rep, struct evr_error *err) {
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring};
-  if (evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err)) return -1;
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring, NULL};
+  struct evr_zscores *z = o->zscores ? evr_zscores_read(o->zscores, err) : NULL;
+  if (o->zscores && !z) return -1;
+  how.z = z;
+  int r = evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err);
+  evr_zscores_free(z);
+  if (r) return -1;
   if (!rep->n_evaluated)
     return evr_error_set(err, "no query has both judgments in %s and results in %s", o->qrels, o->run), -1;
   return 0;
@@ -224,10 +232,11 @@ static void put(struct out *w, const char *s, size_t len) {
   w->n += len;
 }
 
-/* "%-22s\t%s\t" */
-static void put_head(struct out *w, const char *name, const char *qid, size_t qlen) {
+/* "%s%-22s\t%s\t" of z ("Z" for z-scores, else "") and name */
+static void put_head(struct out *w, const char *z, const char *name, const char *qid, size_t qlen) {
   size_t len = strlen(name);
   char pad[24];
+  put(w, z, strlen(z));
   put(w, name, len);
   if (len < 22) {
     memset(pad, ' ', 22 - len);
@@ -262,9 +271,10 @@ static size_t format4(double v, char *s) {
   return (size_t)(p + 5 - s);
 }
 
-static void put_value(struct out *w, const struct evr_column *c, double v) {
+/* A value: counts as integers, except z-scores (z) */
+static void put_value(struct out *w, const struct evr_column *c, int z, double v) {
   char s[VALUE_ROOM];
-  size_t len = c->integer ? (size_t)snprintf(s, sizeof s, "%ld", (long)v) : format4(v, s);
+  size_t len = c->integer && !z ? (size_t)snprintf(s, sizeof s, "%ld", (long)v) : format4(v, s);
   s[len++] = '\n';
   put(w, s, len);
 }
@@ -273,7 +283,7 @@ static void put_value(struct out *w, const struct evr_column *c, double v) {
 struct head {
   const struct evr_column *col;
   size_t c, len;
-  char s[sizeof ((struct evr_column *)0)->name + 24];
+  char s[sizeof ((struct evr_column *)0)->name + 25];
 };
 
 /* The heads of the lines printed per query, in order (relstring's has no
@@ -289,7 +299,7 @@ static size_t make_heads(const struct item *items, size_t n_items, const struct 
     }
     for (size_t c = items[i].first; items[i].tm->per_query && c < items[i].first + items[i].n; c++, n++) {
       h[n].col = &ms->cols[c], h[n].c = c;
-      h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%-22s\t", ms->cols[c].name);
+      h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%s%-22s\t", o->zscores ? "Z" : "", ms->cols[c].name);
     }
   }
   return n;
@@ -307,7 +317,7 @@ static void put_relstring(struct out *w, const struct head *h, const char *qid, 
 /* One query's lines, written straight into the buffer (a query id too long
  * for it goes the general way). */
 static void print_query(struct out *w, const struct head *h, size_t n, const char *qid, size_t qlen,
-                        const double *v, const char *rs) {
+                        const double *v, const char *rs, int z) {
   for (size_t k = 0; k < n; k++) {
     if (!h[k].col) {
       put_relstring(w, &h[k], qid, qlen, rs);
@@ -315,8 +325,8 @@ static void print_query(struct out *w, const struct head *h, size_t n, const cha
     }
     size_t need = h[k].len + qlen + 1 + VALUE_ROOM;
     if (need > sizeof w->buf) {
-      put_head(w, h[k].col->name, qid, qlen);
-      put_value(w, h[k].col, v[h[k].c]);
+      put_head(w, z ? "Z" : "", h[k].col->name, qid, qlen);
+      put_value(w, h[k].col, z, v[h[k].c]);
       continue;
     }
     if (w->n + need > sizeof w->buf) flush(w);
@@ -325,30 +335,30 @@ static void print_query(struct out *w, const struct head *h, size_t n, const cha
     memcpy(p, qid, qlen), p += qlen;
     *p++ = '\t';
     double x = v[h[k].c];
-    p += h[k].col->integer ? (size_t)snprintf(p, 24, "%ld", (long)x) : format4(x, p);
+    p += h[k].col->integer && !z ? (size_t)snprintf(p, 24, "%ld", (long)x) : format4(x, p);
     *p++ = '\n';
     w->n = (size_t)(p - w->buf);
   }
 }
 
 static void print_summary(struct out *w, const struct item *items, size_t n_items, const struct evr_measures *ms,
-                          const struct evr_trec *t, const struct evr_trec_report *rep) {
+                          const struct evr_trec *t, const struct evr_trec_report *rep, int z) {
   char s[32];
   for (size_t i = 0; i < n_items; i++) {
     const struct evr_trec_measure *tm = items[i].tm;
     if (tm->kind == EVR_TREC_RUNID) {
       size_t len;
       const char *id = evr_trec_runid(t, &len);
-      put_head(w, "runid", "all", 3);
+      put_head(w, "", "runid", "all", 3);
       put(w, id, len);
       put(w, "\n", 1);
     } else if (tm->kind == EVR_TREC_NUM_Q) {
-      put_head(w, "num_q", "all", 3);
+      put_head(w, "", "num_q", "all", 3);
       put(w, s, (size_t)snprintf(s, sizeof s, "%zu\n", rep->n_evaluated));
     }
     for (size_t c = items[i].first; c < items[i].first + items[i].n; c++) {
-      put_head(w, ms->cols[c].name, "all", 3);
-      put_value(w, &ms->cols[c], rep->summary[c]);
+      put_head(w, z ? "Z" : "", ms->cols[c].name, "all", 3);
+      put_value(w, &ms->cols[c], z, rep->summary[c]);
     }
   }
 }
@@ -363,10 +373,10 @@ static int report(const struct evr_trec *t, const struct opts *o, const struct i
   for (size_t k = 0; o->per_query && k < rep->n; k++) {
     const struct evr_trec_row *row = &rep->rows[k];
     const char *rs = rep->relstrings ? rep->relstrings + k * (o->relstring + 1) : "";
-    if (!row->skipped) print_query(w, heads, n_heads, row->qid, row->len, rep->values + k * ms->n, rs);
+    if (!row->skipped) print_query(w, heads, n_heads, row->qid, row->len, rep->values + k * ms->n, rs, !!o->zscores);
   }
   free(heads);
-  if (o->summary) print_summary(w, items, n_items, ms, t, rep);
+  if (o->summary) print_summary(w, items, n_items, ms, t, rep, !!o->zscores);
   flush(w);
   int failed = w->failed || fflush(stdout);
   free(w);
@@ -379,7 +389,7 @@ int evalua_trec_main(int argc, char **argv) {
     fputs(help_text, stdout);
     return 0;
   }
-  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, 0, "", NULL, NULL};
+  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, 0, NULL, "", NULL, NULL};
   struct marks mk;
   memset(&mk, 0, sizeof mk);
   struct evr_measures ms;

@@ -1,8 +1,12 @@
 /* trec_eval's evaluation of TREC files (trec_eval.h). */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
+#include "evalua/idtab.h"
 #include "evalua/ranking.h"
 #include "evalua/trec_eval.h"
 
@@ -66,6 +70,93 @@ static void skip(struct evr_trec_report *rep, size_t k, const char *why) {
   for (size_t c = 0; c < rep->nc; c++) rep->values[k * rep->nc + c] = NAN;
 }
 
+/* ---- z-scores (-Z) ------------------------------------------------------------ */
+
+#define MISSING_Z (-1000000.0) /* trec_eval's */
+
+/* Keys are "QID\0MEASURE" in one arena the size of the file. */
+struct evr_zscores {
+  struct evr_idtab tab;
+  char *keys;
+  double (*stats)[2]; /* mean, standard deviation */
+  size_t n;
+};
+
+void evr_zscores_free(struct evr_zscores *z) {
+  if (!z) return;
+  evr_idtab_free(&z->tab);
+  free(z->keys), free(z->stats), free(z);
+}
+
+static int z_line(struct evr_zscores *z, char *line, size_t *used, const char *path, size_t no, struct evr_error *err) {
+  char *f[5], *save = NULL, *end1, *end2;
+  int n = 0;
+  for (char *tok = strtok_r(line, " \t\r", &save); tok && n < 5; tok = strtok_r(NULL, " \t\r", &save)) f[n++] = tok;
+  if (!n) return 0;
+  if (n != 4) return evr_error_set(err, "%s:%zu: expected 4 fields (QID MEASURE MEAN STDDEV)", path, no), -1;
+  double mean = strtod(f[2], &end1), sd = strtod(f[3], &end2);
+  if (*end1 || *end2 || end1 == f[2] || end2 == f[3] || mean != mean || sd != sd)
+    return evr_error_set(err, "%s:%zu: MEAN and STDDEV must be numbers", path, no), -1;
+  size_t lq = strlen(f[0]), lm = strlen(f[1]), len = lq + 1 + lm;
+  char *key = z->keys + *used;
+  memcpy(key, f[0], lq + 1), memcpy(key + lq + 1, f[1], lm);
+  int found;
+  uint32_t *v = evr_idtab_put(&z->tab, key, len, (uint32_t)z->n, &found);
+  if (!v) return evr_error_set(err, "out of memory"), -1;
+  if (found) return evr_error_set(err, "%s:%zu: query %s and measure %s given twice", path, no, f[0], f[1]), -1;
+  *used += len;
+  z->stats[z->n][0] = mean, z->stats[z->n][1] = sd, z->n++;
+  return 0;
+}
+
+struct evr_zscores *evr_zscores_read(const char *path, struct evr_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return evr_error_set(err, "%s: cannot open (%s)", path, strerror(errno)), NULL;
+  struct evr_zscores *z = calloc(1, sizeof *z);
+  char *line = NULL;
+  size_t cap = 0, used = 0, no = 0, size = 0;
+  int bad = !z;
+  if (!bad) evr_idtab_init(&z->tab);
+  long at = bad || fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+  if (!bad && at < 0) bad = 1, evr_error_set(err, "%s: cannot read (not a regular file)", path);
+  if (!bad) size = (size_t)at, rewind(f);
+  if (!bad && (!(z->keys = malloc(size + 1)) || !(z->stats = malloc((size / 8 + 1) * sizeof *z->stats))))
+    bad = 1, evr_error_set(err, "out of memory");
+  for (ssize_t len; !bad && (len = getline(&line, &cap, f)) >= 0;) {
+    no++;
+    if (len && line[len - 1] == '\n') line[len - 1] = '\0';
+    bad = z_line(z, line, &used, path, no, err) != 0;
+  }
+  free(line);
+  fclose(f);
+  if (bad) evr_zscores_free(z), z = NULL;
+  return z;
+}
+
+/* Value v of column name for query qid, as a z-score. */
+static double z_value(const struct evr_zscores *z, const struct evr_trec_row *row, const char *name, double v,
+                      char *key) {
+  size_t lm = strlen(name);
+  memcpy(key, row->qid, row->len), key[row->len] = '\0', memcpy(key + row->len + 1, name, lm);
+  const uint32_t *i = evr_idtab_get(&z->tab, key, row->len + 1 + lm);
+  if (!i) return MISSING_Z;
+  double mean = z->stats[*i][0], sd = z->stats[*i][1];
+  if (sd != 0) return (v - mean) / sd;
+  return v == mean ? 0.0 : MISSING_Z;
+}
+
+static int to_z(struct ctx *c, size_t k, struct evr_error *err) {
+  const struct evr_trec_row *row = &c->rep->rows[k];
+  char *key = malloc(row->len + 1 + sizeof c->cols->name);
+  if (!key) return evr_error_set(err, "out of memory"), -1;
+  double *v = c->rep->values + k * c->nc;
+  for (size_t j = 0; j < c->nc; j++) v[j] = z_value(c->o->z, row, c->cols[j].name, v[j], key);
+  free(key);
+  return 0;
+}
+
+/* ---- summaries ------------------------------------------------------------------- */
+
 /* The "all" values: every evaluated row added in row (qid) order. */
 static int summarize(struct ctx *c, struct evr_error *err) {
   struct evr_trec_report *rep = c->rep;
@@ -74,6 +165,7 @@ static int summarize(struct ctx *c, struct evr_error *err) {
   double positive = 0;
   for (size_t k = 0; k < rep->n; k++) {
     if (rep->rows[k].skipped) continue;
+    if (c->o->z && to_z(c, k, err)) return free(acc), -1;
     rep->n_evaluated++;
     positive += (double)c->positive[k];
     for (size_t j = 0; j < c->nc; j++) evr_acc_add(&acc[j], &c->cols[j], rep->values[k * c->nc + j]);

@@ -44,3 +44,26 @@ given: 1 - 3 - 1 = -3):
   $ "$EVALUA" trec -T tsv qrels run
   evalua trec: -T: 'tsv' is not read: runs are in trec_eval's 'trec_results' format (try 'evalua trec --help')
   [2]
+
+-Z prints z-scores, (value - mean) / standard deviation, for the pairs of
+query and measure the file lists: map (1/3 - 0.2) / 0.1 = 1.3333, num_ret
+(3 - 1) / 4 = 0.5; P_1 is not listed (-1000000, trec_eval's mark); the
+summaries are made of the z-scores, lines marked Z as trec_eval marks them:
+
+  $ printf 'q1 map 0.2 0.1\nq1 num_ret 1 4\n' > z
+  $ "$EVALUA" trec -q -Z z -m num_ret -m map -m P.1 qrels run
+  Znum_ret               \tq1\t0.5000 (esc)
+  Zmap                   \tq1\t1.3333 (esc)
+  ZP_1                   \tq1\t-1000000.0000 (esc)
+  Znum_ret               \tall\t0.5000 (esc)
+  Zmap                   \tall\t1.3333 (esc)
+  ZP_1                   \tall\t-1000000.0000 (esc)
+  $ printf 'q1 map 0.2\n' > bad; "$EVALUA" trec -Z bad qrels run
+  evalua trec: bad:1: expected 4 fields (QID MEASURE MEAN STDDEV)
+  [3]
+  $ printf 'q1 map 0.2 x\n' > bad; "$EVALUA" trec -Z bad qrels run
+  evalua trec: bad:1: MEAN and STDDEV must be numbers
+  [3]
+  $ "$EVALUA" trec -Z missing qrels run
+  evalua trec: missing: cannot open (No such file or directory)
+  [3]

@@ -11,6 +11,16 @@
 #include "evalua/retrieval.h"
 #include "evalua/trec.h"
 
+/* trec_eval's -Z file: lines "QID MEASURE MEAN STDDEV", MEASURE as printed
+ * ("P_5"). Each value of a listed query and column becomes
+ * (value - MEAN) / STDDEV before the summaries are made (0 when STDDEV is 0
+ * and the value is MEAN); a pair the file lacks, or a STDDEV of 0 with
+ * another value, becomes -1000000. */
+struct evr_zscores;
+/* NULL with err set ("FILE:LINE: problem") when the file cannot be read. */
+struct evr_zscores *evr_zscores_read(const char *path, struct evr_error *err);
+void evr_zscores_free(struct evr_zscores *z);
+
 struct evr_trec_opts {
   double level; /* least grade that is relevant (-l) */
   size_t depth; /* ranks kept (-M); 0 = all */
@@ -20,6 +30,7 @@ struct evr_trec_opts {
   int positive_num_rel;
   int judged_only; /* -J: rank only the documents with a judgment */
   size_t relstring; /* > 0: keep each query's first grades as text, this many */
+  const struct evr_zscores *z; /* -Z, or NULL */
 };
 
 /* A query of the report. */

@@ -430,7 +430,7 @@ static void add_values(lua_State *L, struct batch *b, const struct evr_trec_row 
 /* TREC data: the queries, values and summaries as `evalua trec` has them. */
 static void evaluate_trec(lua_State *L, struct batch *b, const struct evr_trec *t, const struct opts *o) {
   struct scratch *s = b->s;
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 0};
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 0, 0, 0, NULL};
   struct evr_error err;
   if (evr_trec_evaluate(t, s->ms.cols, s->ms.n, &how, &s->rep, &err)) luaL_error(L, "%s", err.msg);
   for (size_t k = 0; k < s->rep.n; k++) {

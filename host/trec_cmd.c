@@ -21,7 +21,8 @@
 enum { EXIT_USAGE = 2, EXIT_INPUT = 3 };
 
 static const char help_text[] =
-  "usage: evalua trec [-q] [-c] [-n] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "usage: evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS]\n"
+  "                   [-R qrels] [-T trec_results] [-Z FILE] [-m MEASURE]... QRELS RUN\n"
   "\n"
   "Evaluates a TREC run against TREC qrels and prints trec_eval's report.\n"
   "  -q          also print each query's values\n"
@@ -30,13 +31,21 @@ static const char help_text[] =
   "  -n          no summary ('all') lines\n"
   "  -l LEVEL    least relevance grade that counts as relevant (default 1)\n"
   "  -M N        evaluate only the first N documents of each ranking\n"
+  "  -J          rank only the judged documents (after -M), as trec_eval -J\n"
+  "  -N DOCS     documents in the collection (utility's fourth term; 0)\n"
+  "  -a          every measure: the same as -m all_trec\n"
+  "  -R, -T      the formats of QRELS and RUN: only trec_eval's defaults,\n"
+  "              qrels and trec_results, are read\n"
+  "  -Z FILE     print z-scores: FILE has lines QID MEASURE MEAN STDDEV\n"
   "  -m MEASURE  a measure, with comma-separated parameters after a dot:\n"
   "              num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
-  "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 Rprec_mult.0.5,2\n"
-  "              utility.1,-1,0,0 11pt_avg ndcg ndcg.1=3,2=9 ndcg_cut.5,10\n"
+  "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 infAP gm_bpref\n"
+  "              Rprec_mult.0.5,2 utility.1,-1,0,0 11pt_avg binG G ndcg\n"
+  "              ndcg.1=3,2=9 ndcg_rel Rndcg ndcg_cut.5,10\n"
   "              map_cut.5,10 relative_P.5,10 success.1,5,10 set_P set_recall\n"
-  "              set_map set_F.1 set_relative_P num_nonrel_judged_ret, runid,\n"
-  "              num_q, or a set: official (the default) or all_trec (all)\n"
+  "              set_map set_F.1 set_relative_P num_nonrel_judged_ret rbp.p=0.9\n"
+  "              rbp_resid unj.5,10,20 relstring.10, runid, num_q, or a set:\n"
+  "              official (the default) or all_trec (all)\n"
   "QRELS or RUN may be '-' for standard input.\n";
 
 static int usage(const char *fmt, const char *what) {
@@ -49,9 +58,11 @@ static int usage(const char *fmt, const char *what) {
 /* ---- options and measures ------------------------------------------------- */
 
 struct opts {
-  int per_query, complete, summary;
-  double level;
-  size_t depth;
+  int per_query, complete, summary, judged_only;
+  double level, n_docs;
+  size_t depth, relstring; /* relstring's length (when asked for: a name) */
+  const char *zscores;     /* -Z FILE */
+  char relstring_name[64];
   const char *qrels, *run;
 };
 
@@ -99,11 +110,29 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
   long v;
   opterr = 0;
   optind = 1;
-  for (int c; (c = getopt(argc, argv, "qcnl:M:m:")) != -1;) {
+  for (int c; (c = getopt(argc, argv, "qcnaJl:M:N:R:T:Z:m:")) != -1;) {
     switch (c) {
     case 'q': o->per_query = 1; break;
     case 'c': o->complete = 1; break;
     case 'n': o->summary = 0; break;
+    case 'J': o->judged_only = 1; break;
+    case 'Z': o->zscores = optarg; break;
+    case 'a':
+      mark(mk, "all_trec");
+      any = 1;
+      break;
+    case 'N':
+      if (parse_count(optarg, 0, &v)) return usage("-N: '%s' is not a number of documents", optarg);
+      o->n_docs = (double)v;
+      break;
+    case 'R':
+      if (strcmp(optarg, "qrels"))
+        return usage("-R: '%s' is not read: relevance files are in trec_eval's 'qrels' format", optarg);
+      break;
+    case 'T':
+      if (strcmp(optarg, "trec_results"))
+        return usage("-T: '%s' is not read: runs are in trec_eval's 'trec_results' format", optarg);
+      break;
     case 'l':
       if (parse_count(optarg, 0, &v)) return usage("-l: '%s' is not a relevance grade (an integer >= 0)", optarg);
       o->level = (double)v;
@@ -118,7 +147,7 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
       break;
     default: {
       char opt[3] = {'-', (char)optopt, 0};
-      return usage(strchr("lMm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
+      return usage(strchr("lMNRTZm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
     }
     }
   }
@@ -135,13 +164,27 @@ struct item {
   size_t first, n;
 };
 
-static int build(const struct marks *mk, struct evr_measures *ms, struct item *items, size_t *n_items) {
+/* relstring's length, read as trec_eval reads it (a number, its integer
+ * part; below 0 is 0) but refusing what is not a number. */
+static int relstring_length(const char *params, struct opts *o) {
+  const char *text = params ? params : "10";
+  char *end;
+  double v = strtod(text, &end);
+  if (end == text || *end || !(v < 1e6)) return usage("relstring: '%s' is not a length below 1000000", text);
+  o->relstring = v >= 1 ? (size_t)v : 0;
+  snprintf(o->relstring_name, sizeof o->relstring_name, params ? "relstring_%s" : "relstring", params ? params : "");
+  return 0;
+}
+
+static int build(const struct marks *mk, struct evr_measures *ms, struct item *items, size_t *n_items,
+                 struct opts *o) {
   struct evr_error err;
   *n_items = 0;
   for (size_t i = 0; i < evr_trec_measure_count; i++) {
     if (!mk->on[i]) continue;
     const struct evr_trec_measure *tm = &evr_trec_measures[i];
     size_t before = ms->n;
+    if (tm->kind == EVR_TREC_RELSTRING && relstring_length(mk->params[i], o)) return EXIT_USAGE;
     if (tm->kind >= 0 && evr_measures_add_trec(ms, tm, mk->params[i], &err)) return usage("%s", err.msg);
     items[(*n_items)++] = (struct item){tm, before, ms->n - before};
   }
@@ -154,8 +197,13 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
  * must be in both files. */
 static int evaluate(struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
                     struct evr_trec_report *rep, struct evr_error *err) {
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1};
-  if (evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err)) return -1;
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring, NULL};
+  struct evr_zscores *z = o->zscores ? evr_zscores_read(o->zscores, err) : NULL;
+  if (o->zscores && !z) return -1;
+  how.z = z;
+  int r = evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err);
+  evr_zscores_free(z);
+  if (r) return -1;
   if (!rep->n_evaluated)
     return evr_error_set(err, "no query has both judgments in %s and results in %s", o->qrels, o->run), -1;
   return 0;
@@ -184,10 +232,11 @@ static void put(struct out *w, const char *s, size_t len) {
   w->n += len;
 }
 
-/* "%-22s\t%s\t" */
-static void put_head(struct out *w, const char *name, const char *qid, size_t qlen) {
+/* "%s%-22s\t%s\t" of z ("Z" for z-scores, else "") and name */
+static void put_head(struct out *w, const char *z, const char *name, const char *qid, size_t qlen) {
   size_t len = strlen(name);
   char pad[24];
+  put(w, z, strlen(z));
   put(w, name, len);
   if (len < 22) {
     memset(pad, ' ', 22 - len);
@@ -198,13 +247,17 @@ static void put_head(struct out *w, const char *name, const char *qid, size_t ql
   put(w, "\t", 1);
 }
 
-/* printf's "%6.4f" for v. Most values take a fast path: the product
+/* Room for a value as printed: "%6.4f" of the largest double has 316
+ * characters, "%ld" 20. */
+#define VALUE_ROOM 320
+
+/* printf's "%6.4f" for v, in at most VALUE_ROOM - 1 bytes. Most values take a fast path: the product
  * v * 10^4 is computed with an error below 2e-7, so when it is not within
  * 1e-6 of a half, rounding it gives printf's digits; otherwise, and for
  * large or odd values, printf itself is asked. */
 static size_t format4(double v, char *s) {
   double a = fabs(v), t = a * 1e4;
-  if (!(a < 1e5) || fabs(t - floor(t) - 0.5) < 1e-6) return (size_t)snprintf(s, 32, "%6.4f", v);
+  if (!(a < 1e5) || fabs(t - floor(t) - 0.5) < 1e-6) return (size_t)snprintf(s, VALUE_ROOM - 1, "%6.4f", v);
   uint64_t n = (uint64_t)(t + 0.5);
   char *p = s;
   if (signbit(v)) *p++ = '-';
@@ -218,42 +271,94 @@ static size_t format4(double v, char *s) {
   return (size_t)(p + 5 - s);
 }
 
-static void put_value(struct out *w, const struct evr_column *c, double v) {
-  char s[48];
-  size_t len = c->integer ? (size_t)snprintf(s, sizeof s, "%ld", (long)v) : format4(v, s);
+/* A value: counts as integers, except z-scores (z) */
+static void put_value(struct out *w, const struct evr_column *c, int z, double v) {
+  char s[VALUE_ROOM];
+  size_t len = c->integer && !z ? (size_t)snprintf(s, sizeof s, "%ld", (long)v) : format4(v, s);
   s[len++] = '\n';
   put(w, s, len);
 }
 
-static void print_query(struct out *w, const struct item *items, size_t n_items, const struct evr_measures *ms,
-                        const char *qid, size_t qlen, const double *v) {
+/* A per-query line's start, "%-22s\t" of its column's name, made once. */
+struct head {
+  const struct evr_column *col;
+  size_t c, len;
+  char s[sizeof ((struct evr_column *)0)->name + 25];
+};
+
+/* The heads of the lines printed per query, in order (relstring's has no
+ * column); their number. */
+static size_t make_heads(const struct item *items, size_t n_items, const struct evr_measures *ms,
+                         const struct opts *o, struct head *h) {
+  size_t n = 0;
   for (size_t i = 0; i < n_items; i++) {
-    if (!items[i].tm->per_query) continue;
-    for (size_t c = items[i].first; c < items[i].first + items[i].n; c++) {
-      put_head(w, ms->cols[c].name, qid, qlen);
-      put_value(w, &ms->cols[c], v[c]);
+    if (items[i].tm->kind == EVR_TREC_RELSTRING) {
+      h[n].col = NULL, h[n].c = 0;
+      h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%-22s\t", o->relstring_name);
+      n++;
     }
+    for (size_t c = items[i].first; items[i].tm->per_query && c < items[i].first + items[i].n; c++, n++) {
+      h[n].col = &ms->cols[c], h[n].c = c;
+      h[n].len = (size_t)snprintf(h[n].s, sizeof h[n].s, "%s%-22s\t", o->zscores ? "Z" : "", ms->cols[c].name);
+    }
+  }
+  return n;
+}
+
+/* trec_eval's relstring line: the grades of the first ranks, quoted. */
+static void put_relstring(struct out *w, const struct head *h, const char *qid, size_t qlen, const char *rs) {
+  put(w, h->s, h->len);
+  put(w, qid, qlen);
+  put(w, "\t'", 2);
+  put(w, rs, strlen(rs));
+  put(w, "'\n", 2);
+}
+
+/* One query's lines, written straight into the buffer (a query id too long
+ * for it goes the general way). */
+static void print_query(struct out *w, const struct head *h, size_t n, const char *qid, size_t qlen,
+                        const double *v, const char *rs, int z) {
+  for (size_t k = 0; k < n; k++) {
+    if (!h[k].col) {
+      put_relstring(w, &h[k], qid, qlen, rs);
+      continue;
+    }
+    size_t need = h[k].len + qlen + 1 + VALUE_ROOM;
+    if (need > sizeof w->buf) {
+      put_head(w, z ? "Z" : "", h[k].col->name, qid, qlen);
+      put_value(w, h[k].col, z, v[h[k].c]);
+      continue;
+    }
+    if (w->n + need > sizeof w->buf) flush(w);
+    char *p = w->buf + w->n;
+    memcpy(p, h[k].s, h[k].len), p += h[k].len;
+    memcpy(p, qid, qlen), p += qlen;
+    *p++ = '\t';
+    double x = v[h[k].c];
+    p += h[k].col->integer && !z ? (size_t)snprintf(p, 24, "%ld", (long)x) : format4(x, p);
+    *p++ = '\n';
+    w->n = (size_t)(p - w->buf);
   }
 }
 
 static void print_summary(struct out *w, const struct item *items, size_t n_items, const struct evr_measures *ms,
-                          const struct evr_trec *t, const struct evr_trec_report *rep) {
+                          const struct evr_trec *t, const struct evr_trec_report *rep, int z) {
   char s[32];
   for (size_t i = 0; i < n_items; i++) {
     const struct evr_trec_measure *tm = items[i].tm;
     if (tm->kind == EVR_TREC_RUNID) {
       size_t len;
       const char *id = evr_trec_runid(t, &len);
-      put_head(w, "runid", "all", 3);
+      put_head(w, "", "runid", "all", 3);
       put(w, id, len);
       put(w, "\n", 1);
     } else if (tm->kind == EVR_TREC_NUM_Q) {
-      put_head(w, "num_q", "all", 3);
+      put_head(w, "", "num_q", "all", 3);
       put(w, s, (size_t)snprintf(s, sizeof s, "%zu\n", rep->n_evaluated));
     }
     for (size_t c = items[i].first; c < items[i].first + items[i].n; c++) {
-      put_head(w, ms->cols[c].name, "all", 3);
-      put_value(w, &ms->cols[c], rep->summary[c]);
+      put_head(w, z ? "Z" : "", ms->cols[c].name, "all", 3);
+      put_value(w, &ms->cols[c], z, rep->summary[c]);
     }
   }
 }
@@ -261,13 +366,17 @@ static void print_summary(struct out *w, const struct item *items, size_t n_item
 static int report(const struct evr_trec *t, const struct opts *o, const struct item *items, size_t n_items,
                   const struct evr_measures *ms, const struct evr_trec_report *rep) {
   struct out *w = malloc(sizeof *w);
-  if (!w) return fputs("evalua trec: out of memory\n", stderr), EXIT_INPUT;
+  struct head *heads = malloc((ms->n + 1) * sizeof *heads);
+  if (!w || !heads) return free(w), free(heads), fputs("evalua trec: out of memory\n", stderr), EXIT_INPUT;
   w->n = 0, w->failed = 0;
+  size_t n_heads = make_heads(items, n_items, ms, o, heads);
   for (size_t k = 0; o->per_query && k < rep->n; k++) {
     const struct evr_trec_row *row = &rep->rows[k];
-    if (!row->skipped) print_query(w, items, n_items, ms, row->qid, row->len, rep->values + k * ms->n);
+    const char *rs = rep->relstrings ? rep->relstrings + k * (o->relstring + 1) : "";
+    if (!row->skipped) print_query(w, heads, n_heads, row->qid, row->len, rep->values + k * ms->n, rs, !!o->zscores);
   }
-  if (o->summary) print_summary(w, items, n_items, ms, t, rep);
+  free(heads);
+  if (o->summary) print_summary(w, items, n_items, ms, t, rep, !!o->zscores);
   flush(w);
   int failed = w->failed || fflush(stdout);
   free(w);
@@ -280,7 +389,7 @@ int evalua_trec_main(int argc, char **argv) {
     fputs(help_text, stdout);
     return 0;
   }
-  struct opts o = {0, 0, 1, 1.0, 0, NULL, NULL};
+  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, 0, NULL, "", NULL, NULL};
   struct marks mk;
   memset(&mk, 0, sizeof mk);
   struct evr_measures ms;
@@ -288,7 +397,9 @@ int evalua_trec_main(int argc, char **argv) {
   struct item items[64];
   size_t n_items = 0;
   int code = parse_options(argc, argv, &o, &mk);
-  if (!code) code = build(&mk, &ms, items, &n_items);
+  if (!code) code = build(&mk, &ms, items, &n_items, &o);
+  for (size_t c = 0; !code && c < ms.n; c++)
+    if (ms.cols[c].kind == EVR_UTILITY) ms.cols[c].n_docs = o.n_docs;
   struct evr_trec *t = code ? NULL : evr_trec_new();
   if (t) evr_trec_set_parallel(t, evalua_run_two);
   struct evr_trec_report rep;

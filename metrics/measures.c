@@ -22,6 +22,7 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"recip_rank", EVR_RECIP_RANK, EVR_TP_NONE, NULL, 1},
   {"iprec_at_recall", EVR_IPREC_AT_RECALL, EVR_TP_LEVELS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
   {"P", EVR_P, EVR_TP_CUTOFFS, CUTS, 1},
+  {"relstring", EVR_TREC_RELSTRING, EVR_TP_NUMBERS, "10", 1},
   {"recall", EVR_RECALL, EVR_TP_CUTOFFS, CUTS, 1},
   {"infAP", EVR_INFAP, EVR_TP_NONE, NULL, 1},
   {"gm_bpref", EVR_GM_BPREF, EVR_TP_NONE, NULL, 0},
@@ -43,6 +44,9 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"set_map", EVR_SET_MAP, EVR_TP_NONE, NULL, 1},
   {"set_F", EVR_SET_F, EVR_TP_NUMBERS, "1", 1},
   {"num_nonrel_judged_ret", EVR_NUM_NONREL_JUDGED_RET, EVR_TP_NONE, NULL, 1},
+  {"rbp", EVR_RBP, EVR_TP_GAINS, NULL, 1},
+  {"rbp_resid", EVR_RBP_RESID, EVR_TP_GAINS, NULL, 1},
+  {"unj", EVR_UNJ, EVR_TP_CUTOFFS, "5,10,20", 1},
 };
 const size_t evr_trec_measure_count = sizeof evr_trec_measures / sizeof evr_trec_measures[0];
 
@@ -208,18 +212,24 @@ static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, 
     return evr_error_set(err, "out of memory"), -1;
   }
   if (keep_gains(m, g, err)) return -1;
+  int rbp = tm->kind == EVR_RBP || tm->kind == EVR_RBP_RESID;
+  double persistence = 0.9;
   for (int i = 0; i < n; i++) {
     char *eq = strchr(items[i], '=');
     long grade;
     if (eq) *eq = '\0';
-    if (!eq || parse_grade(items[i], &grade) || parse_double(eq + 1, &g->gain[i]))
-      return evr_error_set(err, "%s: '%s' is not a list of GRADE=GAIN", tm->name, params), -1;
-    g->grade[i] = (double)grade;
+    if (eq && rbp && !strcmp(items[i], "p") && !parse_double(eq + 1, &persistence)) continue;
+    if (!eq || parse_grade(items[i], &grade) || parse_double(eq + 1, &g->gain[g->n]))
+      return evr_error_set(err, rbp ? "%s: '%s' is not a list of p=PERSISTENCE or GRADE=GAIN"
+                                    : "%s: '%s' is not a list of GRADE=GAIN", tm->name, params), -1;
+    g->grade[g->n++] = (double)grade;
   }
-  g->n = (size_t)n;
+  if (rbp && !(persistence >= 0 && persistence < 1))
+    return evr_error_set(err, "%s: the persistence p must be at least 0 and below 1", tm->name), -1;
   struct evr_column *c = push(m, tm->kind, err);
   if (!c) return -1;
-  c->gains = g;
+  c->gains = g->n ? g : NULL;
+  c->x = persistence;
   snprintf(c->name, sizeof c->name, "%s_%s", tm->name, params);
   return 0;
 }
@@ -251,12 +261,19 @@ static int add_numbers(struct evr_measures *m, const struct evr_trec_measure *tm
 
 int evr_measures_add_trec(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
                           struct evr_error *err) {
-  if (tm->kind < 0) return evr_error_set(err, "%s is a summary line of evalua trec, not a measure", tm->name), -1;
+  if (tm->kind < 0) return evr_error_set(err, "%s is a line of evalua trec's report, not a measure", tm->name), -1;
   if (tm->params == EVR_TP_NUMBERS) return add_numbers(m, tm, params, err);
   if (!params) params = tm->defaults;
   if (tm->params == EVR_TP_CUTOFFS) return add_cutoffs(m, tm, params, err);
   if (tm->params == EVR_TP_LEVELS) return add_levels(m, tm, params, err);
   if (tm->params == EVR_TP_GAINS && params) return add_gains(m, tm, params, err);
+  if (tm->kind == EVR_RBP || tm->kind == EVR_RBP_RESID) { /* persistence 0.9 */
+    struct evr_column *c = push(m, tm->kind, err);
+    if (!c) return -1;
+    c->x = 0.9;
+    snprintf(c->name, sizeof c->name, "%s", tm->name);
+    return 0;
+  }
   if (params) return evr_error_set(err, "%s takes no parameters", tm->name), -1;
   struct evr_column *c = push(m, tm->kind, err);
   if (!c) return -1;

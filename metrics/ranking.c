@@ -227,6 +227,14 @@ int evr_ranker_finish(struct evr_ranker *r, int by_score, size_t depth, struct e
   return 0;
 }
 
+void evr_ranker_keep_judged(struct evr_ranker *r, struct evr_ranking *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < out->n_ret; i++)
+    if (r->rel[i] >= 0) r->rel_all[n] = r->rel_all[i], r->rel[n++] = r->rel[i];
+  out->n_ret = n;
+  out->n_repeats = 0; /* a repeat ranks as a document without a judgment */
+}
+
 const char *evr_ranker_repeat(const struct evr_ranker *r, size_t *len) {
   if (r->repeat) *len = r->repeat_len;
   return r->repeat;

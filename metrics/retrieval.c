@@ -22,6 +22,13 @@ struct stats {
   double level;
   size_t num_rel;     /* judged with grade >= level */
   size_t num_rel_ret; /* relevant documents retrieved (first copies only) */
+  /* Running sums over the first k ranks, k = 0..n_ret, so that the many
+   * cutoffs of all_trec cost one pass (NULL when out of memory: loops);
+   * each adds in rank order, as the loops they replace. */
+  size_t *hits;       /* relevant documents */
+  double *apsum;      /* hits(i) / i over the relevant ranks i */
+  double *dcg, *idcg; /* DCG and, k = 0..n_judged, ideal DCG with gain = grade (filled when first needed) */
+  double *best;       /* the highest hits(j) / j over ranks j >= k (filled when first needed) */
 };
 
 static size_t first(size_t k, size_t n) { return k && k < n ? k : n; }
@@ -29,6 +36,7 @@ static size_t first(size_t k, size_t n) { return k && k < n ? k : n; }
 /* Relevant documents among the first k ranks (k = 0: all). */
 static size_t rel_in(const struct stats *s, size_t k) {
   size_t n = first(k, s->r->n_ret), c = 0;
+  if (s->hits) return s->hits[n];
   for (size_t i = 0; i < n; i++) c += s->r->rel[i] >= s->level;
   return c;
 }
@@ -37,12 +45,23 @@ static size_t rel_in(const struct stats *s, size_t k) {
 static double ap(const struct stats *s, size_t k) {
   size_t n = first(k, s->r->n_ret), so_far = 0;
   double sum = 0.0;
+  if (s->apsum) return s->hits[n] ? s->apsum[n] / (double)s->num_rel : 0.0;
   for (size_t i = 0; i < n; i++)
     if (s->r->rel[i] >= s->level) {
       so_far++;
       sum += (double)so_far / (double)(i + 1);
     }
   return so_far ? sum / (double)s->num_rel : 0.0;
+}
+
+static void sum_hits(struct stats *s) {
+  const double *rel = s->r->rel;
+  s->hits[0] = 0, s->apsum[0] = 0.0;
+  for (size_t i = 0; i < s->r->n_ret; i++) {
+    int hit = rel[i] >= s->level;
+    s->hits[i + 1] = s->hits[i] + (size_t)hit;
+    s->apsum[i + 1] = hit ? s->apsum[i] + (double)s->hits[i + 1] / (double)(i + 1) : s->apsum[i];
+  }
 }
 
 static double rprec(const struct stats *s) {
@@ -82,9 +101,28 @@ static double recip_rank(const struct stats *s, size_t k) {
 /* Interpolated precision at recall x: the best precision at any rank where
  * at least round(x * R) relevant documents have been retrieved; 0 when the
  * ranking never gets there. */
+static void sum_best(struct stats *s, double *best) {
+  size_t n = s->r->n_ret;
+  best[n] = n ? (double)s->hits[n] / (double)n : 0.0;
+  for (size_t i = n - 1; n && i > 0; i--) {
+    double p = (double)s->hits[i] / (double)i;
+    best[i] = p > best[i + 1] ? p : best[i + 1];
+  }
+  s->best = best;
+}
+
 static double iprec_at_recall(const struct stats *s, double x) {
   long need = lround(x * (double)s->num_rel);
   if (!s->r->n_ret || need > (long)s->num_rel_ret) return 0.0;
+  if (s->best) { /* from the first rank that has need relevant documents */
+    size_t lo = 1, hi = s->r->n_ret;
+    while (need > 0 && lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if ((long)s->hits[mid] >= need) hi = mid;
+      else lo = mid + 1;
+    }
+    return s->best[lo];
+  }
   size_t so_far = s->num_rel_ret;
   double best = 0.0;
   for (size_t i = s->r->n_ret; i > 0 && (long)so_far >= need; i--) {
@@ -135,12 +173,10 @@ static size_t nonrel_judged_ret(const struct stats *s) {
 }
 
 /* a rel_ret + b nonrel_ret + c rel_not_ret + d nonrel_not_ret, with the
- * collection's size n_docs (0 unless given); a query that retrieved
- * nothing counts 0, as trec_eval's -c counts it. */
+ * collection's size n_docs (0 unless given). */
 static double utility(const struct stats *s, const struct evr_column *c) {
   const double *p = c->params;
   double rr = (double)s->num_rel_ret, ret = (double)s->r->n_ret, rel = (double)s->num_rel;
-  if (!s->r->n_ret) return 0.0;
   return p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (c->n_docs + rr - ret - rel);
 }
 
@@ -201,10 +237,27 @@ static double ideal_dcg(const struct evr_ranking *r, size_t k, enum gain_rule ru
   return sum;
 }
 
+/* DCG and ideal DCG with gain = grade at every cutoff. */
+static void sum_dcg(struct stats *s, double *dcg, double *idcg) {
+  const struct evr_ranking *r = s->r;
+  dcg[0] = idcg[0] = 0.0;
+  for (size_t i = 0; i < r->n_ret; i++) {
+    double g = r->rel[i] < 0 ? 0.0 : r->rel[i];
+    dcg[i + 1] = g != 0 ? dcg[i] + g / log2((double)(i + 2)) : dcg[i];
+  }
+  for (size_t i = 0; i < r->n_judged; i++)
+    idcg[i + 1] = r->judged[i] > 0 ? idcg[i] + r->judged[i] / log2((double)(i + 2)) : idcg[i];
+  s->dcg = dcg, s->idcg = idcg;
+}
+
 static double ndcg(const struct stats *s, size_t k, enum gain_rule rule, const struct evr_gains *t) {
   const struct evr_ranking *r = s->r;
   size_t n = first(k, r->n_ret);
   double dcg = 0.0;
+  if (rule == GAIN_GRADE && s->dcg) {
+    double ideal = s->idcg[first(k, r->n_judged)];
+    return ideal > 0.0 ? s->dcg[n] / ideal : 0.0;
+  }
   for (size_t i = 0; i < n; i++) {
     double g = gain_of(r->rel[i], rule, t);
     if (g != 0) dcg += g / log2((double)(i + 2));
@@ -349,6 +402,58 @@ static double rndcg(const struct stats *s, const struct evr_gains *t) {
   return changes ? sum / (double)changes : 0.0;
 }
 
+/* rbp's gains: nDCG's, scaled to [0, 1] by the least and greatest gain of
+ * the grades 0 to the highest judged one and of the table's when any lies
+ * outside [0, 1]; a document without a judgment gains 0 in any case. */
+static double rbp_gain(double g, double lo, double hi, const struct evr_gains *t) {
+  if (g < 0 && !t) return 0.0;
+  double v = gain_of(g, t ? GAIN_TABLE : GAIN_GRADE, t);
+  if (g < 0 && v == 0.0) return 0.0;
+  return lo < 0 || hi > 1 ? (v - lo) / (hi - lo) : v;
+}
+
+/* Rank-biased precision (Moffat and Zobel): (1 - p) sum over ranks i of
+ * gain(i) p^(i-1). */
+static double rbp(const struct stats *s, const struct evr_column *c) {
+  const struct evr_ranking *r = s->r;
+  const struct evr_gains *t = c->gains;
+  double lo = 0, hi = 0, sum = 0, w = 1.0;
+  double top = r->n_judged ? floor(r->judged[0]) : -1;
+  for (double l = 0; l <= top; l++) {
+    double v = gain_of(l, t ? GAIN_TABLE : GAIN_GRADE, t);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  for (size_t i = 0; t && i < t->n; i++) {
+    if (t->gain[i] < lo) lo = t->gain[i];
+    if (t->gain[i] > hi) hi = t->gain[i];
+  }
+  for (size_t i = 0; i < r->n_ret; i++) {
+    double g = rbp_gain(r->rel[i], lo, hi, t);
+    if (g != 0) sum += g * w;
+    w = w * c->x;
+  }
+  return (1.0 - c->x) * sum;
+}
+
+/* What the unjudged documents could add to rbp: p^n + (1 - p) sum over
+ * their ranks i of p^(i-1); 0 when there is none. */
+static double rbp_resid(const struct stats *s, double p) {
+  size_t unjudged = 0;
+  double sum = 0, w = 1.0;
+  for (size_t i = 0; i < s->r->n_ret; i++) {
+    if (s->r->rel[i] < 0) unjudged++, sum += w;
+    w = w * p;
+  }
+  return unjudged ? w + (1 - p) * sum : 0.0;
+}
+
+static double unjudged_at(const struct stats *s, size_t k) {
+  size_t n = first(k, s->r->n_ret), c = 0;
+  for (size_t i = 0; i < n; i++) c += s->r->rel[i] < 0;
+  return (double)c / (double)k;
+}
+
 #define INFAP_EPSILON 0.00001 /* trec_eval's */
 
 /* infAP (Yilmaz and Aslam): at each relevant document, precision above it
@@ -398,7 +503,8 @@ static double li_mrr_granular(const struct stats *s) {
   return hits ? sum / (double)hits : 0.0;
 }
 
-static double eval_one(const struct evr_column *c, const struct stats *s) {
+/* lazy: room for dcg (n_ret + 1), idcg (n_judged + 1) and best (n_ret + 1), or NULL */
+static double eval_one(const struct evr_column *c, struct stats *s, double *lazy) {
   const struct evr_ranking *r = s->r;
   int empty = !r->n_ret || !s->num_rel; /* LlamaIndex raises on either */
   switch (c->kind) {
@@ -411,12 +517,18 @@ static double eval_one(const struct evr_column *c, const struct stats *s) {
   case EVR_BPREF: return bpref(s);
   case EVR_RECIP_RANK: return recip_rank(s, 0);
   case EVR_RR_CUT: return recip_rank(s, c->k);
-  case EVR_IPREC_AT_RECALL: return iprec_at_recall(s, c->x);
+  case EVR_IPREC_AT_RECALL:
+    if (!s->best && lazy) sum_best(s, lazy + r->n_ret + 1 + r->n_judged + 1);
+    return iprec_at_recall(s, c->x);
   case EVR_P: return precision(s, c->k);
   case EVR_RECALL: return recall(s, c->k);
   case EVR_SUCCESS: return rel_in(s, c->k) ? 1.0 : 0.0;
-  case EVR_NDCG: return ndcg(s, 0, c->gains ? GAIN_TABLE : GAIN_GRADE, c->gains);
-  case EVR_NDCG_CUT: return ndcg(s, c->k, GAIN_GRADE, NULL);
+  case EVR_NDCG:
+    if (!c->gains && !s->dcg && lazy) sum_dcg(s, lazy, lazy + r->n_ret + 1);
+    return ndcg(s, 0, c->gains ? GAIN_TABLE : GAIN_GRADE, c->gains);
+  case EVR_NDCG_CUT:
+    if (!s->dcg && lazy) sum_dcg(s, lazy, lazy + r->n_ret + 1);
+    return ndcg(s, c->k, GAIN_GRADE, NULL);
   case EVR_NDCG_EXP: return ndcg(s, c->k, GAIN_EXP, NULL);
   case EVR_LI_HIT_RATE: return empty ? NAN : s->num_rel_ret ? 1.0 : 0.0;
   case EVR_LI_MRR: return empty ? NAN : recip_rank(s, 0);
@@ -446,16 +558,27 @@ static double eval_one(const struct evr_column *c, const struct stats *s) {
   case EVR_RNDCG: return rndcg(s, c->gains);
   case EVR_GM_BPREF: return bpref(s);
   case EVR_INFAP: return inf_ap(s);
+  case EVR_RBP: return rbp(s, c);
+  case EVR_RBP_RESID: return rbp_resid(s, c->x);
+  case EVR_UNJ: return unjudged_at(s, c->k);
   }
   return NAN;
 }
 
 void evr_eval(const struct evr_column *cols, size_t n, const struct evr_ranking *r, double level,
               double *out) {
-  struct stats s = {r, level, 0, 0};
+  struct stats s = {r, level, 0, 0, NULL, NULL, NULL, NULL, NULL};
   while (s.num_rel < r->n_judged && r->judged[s.num_rel] >= level) s.num_rel++;
+  /* room for the running sums: hits, apsum, dcg, best (n_ret + 1 each), idcg */
+  size_t nr = r->n_ret + 1, bytes = nr * (sizeof(size_t) + 3 * sizeof(double)) + (r->n_judged + 1) * sizeof(double);
+  char *room = malloc(bytes);
+  if (room) {
+    s.hits = (size_t *)(void *)room, s.apsum = (double *)(void *)(room + nr * sizeof(size_t));
+    sum_hits(&s);
+  }
   s.num_rel_ret = rel_in(&s, 0);
-  for (size_t i = 0; i < n; i++) out[i] = eval_one(&cols[i], &s);
+  for (size_t i = 0; i < n; i++) out[i] = eval_one(&cols[i], &s, room ? s.apsum + nr : NULL);
+  free(room);
 }
 
 #define GEO_FLOOR 0.00001 /* trec_eval's MIN_GEO_MEAN */

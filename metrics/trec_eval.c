@@ -1,8 +1,12 @@
 /* trec_eval's evaluation of TREC files (trec_eval.h). */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
+#include "evalua/idtab.h"
 #include "evalua/ranking.h"
 #include "evalua/trec_eval.h"
 
@@ -20,21 +24,35 @@ struct ctx {
   struct evr_ranker *rk;
 };
 
+/* trec_eval's relstring of the first len ranks. */
+static void relstring(char *s, size_t len, const struct evr_ranking *r) {
+  size_t i = 0;
+  for (; i < len && i < r->n_ret; i++) {
+    double g = r->rel[i];
+    s[i] = g > 9 ? '>' : g >= 0 ? (char)('0' + (int)g) : g == EVR_UNJUDGED ? '-' : g == EVR_POOL_UNJUDGED ? '.' : '<';
+  }
+  s[i] = '\0';
+}
+
 /* Row k is query i of t with the given results. */
 static int eval_query(struct ctx *c, size_t k, size_t i, const struct evr_trec_result *res, size_t n,
                       struct evr_error *err) {
   struct evr_ranking r;
   if (!c->rk) return evr_error_set(err, "out of memory"), -1;
   if (evr_trec_rank_results(c->t, i, res, n, c->rk, c->o->depth, &r, err)) return -1;
+  if (c->o->judged_only) evr_ranker_keep_judged(c->rk, &r);
   evr_eval(c->cols, c->nc, &r, c->o->level, c->rep->values + k * c->nc);
+  if (c->o->relstring) relstring(c->rep->relstrings + k * (c->o->relstring + 1), c->o->relstring, &r);
   size_t p = 0;
   while (p < r.n_judged && r.judged[p] > 0) p++;
   c->positive[k] = p;
   return 0;
 }
 
-static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t **positive, struct evr_error *err) {
+static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t relstring, size_t **positive,
+                 struct evr_error *err) {
   memset(rep, 0, sizeof *rep);
+  if (relstring && !(rep->relstrings = calloc(n + 1, relstring + 1))) return evr_error_set(err, "out of memory"), -1;
   rep->nc = nc, rep->n = n;
   rep->rows = calloc(n + 1, sizeof *rep->rows);
   rep->values = malloc((n * nc + 1) * sizeof *rep->values);
@@ -43,9 +61,101 @@ static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t **posi
   *positive = calloc(n + 1, sizeof **positive);
   if (!rep->rows || !rep->values || !rep->summary || !rep->measured || !*positive)
     return evr_error_set(err, "out of memory"), -1;
-  for (size_t v = 0; v < n * nc; v++) rep->values[v] = NAN;
   return 0;
 }
+
+/* Row k is left out: no values. */
+static void skip(struct evr_trec_report *rep, size_t k, const char *why) {
+  rep->rows[k].skipped = why;
+  for (size_t c = 0; c < rep->nc; c++) rep->values[k * rep->nc + c] = NAN;
+}
+
+/* ---- z-scores (-Z) ------------------------------------------------------------ */
+
+#define MISSING_Z (-1000000.0) /* trec_eval's */
+
+/* Keys are "QID\0MEASURE" in one arena the size of the file. */
+struct evr_zscores {
+  struct evr_idtab tab;
+  char *keys;
+  double (*stats)[2]; /* mean, standard deviation */
+  size_t n;
+};
+
+void evr_zscores_free(struct evr_zscores *z) {
+  if (!z) return;
+  evr_idtab_free(&z->tab);
+  free(z->keys), free(z->stats), free(z);
+}
+
+static int z_line(struct evr_zscores *z, char *line, size_t *used, const char *path, size_t no, struct evr_error *err) {
+  char *f[5], *save = NULL, *end1, *end2;
+  int n = 0;
+  for (char *tok = strtok_r(line, " \t\r", &save); tok && n < 5; tok = strtok_r(NULL, " \t\r", &save)) f[n++] = tok;
+  if (!n) return 0;
+  if (n != 4) return evr_error_set(err, "%s:%zu: expected 4 fields (QID MEASURE MEAN STDDEV)", path, no), -1;
+  double mean = strtod(f[2], &end1), sd = strtod(f[3], &end2);
+  if (*end1 || *end2 || end1 == f[2] || end2 == f[3] || mean != mean || sd != sd)
+    return evr_error_set(err, "%s:%zu: MEAN and STDDEV must be numbers", path, no), -1;
+  size_t lq = strlen(f[0]), lm = strlen(f[1]), len = lq + 1 + lm;
+  char *key = z->keys + *used;
+  memcpy(key, f[0], lq + 1), memcpy(key + lq + 1, f[1], lm);
+  int found;
+  uint32_t *v = evr_idtab_put(&z->tab, key, len, (uint32_t)z->n, &found);
+  if (!v) return evr_error_set(err, "out of memory"), -1;
+  if (found) return evr_error_set(err, "%s:%zu: query %s and measure %s given twice", path, no, f[0], f[1]), -1;
+  *used += len;
+  z->stats[z->n][0] = mean, z->stats[z->n][1] = sd, z->n++;
+  return 0;
+}
+
+struct evr_zscores *evr_zscores_read(const char *path, struct evr_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return evr_error_set(err, "%s: cannot open (%s)", path, strerror(errno)), NULL;
+  struct evr_zscores *z = calloc(1, sizeof *z);
+  char *line = NULL;
+  size_t cap = 0, used = 0, no = 0, size = 0;
+  int bad = !z;
+  if (!bad) evr_idtab_init(&z->tab);
+  long at = bad || fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+  if (!bad && at < 0) bad = 1, evr_error_set(err, "%s: cannot read (not a regular file)", path);
+  if (!bad) size = (size_t)at, rewind(f);
+  if (!bad && (!(z->keys = malloc(size + 1)) || !(z->stats = malloc((size / 8 + 1) * sizeof *z->stats))))
+    bad = 1, evr_error_set(err, "out of memory");
+  for (ssize_t len; !bad && (len = getline(&line, &cap, f)) >= 0;) {
+    no++;
+    if (len && line[len - 1] == '\n') line[len - 1] = '\0';
+    bad = z_line(z, line, &used, path, no, err) != 0;
+  }
+  free(line);
+  fclose(f);
+  if (bad) evr_zscores_free(z), z = NULL;
+  return z;
+}
+
+/* Value v of column name for query qid, as a z-score. */
+static double z_value(const struct evr_zscores *z, const struct evr_trec_row *row, const char *name, double v,
+                      char *key) {
+  size_t lm = strlen(name);
+  memcpy(key, row->qid, row->len), key[row->len] = '\0', memcpy(key + row->len + 1, name, lm);
+  const uint32_t *i = evr_idtab_get(&z->tab, key, row->len + 1 + lm);
+  if (!i) return MISSING_Z;
+  double mean = z->stats[*i][0], sd = z->stats[*i][1];
+  if (sd != 0) return (v - mean) / sd;
+  return v == mean ? 0.0 : MISSING_Z;
+}
+
+static int to_z(struct ctx *c, size_t k, struct evr_error *err) {
+  const struct evr_trec_row *row = &c->rep->rows[k];
+  char *key = malloc(row->len + 1 + sizeof c->cols->name);
+  if (!key) return evr_error_set(err, "out of memory"), -1;
+  double *v = c->rep->values + k * c->nc;
+  for (size_t j = 0; j < c->nc; j++) v[j] = z_value(c->o->z, row, c->cols[j].name, v[j], key);
+  free(key);
+  return 0;
+}
+
+/* ---- summaries ------------------------------------------------------------------- */
 
 /* The "all" values: every evaluated row added in row (qid) order. */
 static int summarize(struct ctx *c, struct evr_error *err) {
@@ -55,6 +165,7 @@ static int summarize(struct ctx *c, struct evr_error *err) {
   double positive = 0;
   for (size_t k = 0; k < rep->n; k++) {
     if (rep->rows[k].skipped) continue;
+    if (c->o->z && to_z(c, k, err)) return free(acc), -1;
     rep->n_evaluated++;
     positive += (double)c->positive[k];
     for (size_t j = 0; j < c->nc; j++) evr_acc_add(&acc[j], &c->cols[j], rep->values[k * c->nc + j]);
@@ -100,9 +211,10 @@ static size_t pick(const struct evr_trec *t, int complete, int run_only, struct 
     evr_trec_query(t, i, &q);
     if (!q.in_qrels && !run_only) continue;
     const char *why = !q.in_qrels ? not_in_qrels : !q.in_run && !complete ? not_in_run : NULL;
-    rep->rows[n] = (struct evr_trec_row){q.qid, q.qid_len, why};
+    rep->rows[n] = (struct evr_trec_row){q.qid, q.qid_len, NULL};
     at[n] = i;
-    if (!why) todo[m++] = n;
+    if (why) skip(rep, n, why);
+    else todo[m++] = n;
     n++;
   }
   rep->n = n;
@@ -115,7 +227,7 @@ static int evaluate(const struct evr_trec *t, const struct evr_column *cols, siz
                     int run_only, struct evr_trec_report *rep, struct evr_error *err) {
   size_t nq = evr_trec_count(t), *positive = NULL;
   size_t *at = malloc((nq + 1) * sizeof *at), *todo = malloc((nq + 1) * sizeof *todo);
-  int r = start(rep, nq, nc, &positive, err);
+  int r = start(rep, nq, nc, o->relstring, &positive, err);
   if (!r && (!at || !todo)) r = -1, evr_error_set(err, "out of memory");
   struct ctx c = {t, cols, nc, o, rep, positive, NULL, NULL};
   if (!r) {
@@ -154,7 +266,7 @@ static int finish_stream(struct ctx *c, struct evr_error *err) {
     evr_trec_query(c->t, k, &q);
     c->rep->rows[k] = (struct evr_trec_row){q.qid, q.qid_len, NULL};
     if (c->met[k]) continue;
-    if (!c->o->complete) c->rep->rows[k].skipped = not_in_run;
+    if (!c->o->complete) skip(c->rep, k, not_in_run);
     else if (eval_query(c, k, k, NULL, 0, err)) return -1;
   }
   return summarize(c, err);
@@ -178,7 +290,7 @@ int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr
                           const struct evr_trec_opts *o, struct evr_trec_report *rep, struct evr_error *err) {
   size_t nq = evr_trec_count(t), *positive = NULL;
   unsigned char *met = calloc(nq + 1, 1);
-  int r = start(rep, nq, nc, &positive, err);
+  int r = start(rep, nq, nc, o->relstring, &positive, err);
   if (!r && !met) r = -1, evr_error_set(err, "out of memory");
   struct ctx c = {t, cols, nc, o, rep, positive, met, NULL};
   if (!r) r = stream(t, path, &c, err);
@@ -193,6 +305,6 @@ int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr
 }
 
 void evr_trec_report_free(struct evr_trec_report *rep) {
-  free(rep->rows), free(rep->values), free(rep->summary), free(rep->measured);
+  free(rep->rows), free(rep->values), free(rep->summary), free(rep->measured), free(rep->relstrings);
   memset(rep, 0, sizeof *rep);
 }

@@ -111,7 +111,8 @@ static void test_measure_names(void) {
   CHECK(evr_measures_add(&m, "P.0", &err) && strstr(err.msg, "cutoff '0' is not a positive integer"));
   CHECK(evr_measures_add(&m, "ndcg.x=1", &err) && strstr(err.msg, "GRADE=GAIN"));
   CHECK(evr_measures_add(&m, "rprec@5", &err) && strstr(err.msg, "takes no cutoff"));
-  CHECK(evr_measures_add(&m, "num_q", &err) && strstr(err.msg, "summary line"));
+  CHECK(evr_measures_add(&m, "num_q", &err) && strstr(err.msg, "a line of evalua trec's report, not a measure"));
+  CHECK(evr_measures_add(&m, "relstring.5", &err) && strstr(err.msg, "relstring is a line of evalua trec's report"));
   CHECK(evr_measures_add(&m, "nope", &err) && !strcmp(err.msg, "unknown measure 'nope'"));
   evr_measures_free(&m);
 }
@@ -254,7 +255,7 @@ static int stream_case(const char *qrels, const char *run, int parallel, int com
   struct evr_measures ms;
   evr_measures_init(&ms);
   CHECK(!evr_measures_add(&ms, "map", err) && !evr_measures_add(&ms, "P_1", err));
-  struct evr_trec_opts o = {1.0, 0, complete, 1};
+  struct evr_trec_opts o = {1.0, 0, complete, 1, 0, 0, NULL};
   struct evr_trec *t = evr_trec_new(), *whole = evr_trec_new();
   if (parallel) evr_trec_set_parallel(t, one_then_other), evr_trec_set_parallel(whole, one_then_other);
   CHECK(!evr_trec_read_qrels(t, qrels, err));

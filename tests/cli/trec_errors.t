@@ -101,4 +101,4 @@ Usage errors:
   evalua trec: option -l needs a value (try 'evalua trec --help')
   [2]
   $ "$EVALUA" trec --help | head -1
-  usage: evalua trec [-q] [-c] [-n] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN
+  usage: evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS]

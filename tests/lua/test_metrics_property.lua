@@ -124,6 +124,25 @@ local function reference(ranking, grades, level)
     end
   end
   v.infAP = R > 0 and inf / R or inf
+  -- rbp (p = 0.9): gains are grades, over the highest one when it is above 1
+  local top = judged[1] or 0
+  local rb, resid, unj, w = 0, 0, 0, 1
+  for i = 1, n do
+    local g = grades[ranking[i]]
+    if g == nil or g < 0 then unj, resid = unj + 1, resid + w
+    else rb = rb + (top > 1 and g / top or g) * w end
+    w = w * 0.9
+  end
+  v.rbp = 0.1 * rb
+  v.rbp_resid = unj > 0 and w + 0.1 * resid or 0
+  for _, k in ipairs({ 1, 3, 5, 10 }) do
+    local c = 0
+    for i = 1, math.min(k, n) do
+      local g = grades[ranking[i]]
+      if g == nil or g < 0 then c = c + 1 end
+    end
+    v["unj_" .. k] = c / k
+  end
   return v
 end
 
@@ -131,7 +150,7 @@ local MEASURES = { "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"
   "iprec_at_recall.0,.2,.5,1", "P.1,3,5,10", "recall.1,3,5,10", "ndcg", "ndcg_cut.1,3,5,10",
   "map_cut.1,3,5,10", "success.1,3,5,10", "set_P", "set_recall", "set_map", "set_F", "set_relative_P",
   "relative_P.1,3,5,10", "num_nonrel_judged_ret", "Rprec_mult.0.2,1,1.5", "utility", "11pt_avg", "binG",
-  "gm_bpref", "infAP" }
+  "gm_bpref", "infAP", "rbp", "rbp_resid", "unj.1,3,5,10" }
 
 -- ---- random files ------------------------------------------------------------
 
@@ -263,7 +282,7 @@ function test_random_cases_agree_with_the_reference()
           lines = lines + 1
         end
       end
-      lu.assertEquals(lines, #want * 49, "case " .. case) -- 49 per-query columns (not gm_map, gm_bpref)
+      lu.assertEquals(lines, #want * 55, "case " .. case) -- 55 per-query columns (not gm_map, gm_bpref)
     end
     ::continue::
   end

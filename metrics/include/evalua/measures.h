@@ -34,9 +34,10 @@ int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error 
 enum evr_trec_params { EVR_TP_NONE, EVR_TP_CUTOFFS, EVR_TP_LEVELS, EVR_TP_GAINS, EVR_TP_NUMBERS };
 #define EVR_TREC_RUNID (-1) /* kinds that only evalua trec prints */
 #define EVR_TREC_NUM_Q (-2)
+#define EVR_TREC_RELSTRING (-3) /* per query: the grades of the first ranks as text */
 struct evr_trec_measure {
   const char *name;
-  int kind;               /* enum evr_kind, or EVR_TREC_RUNID / EVR_TREC_NUM_Q */
+  int kind;               /* enum evr_kind, or one of EVR_TREC_RUNID ... */
   enum evr_trec_params params;
   const char *defaults;   /* parameters when none are given */
   int per_query;          /* printed on per-query lines (-q) */

@@ -33,6 +33,10 @@ int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double scor
  * the first depth (0 = all), gives each rank its grade and fills *out, valid
  * until the next reset. 0, or -1 when out of memory. */
 int evr_ranker_finish(struct evr_ranker *r, int by_score, size_t depth, struct evr_ranking *out);
+/* After finish: drops the retrieved documents without a judgment (or with
+ * a negative one), closing up the ranks, as trec_eval's -J (judged
+ * documents only) does after its -M cut. */
+void evr_ranker_keep_judged(struct evr_ranker *r, struct evr_ranking *out);
 /* After finish: the id and score at rank i+1 (i < the number added). */
 const char *evr_ranker_item(const struct evr_ranker *r, size_t i, size_t *len, double *score);
 /* After finish: the first id that appeared twice within the depth, or NULL. */

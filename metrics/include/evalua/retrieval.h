@@ -48,6 +48,8 @@ enum evr_kind {
   EVR_RELATIVE_P, EVR_NUM_NONREL_JUDGED_RET, EVR_RPREC_MULT, EVR_UTILITY, EVR_11PT_AVG,
   /* trec_eval's gain measures (gains as nDCG's) and judgment-sampling ones */
   EVR_G, EVR_BIN_G, EVR_NDCG_REL, EVR_RNDCG, EVR_GM_BPREF, EVR_INFAP,
+  EVR_RBP, EVR_RBP_RESID, /* x: persistence p */
+  EVR_UNJ,                /* unjudged documents among the first k, over k */
 };
 
 /* How a column's values combine over queries. */
@@ -62,7 +64,7 @@ struct evr_gains {
 struct evr_column {
   enum evr_kind kind;
   size_t k;      /* cutoff; 0 = the whole ranking */
-  double x;      /* recall level of iprec_at_recall */
+  double x;      /* recall level of iprec_at_recall, multiple of Rprec_mult, rbp's p */
   const struct evr_gains *gains; /* nDCG, G, ndcg_rel, Rndcg; NULL = gain is the grade */
   const double *params;  /* set_F's beta, utility's four coefficients, 11pt_avg's levels */
   size_t n_params;

@@ -11,6 +11,16 @@
 #include "evalua/retrieval.h"
 #include "evalua/trec.h"
 
+/* trec_eval's -Z file: lines "QID MEASURE MEAN STDDEV", MEASURE as printed
+ * ("P_5"). Each value of a listed query and column becomes
+ * (value - MEAN) / STDDEV before the summaries are made (0 when STDDEV is 0
+ * and the value is MEAN); a pair the file lacks, or a STDDEV of 0 with
+ * another value, becomes -1000000. */
+struct evr_zscores;
+/* NULL with err set ("FILE:LINE: problem") when the file cannot be read. */
+struct evr_zscores *evr_zscores_read(const char *path, struct evr_error *err);
+void evr_zscores_free(struct evr_zscores *z);
+
 struct evr_trec_opts {
   double level; /* least grade that is relevant (-l) */
   size_t depth; /* ranks kept (-M); 0 = all */
@@ -18,6 +28,9 @@ struct evr_trec_opts {
   /* trec_eval's -c summary of num_rel: the judged documents of grade > 0
    * of every query, whatever the level (else: the sum of num_rel) */
   int positive_num_rel;
+  int judged_only; /* -J: rank only the documents with a judgment */
+  size_t relstring; /* > 0: keep each query's first grades as text, this many */
+  const struct evr_zscores *z; /* -Z, or NULL */
 };
 
 /* A query of the report. */
@@ -35,6 +48,11 @@ struct evr_trec_report {
   double *summary;           /* nc "all" values; NaN when no query was measured */
   size_t *measured;          /* nc: the number of queries each summary covers */
   int streamed;              /* the run was read one query at a time */
+  /* With opts.relstring = k: row r's grades of ranks 1..k (fewer when fewer
+   * were retrieved) at relstrings + r * (k + 1), a string, one character a
+   * rank: the grade 0-9, '>' above 9, '-' no judgment, '.' judged with a
+   * negative grade (trec_eval's relstring). */
+  char *relstrings;
 };
 
 /* Evaluates cols[0..nc) over t, whose qrels and run were read. Rows: every

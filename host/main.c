@@ -18,7 +18,8 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
 
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
-  "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "       evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS] [-Z FILE]\n"
+  "                   [-m MEASURE]... QRELS RUN    trec_eval's report (evalua trec --help)\n"
   "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
   "                                              one run's reports from its shards' parts\n"
   "       evalua diff [OPTIONS] A.json B.json    compare two saved JSON reports\n"

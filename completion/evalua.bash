@@ -36,9 +36,12 @@ _evalua() {
         -m) COMPREPLY=($(compgen -W "official all_trec map gm_map Rprec bpref recip_rank num_ret num_rel
               num_rel_ret P.5,10 recall.5,10 ndcg ndcg_cut.5,10 map_cut.5,10 success.1,5,10 iprec_at_recall" -- "$cur"))
             return ;;
-        -l|-M) return ;;
+        -l|-M|-N) return ;;
+        -R) COMPREPLY=($(compgen -W "qrels" -- "$cur")); return ;;
+        -T) COMPREPLY=($(compgen -W "trec_results" -- "$cur")); return ;;
+        -Z) _filedir; return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "-q -c -n -l -M -m --help" -- "$cur")); else _filedir; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "-q -c -n -a -J -l -M -N -R -T -Z -m --help" -- "$cur")); else _filedir; fi
       ;;
     merge)
       if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "--out --allow-missing" -- "$cur")); else _filedir; fi

@@ -75,5 +75,5 @@ files for the script's own arguments, and trec's options and measures:
   --sandbox 
   calibrate 
   table.txt 
-  --help -M -c -l -m -n -q 
+  --help -J -M -N -R -T -Z -a -c -l -m -n -q 
   ndcg ndcg_cut.5,10 

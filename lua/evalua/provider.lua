@@ -48,6 +48,7 @@ function Provider:stats()
     local s = self.judge:stats()
     out.requests, out.cache_hits, out.failures = s.requests, s.cache_hits, s.failures
     out.prompt_tokens, out.completion_tokens, out.cost = s.prompt_tokens, s.completion_tokens, s.cost
+    out.dry_run = self.judge:estimate().requests
   end
   return out
 end

@@ -1,0 +1,59 @@
+-- scripts/prompt_matrix.lua end to end: the bundled prompts x the offline
+-- provider and the OpenAI-compatible mock, the matrix summary, reports, the
+-- pass-share gate's exit status, and a rerun answered from the cache.
+local lu = require "luaunit"
+local mockmod = require "tests.mock.mock"
+local h = require "tests.lua.helpers"
+
+local mock = mockmod.start()
+local src = os.getenv("EVALUA_SRC") or "."
+
+local function run(dir, args)
+  return h.run(("cd %s && %s run scripts/prompt_matrix.lua --quiet --out %s --cache %s/cache %s")
+    :format(src, h.bin, dir, dir, args or ""))
+end
+
+local function cell_line(stdout, cell)
+  return stdout:match("\n(" .. cell:gsub("%p", "%%%0") .. " [^\n]*)")
+end
+
+TestPromptMatrix = {}
+function TestPromptMatrix:setUp() mock:reset() end
+
+function TestPromptMatrix:test_offline_and_mock_cells()
+  local dir = h.tmpdir()
+  local alone = run(dir)
+  lu.assertEquals(alone.status, 0, alone.stderr)
+  lu.assertStrContains(alone.stdout, "cell (prompt/provider)     n     pass       f1   f1 p10   latency       cost  failed")
+  local both = run(dir, "--provider offline --provider openai --model m --base-url " .. mock.url)
+  lu.assertEquals(both.status, 0, both.stderr)
+  -- the offline cells do not change when another provider joins the matrix
+  for _, cell in ipairs { "concise/offline", "detailed/offline" } do
+    lu.assertNotNil(cell_line(alone.stdout, cell))
+    lu.assertEquals(cell_line(both.stdout, cell), cell_line(alone.stdout, cell))
+  end
+  -- 2 prompts x 60 questions of one pipeline reached the mock, none failed
+  lu.assertEquals(mock:stats().requests, 120)
+  lu.assertStrContains(cell_line(both.stdout, "concise/m"), "   60 ")
+  lu.assertStrMatches(cell_line(both.stdout, "concise/m"), ".* 0$")
+  local json = h.read(dir .. "/prompt_matrix.json")
+  lu.assertStrContains(json, '"detailed/m"')
+  -- a rerun is answered from the cache: nothing new is sent
+  local again = run(dir, "--provider openai --model m --base-url " .. mock.url)
+  lu.assertEquals(again.status, 0, again.stderr)
+  lu.assertEquals(mock:stats().requests, 120)
+  h.sh("rm -rf " .. dir)
+end
+
+function TestPromptMatrix:test_gate_and_dry_run()
+  local dir = h.tmpdir()
+  local strict = run(dir, "--min-pass 1")
+  lu.assertEquals(strict.status, 1)
+  lu.assertStrMatches(strict.stdout, ".*gate concise/offline fail: %d+ of 60 cases pass.*")
+  local dry = run(dir, "--dry-run --provider openai --model m --base-url " .. mock.url)
+  lu.assertEquals(dry.status, 0, dry.stderr)
+  lu.assertStrContains(dry.stdout, "dry run: 2 cells x 60 rows, 120 requests not in the cache; nothing was sent")
+  h.sh("rm -rf " .. dir)
+end
+
+os.exit(lu.LuaUnit.run(), true)

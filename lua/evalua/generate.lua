@@ -153,22 +153,28 @@ return function(ds, spec)
   if not ok then error(providers, 2) end
   local texts = render_all(ds, prompts)
   require("evalua.assertions").check_rows(ds) -- a bad assert list stops the run before anything is sent
-  local cells, tasks = {}, {}
+  local cells = {}
   for pi, p in ipairs(prompts) do
     for _, v in ipairs(providers) do
-      local cell = { system = p.name .. "/" .. v.name, prompt = p.name, provider = v.name, p = v.p, pi = pi }
-      cells[#cells + 1] = cell
-      for i = 1, ds.n do tasks[#tasks + 1] = { cell = cell, i = i } end
+      cells[#cells + 1] = { system = p.name .. "/" .. v.name, prompt = p.name, provider = v.name, p = v.p, pi = pi }
     end
+  end
+  -- Tasks row by row across the cells, so every provider has requests in
+  -- flight at once; task (i, c) is number (i - 1) * #cells + c.
+  local tasks = {}
+  for i = 1, ds.n do
+    for _, cell in ipairs(cells) do tasks[#tasks + 1] = { cell = cell, i = i } end
   end
   local outs, run = require("evalua.map")(tasks, function(task)
     return task.cell.p:call(texts[task.cell.pi][task.i], ds.rows[task.i])
   end, { concurrency = spec.concurrency or 16, progress = spec.progress, quiet = spec.quiet, label = "generating" })
   local tbl = T.new { rag = true, fields = { { name = "qid", type = "any" } } }
   local lines = {}
-  for k, task in ipairs(tasks) do
-    local row = ds.rows[task.i]
-    lines[k] = append(tbl, output_json(row, task.cell, outs[k]), row._line or task.i)
+  for c, cell in ipairs(cells) do
+    for i = 1, ds.n do
+      local row = ds.rows[i]
+      lines[#lines + 1] = append(tbl, output_json(row, cell, outs[(i - 1) * #cells + c]), row._line or i)
+    end
   end
   local summary = {}
   for c, cell in ipairs(cells) do summary[c] = { system = cell.system, prompt = cell.prompt, provider = cell.provider } end

@@ -1,6 +1,6 @@
 -- The prompt matrix: every prompt template (prompts/*.txt) x provider x
 -- question, scored with assertions and answer metrics, summarised per cell
--- (prompt x provider) and written as reports. Runs offline by default: the
+-- (prompt x provider) and written as reports, with a side-by-side HTML view. Runs offline by default: the
 -- offline provider is an extractive heuristic over the retrieved passages.
 --
 --   evalua run scripts/prompt_matrix.lua                              # prompts/*.txt x offline
@@ -98,6 +98,8 @@ end
 
 local paths = ev.report.write(res, { dir = opt.out, name = "prompt_matrix", formats = opt.format,
                                      title = "Prompt matrix: " .. opt.data })
+paths[#paths + 1] = ev.matrix_view.write(res, opt.out .. "/prompt_matrix_side_by_side.html",
+                                         { title = "Prompt matrix: " .. opt.data })
 if #paths > 0 and not opt.quiet then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end
 if opt["min-pass"] == 0 then return 0 end
 local gates = ev.gate.check(res, { pass_share = { assertions = opt["min-pass"] } })

@@ -59,4 +59,39 @@ function TestPromptMatrix:test_gate_and_dry_run()
   h.sh("rm -rf " .. dir)
 end
 
+-- Polls path until it holds text (or 60 s pass); returns its content.
+local function wait_for(path, text)
+  local sys = require "evalua._sys"
+  local deadline = sys.monotonic() + 60
+  while sys.monotonic() < deadline do
+    local s = h.read(path) or ""
+    if s:find(text, 1, true) then return s end
+    sys.sleep(0.05)
+  end
+  error(("'%s' never appeared in %s: %s"):format(text, path, h.read(path) or ""))
+end
+
+function TestPromptMatrix:test_watch_reruns_and_names_the_changed_cells()
+  local dir = h.tmpdir()
+  h.sh(("mkdir -p %s/prompts && cp %s/prompts/*.txt %s/prompts/"):format(dir, src, dir))
+  local pid = h.run(("cd %s && (%s run scripts/prompt_matrix.lua --quiet --out %s/out --prompts %s/prompts --watch "
+    .. "--watch-count 2 > %s/stdout 2> %s/stderr; echo $? > %s/status) & echo $!")
+    :format(src, h.bin, dir, dir, dir, dir, dir)).stdout
+  lu.assertNotNil(pid)
+  wait_for(dir .. "/stdout", "watching")
+  -- an editor's save: a new file renamed over the old one
+  h.write(dir .. "/concise.new", "In at most 5 words: {{query}}")
+  h.sh(("mv %s/concise.new %s/prompts/concise.txt"):format(dir, dir))
+  local s = wait_for(dir .. "/stdout", "cells changed:")
+  lu.assertStrContains(s, "\nchanged: " .. dir .. "/prompts/concise.txt\n")
+  lu.assertStrContains(s, "\ncells changed: concise/offline\n") -- detailed/offline is the same
+  h.write(dir .. "/prompts/terse.txt", "In at most 3 words: {{query}}")
+  s = wait_for(dir .. "/status", "\n")
+  lu.assertEquals(s, "0\n", h.read(dir .. "/stderr"))
+  s = h.read(dir .. "/stdout")
+  lu.assertStrContains(s, "\ncells changed: terse/offline (new)\n")
+  lu.assertStrContains(s, "\nterse/offline ")
+  h.sh("rm -rf " .. dir)
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -112,6 +112,7 @@ local function run()
     print(("dry run: %d cells x %d rows, %d requests not in the cache; nothing was sent"):format(#out.cells, ds.n, n))
     return 0, out
   end
+  if ev.shard.skip(res) then return 0, out end -- a shard's part: evalua merge prints and writes
   print_summary(out, res)
   local paths = ev.report.write(res, { dir = opt.out, name = "prompt_matrix", formats = opt.format,
                                        title = "Prompt matrix: " .. opt.data })

@@ -20,6 +20,7 @@ local dataset = require "evalua.dataset"
 local json = require "evalua.json"
 local T = require "evalua._table"
 local sys = require "evalua._sys"
+local shard = require "evalua.shard"
 
 local KNOWN = options.set { "prompts", "providers", "concurrency", "progress", "quiet" }
 
@@ -129,14 +130,34 @@ end
 -- Appends one output; a provider field the columns refuse (a malformed
 -- retrieved list, say) turns into the row's output_error.
 local function append(tbl, r, line)
-  local text = json.encode(r)
-  local ok, err = tbl:append(text, line)
-  if ok then return text end
+  local ok, err = tbl:append(json.encode(r), line)
+  if ok then return end
   r.contexts, r.retrieved, r.answer = nil, nil, nil
   r.output_error = "the provider's output was refused: " .. tostring(err)
-  text = json.encode(r)
-  assert(tbl:append(text, line))
-  return text
+  assert(tbl:append(json.encode(r), line))
+end
+
+-- Under a shard (--shard, $EVALUA_SHARD) only the shard's rows are sent, by
+-- the hash of their qid as ev.evaluate picks them; the others are outputs
+-- marked as another shard's, which that shard's ev.evaluate never reads.
+-- Nil when every row is this process's (no shard, or evalua merge).
+local function shard_rows(ds)
+  if shard.merging() then return nil end
+  local s = shard.of_spec({})
+  if not s then return nil end
+  local set = {}
+  for _, i in ipairs(shard.rows(ds, "qid", s)) do set[i] = true end
+  return set
+end
+
+-- The hash of what was asked (the input rows, each rendered prompt, the
+-- cells), not of the answers, which vary between runs: shards and their
+-- merge agree on it, and a history names the same test set each night.
+local function input_hash(ds, prompts, texts, cells)
+  local parts = { ds.hash or "" }
+  for pi, p in ipairs(prompts) do parts[#parts + 1] = p.name .. "\0" .. table.concat(texts[pi], "\0") end
+  for _, cell in ipairs(cells) do parts[#parts + 1] = cell.system end
+  return sys.sha256(table.concat(parts, "\1"))
 end
 
 return function(ds, spec)
@@ -165,19 +186,20 @@ return function(ds, spec)
   for i = 1, ds.n do
     for _, cell in ipairs(cells) do tasks[#tasks + 1] = { cell = cell, i = i } end
   end
+  local mine = shard_rows(ds)
   local outs, run = require("evalua.map")(tasks, function(task)
+    if mine and not mine[task.i] then return { ok = false, error = "another shard's row: not generated here" } end
     return task.cell.p:call(texts[task.cell.pi][task.i], ds.rows[task.i])
   end, { concurrency = spec.concurrency or 16, progress = spec.progress, quiet = spec.quiet, label = "generating" })
   local tbl = T.new { rag = true, fields = { { name = "qid", type = "any" } } }
-  local lines = {}
   for c, cell in ipairs(cells) do
     for i = 1, ds.n do
       local row = ds.rows[i]
-      lines[#lines + 1] = append(tbl, output_json(row, cell, outs[(i - 1) * #cells + c]), row._line or i)
+      append(tbl, output_json(row, cell, outs[(i - 1) * #cells + c]), row._line or i)
     end
   end
   local summary = {}
   for c, cell in ipairs(cells) do summary[c] = { system = cell.system, prompt = cell.prompt, provider = cell.provider } end
-  return dataset.from_table(tbl, { path = ds.path, hash = sys.sha256(table.concat(lines, "\n")), skipped = {},
+  return dataset.from_table(tbl, { path = ds.path, hash = input_hash(ds, prompts, texts, cells), skipped = {},
                                    format = "generated", cells = summary, seconds = run.seconds })
 end

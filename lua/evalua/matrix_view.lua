@@ -93,12 +93,31 @@ local function metric_index(res, name)
   return nil
 end
 
+-- Where each cell's output of each case is: at[system][line] = row, where
+-- line is the input row's line (one per test case); cases in first-seen order.
+local function layout(ds, cells)
+  local at, cases, seen = {}, {}, {}
+  for _, cell in ipairs(cells) do at[cell.system] = {} end
+  for k = 1, ds.n do
+    local per, line = at[field(ds, k, "system")], ds.table:line(k)
+    if per then
+      if not seen[line] then seen[line], cases[#cases + 1] = true, { line = line, k = k } end
+      per[line] = k
+    end
+  end
+  return at, cases
+end
+
 -- One test case: its cells' outputs side by side.
-local function case_row(res, i, n, cells, aj)
+local function case_row(res, case, at, cells, aj)
   local ds, tds = res.dataset, {}
   local ref, verdicts, failing = nil, {}, false
   for c = 1, #cells do
-    local k = (c - 1) * n + i
+    local k = at[cells[c].system][case.line]
+    if not k then
+      tds[c] = '<td class="cell open"><div class="error">not in these results</div></td>'
+      goto next
+    end
     local answer, err = field(ds, k, "answer"), field(ds, k, "output_error")
     local score = aj and res.scores:get(k, aj)
     local cls = verdict_class(score)
@@ -110,11 +129,12 @@ local function case_row(res, i, n, cells, aj)
     local detail = aj and res.details[res.metrics[aj].name]
     tds[c] = ('<td class="cell %s">%s%s<div class="small">%s</div><div class="small">%s</div></td>')
       :format(cls, body, assertion_list(detail and detail[k]), scores_line(res, k, aj), cost_line(ds, k))
+    ::next::
   end
   local classes = "case" .. (failing and " failing" or "") .. ((verdicts.pass and verdicts.fail) and " disagree" or "")
-  local id, query = field(ds, i, res.id_field or "qid"), field(ds, i, "query")
+  local id, query = field(ds, case.k, res.id_field or "qid"), field(ds, case.k, "query")
   return ('<tr class="%s"><td class="case"><b>%s</b><div>%s</div></td>%s</tr>')
-    :format(classes, esc(id or i), esc(query or ""), table.concat(tds))
+    :format(classes, esc(id or ("line " .. case.line)), esc(query or ""), table.concat(tds))
 end
 
 local function summary(res, cells, aj)
@@ -146,27 +166,29 @@ function M.html(res, opts)
   if type(cells) ~= "table" then
     error("ev.matrix_view: the results are not of an ev.generate output (no cells)", 3)
   end
-  local n = res.dataset.n // #cells
+  local at, cases = layout(res.dataset, cells)
   local aj = metric_index(res, opts.assertions or "assertions")
   local title = opts.title or "Prompt matrix"
   local out = { "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
     "<title>" .. esc(title) .. "</title><style>" .. CSS .. "</style></head><body>",
     "<h1>" .. esc(title) .. "</h1>",
-    ("<p>%d cases x %d cells. Marked words: not in the first cell's output.</p>"):format(n, #cells),
+    ("<p>%d cases x %d cells. Marked words: not in the first cell's output.</p>"):format(#cases, #cells),
     summary(res, cells, aj),
     '<input type="checkbox" id="only-failing"><label for="only-failing">only cases with a failing cell</label>',
     '<input type="checkbox" id="only-disagree"><label for="only-disagree">only cases whose cells disagree</label>',
     '<table class="matrix"><thead><tr><th>case</th>' }
   for _, cell in ipairs(cells) do out[#out + 1] = "<th>" .. esc(cell.system) .. "</th>" end
   out[#out + 1] = "</tr></thead><tbody>"
-  for i = 1, n do out[#out + 1] = case_row(res, i, n, cells, aj) end
+  for _, case in ipairs(cases) do out[#out + 1] = case_row(res, case, at, cells, aj) end
   out[#out + 1] = "</tbody></table></body></html>\n"
   return table.concat(out)
 end
 
 -- write(res, path [, opts]) -> path, written atomically.
 function M.write(res, path, opts)
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then sys.mkdir(dir) end
   local ok, err = sys.write_atomic(path, M.html(res, opts))
   if not ok then error("ev.matrix_view: cannot write " .. tostring(err), 2) end
   return path

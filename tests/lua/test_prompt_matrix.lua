@@ -59,6 +59,31 @@ function TestPromptMatrix:test_gate_and_dry_run()
   h.sh("rm -rf " .. dir)
 end
 
+function TestPromptMatrix:test_shards_split_the_requests_and_merge()
+  local dir = h.tmpdir()
+  local whole = run(dir)
+  local args = "--provider offline --provider openai --model m --base-url " .. mock.url .. " --parts " .. dir .. "/parts"
+  local sent = {}
+  for i = 1, 2 do
+    local r = run(dir, args .. " --shard " .. i .. "/2")
+    lu.assertEquals(r.status, 0, r.stderr)
+    lu.assertEquals(r.stdout, "") -- a part: the summary and reports come from the merge
+    sent[i] = mock:stats().requests
+  end
+  -- each shard sent its own rows' requests only: together the 120 of one run
+  lu.assertTrue(sent[1] > 0 and sent[1] < 120, tostring(sent[1]))
+  lu.assertEquals(sent[2], 120)
+  local merged = h.run(("cd %s && %s merge %s/parts/*.json --out %s/merged"):format(src, h.bin, dir, dir))
+  lu.assertEquals(merged.status, 0, merged.stderr)
+  lu.assertEquals(mock:stats().requests, 120) -- the merge's outputs come from the shared cache
+  for _, cell in ipairs { "concise/offline", "detailed/offline" } do
+    lu.assertEquals(cell_line(merged.stdout, cell), cell_line(whole.stdout, cell))
+  end
+  lu.assertStrContains(cell_line(merged.stdout, "concise/m"), "   60 ")
+  lu.assertEquals(select(2, h.read(dir .. "/merged/prompt_matrix_side_by_side.html"):gsub('<tr class="case', "")), 60)
+  h.sh("rm -rf " .. dir)
+end
+
 -- Polls path until it holds text (or 60 s pass); returns its content.
 local function wait_for(path, text)
   local sys = require "evalua._sys"

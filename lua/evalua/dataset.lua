@@ -222,6 +222,13 @@ function M.from_rows(rows, name)
   return ds
 end
 
+-- A data set over a C table filled elsewhere (ev.generate appends its
+-- outputs as JSON rows); fields as load gives them (path, hash, skipped ...).
+function M.from_table(tbl, fields)
+  fields.table = tbl
+  return new_dataset(fields)
+end
+
 -- trec(qrels_path, run_path [, {complete = true}]) -> Dataset: TREC files as
 -- rows ({qid, retrieved = {{id=, score=}...}, gold_doc_ids, graded_relevance}),
 -- read by the C reader of ev.metrics. complete = true keeps queries that are

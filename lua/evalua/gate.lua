@@ -10,6 +10,8 @@
 --     },
 --     max_regressions = 0,   -- significant regressions allowed (needs res.comparison)
 --     min_coverage = 0.8,    -- share of a slice that must be measured to decide
+--     pass_share = { assertions = 0.95 },              -- per case (evalua.gate_cases)
+--     percentiles = { token_f1 = { p = 10, min = 0.2 } },
 --   })
 --   return ev.gate.exit_code(results)   -- 0 pass, 1 a gate failed, 4 undecided
 local options = require "evalua.options"
@@ -66,7 +68,8 @@ local function regression_gate(res, system, max, include_slices)
 end
 
 -- check(res, spec) -> list of gate results; also stored as res.gates
-local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regression_slices", "min_coverage" }
+local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regression_slices", "min_coverage",
+                            "pass_share", "percentiles" }
 
 function M.check(res, spec)
   options.check(spec, KNOWN, "ev.gate.check", 2)
@@ -91,6 +94,7 @@ function M.check(res, spec)
         end
       end
     end
+    for _, g in ipairs(require("evalua.gate_cases").gates(res, system, spec, coverage)) do out[#out + 1] = g end
     if spec.max_regressions then
       out[#out + 1] = regression_gate(res, system, spec.max_regressions, spec.regression_slices)
     end

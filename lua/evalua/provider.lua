@@ -1,0 +1,233 @@
+-- ev.provider: the systems under test that ev.generate asks for answers.
+--
+--   ev.provider.offline{}                         extractive heuristic, no network
+--   ev.provider.openai{model=, base_url=, system=, temperature=, ...}   chat, any
+--                                                 OpenAI-compatible server (via ev.judge)
+--   ev.provider.http{url=, headers=, body=, extract=}   a RAG service of your own
+--   ev.provider.exec{cmd=}                        a command: JSON on stdin and stdout
+--
+-- provider:call(prompt, row) -> {ok = true, answer=, contexts=, retrieved=,
+--   latency_ms=, prompt_tokens=, completion_tokens=, cost=, cached=}
+--   | {ok = false, error=, dry_run=}. A failure is a result, never an error.
+-- See docs/prompts.md.
+local options = require "evalua.options"
+local json = require "evalua.json"
+local template = require "evalua.template"
+local sender = require "evalua.provider_http"
+local offline = require "evalua.provider_offline"
+local sys = require "evalua._sys"
+
+local M = {}
+
+local Provider = {}
+Provider.__index = Provider
+Provider.__name = "evalua.Provider"
+
+local function new(kind, name, call, extra)
+  local p = setmetatable({ kind = kind, name = name, impl = call }, Provider)
+  for k, v in pairs(extra or {}) do p[k] = v end
+  return p
+end
+
+function M.is_provider(x) return getmetatable(x) == Provider end
+
+-- A provider's answer to one rendered prompt for one row.
+function Provider:call(prompt, row)
+  if type(prompt) ~= "string" then error("provider:call: prompt must be a string", 2) end
+  local r = self.impl(self, prompt, row or {})
+  if r.ok and type(r.answer) ~= "string" then
+    return { ok = false, error = ("provider '%s' gave no answer string"):format(self.name) }
+  end
+  return r
+end
+
+function Provider:stats()
+  local out = {}
+  for k, v in pairs(self.counts or {}) do out[k] = v end
+  if self.judge then
+    local s = self.judge:stats()
+    out.requests, out.cache_hits, out.failures = s.requests, s.cache_hits, s.failures
+    out.prompt_tokens, out.completion_tokens, out.cost = s.prompt_tokens, s.completion_tokens, s.cost
+    out.dry_run = self.judge:estimate().requests
+  end
+  return out
+end
+
+function Provider:__tostring() return ("provider %s (%s)"):format(self.name, self.kind) end
+
+-- Every provider opened after ev.provider.dry_run(true) (and those open
+-- now) counts what it would send and sends nothing.
+function M.dry_run(on)
+  sender.dry_run_all = on ~= false
+  require("evalua.judge").dry_run(on)
+end
+
+-- ---- offline --------------------------------------------------------------------
+
+local OFFLINE = options.set { "name", "question" }
+
+function M.offline(o)
+  o = o or {}
+  options.check(o, OFFLINE, "ev.provider.offline", 2)
+  local field = o.question or "query"
+  local p = new("offline", o.name or "offline", function(self, prompt, row)
+    local answer, why = offline.answer(row[field], row.contexts, prompt)
+    if not answer then
+      self.counts.failures = self.counts.failures + 1
+      return { ok = false, error = why }
+    end
+    self.counts.requests = self.counts.requests + 1
+    return { ok = true, answer = answer, latency_ms = 0, prompt_tokens = 0, completion_tokens = 0, cost = 0,
+             cached = false }
+  end)
+  p.counts = { requests = 0, failures = 0 }
+  return p
+end
+
+-- ---- openai ---------------------------------------------------------------------
+
+local SAMPLING = { "temperature", "top_p", "max_tokens", "seed", "stop" }
+local OPENAI = options.set { "name", "system", "temperature", "top_p", "max_tokens", "seed", "stop",
+  "base_url", "model", "concurrency", "cache", "cache_mode", "timeout_ms", "connect_timeout_ms",
+  "max_retries", "backoff_ms", "max_backoff_ms", "api_key_env", "headers", "rpm", "tpm", "budget",
+  "dry_run", "price", "ca_file" }
+
+local function cost_of(price, u)
+  if not price or not u then return nil end
+  return ((price.prompt or 0) * u.prompt_tokens + (price.completion or 0) * u.completion_tokens) / 1e6
+end
+
+function M.openai(o)
+  o = o or {}
+  options.check(o, OPENAI, "ev.provider.openai", 2)
+  local cfg, req = {}, { temperature = 0 }
+  for k, v in pairs(o) do
+    if k ~= "name" and k ~= "system" then cfg[k] = v end
+  end
+  for _, k in ipairs(SAMPLING) do
+    cfg[k] = nil
+    if o[k] ~= nil then req[k] = o[k] end
+  end
+  local judges = require "evalua.judge"
+  local ok, judge = pcall(judges.open, cfg)
+  if not ok then error((tostring(judge):gsub("^ev%.judge%.open", "ev.provider.openai")), 2) end
+  local price = o.price or judges.prices[judge.model]
+  local system = o.system
+  if system ~= nil and type(system) ~= "string" then error("ev.provider.openai: system must be a string", 2) end
+  return new("openai", o.name or judge.model, function(_, prompt)
+    local messages = { { role = "user", content = prompt } }
+    if system then table.insert(messages, 1, { role = "system", content = system }) end
+    local q = { messages = messages }
+    for k, v in pairs(req) do q[k] = v end
+    local r = judge:chat(q)
+    if not r.ok then return { ok = false, error = r.error, dry_run = r.dry_run } end
+    local u = r.usage
+    return { ok = true, answer = r.text, latency_ms = r.latency_ms, cached = r.cached,
+             prompt_tokens = u and u.prompt_tokens, completion_tokens = u and u.completion_tokens,
+             cost = r.cached and 0 or cost_of(price, u) }
+  end, { judge = judge, model = judge.model })
+end
+
+-- ---- http -----------------------------------------------------------------------
+
+local HTTP = options.set { "name", "url", "method", "headers", "body", "extract", "concurrency", "timeout_ms",
+  "max_retries", "backoff_ms", "max_backoff_ms", "cache", "dry_run" }
+
+-- The default extract: a JSON object with answer (and optionally contexts,
+-- retrieved, prompt_tokens, completion_tokens, cost).
+local function default_extract(response)
+  if type(response) ~= "table" then return nil, "the response is not a JSON object" end
+  return response
+end
+
+local DEFAULT_BODY = '{"prompt": {{prompt | json}}, "query": {{query | default("") | json}}}'
+
+-- The request body for a row: a template over the row's fields plus
+-- `prompt`, or a function(row, prompt) -> table (sent as JSON) or string.
+local function body_maker(body, what)
+  if type(body) == "function" then
+    return function(prompt, row)
+      local b = body(row, prompt)
+      if type(b) == "table" then return json.encode(b) end
+      if type(b) ~= "string" then error(what .. ": body function must return a table or a string", 0) end
+      return b
+    end
+  end
+  local t = template.load(body or DEFAULT_BODY, what .. " body")
+  return function(prompt, row)
+    return t:render(setmetatable({ prompt = prompt }, { __index = row }))
+  end
+end
+
+-- The fields an extract function returned, checked: answer a string,
+-- contexts a list of strings, retrieved a list (of ids or {id=, score=}).
+local function read_extracted(x, why)
+  if type(x) ~= "table" then return nil, why or "extract returned no table" end
+  if type(x.answer) ~= "string" then return nil, "extract gave no answer string" end
+  if x.contexts ~= nil and type(x.contexts) ~= "table" then return nil, "extract gave contexts that are not a list" end
+  if x.retrieved ~= nil and type(x.retrieved) ~= "table" then return nil, "extract gave retrieved that is not a list" end
+  return x
+end
+
+local function parse_with(extract)
+  return function(body)
+    local decoded = json.decode(body)
+    if decoded == nil then return nil, "the response is not JSON" end
+    local ok, x, why = pcall(extract, decoded, body)
+    if not ok then return nil, "extract raised: " .. tostring(x) end
+    return read_extracted(x, why)
+  end
+end
+
+local function answer_of(r, parse)
+  if not r.ok then return { ok = false, error = r.error, dry_run = r.dry_run } end
+  local x, why = parse(r.body)
+  if not x then return { ok = false, error = why } end
+  return { ok = true, answer = x.answer, contexts = x.contexts, retrieved = x.retrieved,
+           latency_ms = r.latency_ms, cached = r.cached, prompt_tokens = x.prompt_tokens,
+           completion_tokens = x.completion_tokens, cost = r.cached and 0 or x.cost }
+end
+
+function M.http(o)
+  if type(o) ~= "table" then error("ev.provider.http: expected a table {url = ...}", 2) end
+  options.check(o, HTTP, "ev.provider.http", 2)
+  if type(o.url) ~= "string" then error("ev.provider.http: url is required", 2) end
+  if o.method ~= nil and o.method ~= "POST" then
+    error("ev.provider.http: method must be \"POST\" (requests go through the judge's engine, which posts)", 2)
+  end
+  if o.extract ~= nil and type(o.extract) ~= "function" then
+    error("ev.provider.http: extract must be a function(response) -> {answer=, contexts=, retrieved=}", 2)
+  end
+  local s = sender.open(o, "ev.provider.http")
+  local make_body = body_maker(o.body, "ev.provider.http")
+  local parse = parse_with(o.extract or default_extract)
+  local valid = function(body) return parse(body) ~= nil end
+  return new("http", o.name or o.url, function(_, prompt, row)
+    local ok, body = pcall(make_body, prompt, row)
+    if not ok then return { ok = false, error = tostring(body) } end
+    return answer_of(sender.post(s, body, valid), parse)
+  end, { counts = s.stats, url = s.url })
+end
+
+-- ---- exec -----------------------------------------------------------------------
+
+local EXEC = options.set { "name", "cmd", "extract", "cache", "dry_run" }
+
+function M.exec(o)
+  if type(o) ~= "table" then error("ev.provider.exec: expected a table {cmd = ...}", 2) end
+  options.check(o, EXEC, "ev.provider.exec", 2)
+  if sys.sandboxed() then error("ev.provider.exec: running commands is not available in --sandbox mode", 2) end
+  if type(o.cmd) ~= "string" or o.cmd == "" then error("ev.provider.exec: cmd must be a command line", 2) end
+  local x = { cmd = o.cmd, dir = sender.cache_dir(o.cache, "ev.provider.exec"), dry_run = o.dry_run,
+              stats = sender.new_stats() }
+  local parse = parse_with(o.extract or default_extract)
+  local valid = function(body) return parse(body) ~= nil end
+  return new("exec", o.name or o.cmd, function(_, prompt, row)
+    local vars = type(row.table) == "function" and row:table() or row
+    local ok, input = pcall(json.encode, { prompt = prompt, vars = vars })
+    if not ok then return { ok = false, error = "cannot encode the row as JSON: " .. tostring(input) } end
+    return answer_of(sender.run(x, input, valid), parse)
+  end, { counts = x.stats })
+end
+
+return M

@@ -1,0 +1,154 @@
+-- Requests of the http and exec providers: the judge's C engine (evalua._judge)
+-- for concurrency and retries on 429/5xx/timeouts, its content-addressed
+-- cache for answers, dry runs, and identical requests in flight sent once.
+-- Results are {ok=, body=, latency_ms=, cached=, attempts=} or
+-- {ok = false, error=}; the provider reads the body.
+local C = require "evalua._judge"
+local sched = require "evalua.judge.sched"
+local sys = require "evalua._sys"
+
+local M = {}
+
+local VERSION = "evalua-provider-1"
+
+local function truthy(v)
+  return v ~= nil and v ~= "" and v ~= "0" and v:lower() ~= "false" and v:lower() ~= "no"
+end
+
+-- A run-wide dry run (ev.provider.dry_run(true) or $EVALUA_DRY_RUN).
+M.dry_run_all = truthy(C.env().dry_run)
+
+function M.new_stats()
+  return { requests = 0, cache_hits = 0, failures = 0, dry_run = 0, latency_ms = 0 }
+end
+
+-- cache(dir | false | nil) -> the folder answers are kept in, or nil
+function M.cache_dir(dir, what)
+  if dir == false then return nil end
+  if dir ~= nil and type(dir) ~= "string" then error(what .. ": cache must be a folder name or false", 4) end
+  dir = dir or C.env().cache_dir or C.default_cache_dir()
+  local ok, err = pcall(C.cache_open, dir, true)
+  if not ok then error(what .. ": cache: " .. tostring(err), 4) end
+  return dir
+end
+
+function M.key(kind, where, body)
+  return C.cache_key(("%s\n%s\n%s\n%s"):format(VERSION, kind, where, body))
+end
+
+function M.cached(dir, key)
+  if not dir then return nil end
+  return (C.cache_get(dir, key))
+end
+
+function M.store(dir, key, body)
+  if dir then C.cache_put(dir, key, body) end
+end
+
+-- ---- the HTTP sender ----------------------------------------------------------
+
+-- split("http://h:8000/a/b?x=1") -> "http://h:8000", "/a/b?x=1"
+local function split_url(url)
+  local origin, path = url:match("^(https?://[^/]+)(.*)$")
+  if not origin then return nil end
+  if path == "" then path = "/" end
+  return origin, path
+end
+
+-- open{url=, headers=, concurrency=, timeout_ms=, max_retries=, cache=, dry_run=}
+function M.open(o, what)
+  local origin, path = split_url(o.url)
+  if not origin then error(("%s: url must be http://host[:port]/path, got '%s'"):format(what, o.url), 4) end
+  local ok, engine = pcall(C.engine, {
+    base_url = origin, api_key_env = false, headers = o.headers, concurrency = o.concurrency or 16,
+    timeout_ms = o.timeout_ms, max_retries = o.max_retries, backoff_ms = o.backoff_ms,
+    max_backoff_ms = o.max_backoff_ms,
+  })
+  if not ok then error(what .. ": " .. tostring(engine):gsub("^judge: ", ""), 4) end
+  return { engine = engine, path = path, url = origin .. path, dir = M.cache_dir(o.cache, what),
+           dry_run = o.dry_run, inflight = {}, stats = M.new_stats() }
+end
+
+local function from_engine(d)
+  if d.error then
+    local msg = d.error
+    if d.retryable and d.attempts > 1 then msg = ("gave up after %d attempts: %s"):format(d.attempts, msg) end
+    return { ok = false, error = msg, status = d.status ~= 0 and d.status or nil }
+  end
+  return { ok = true, body = d.body, latency_ms = d.latency_ms, attempts = d.attempts, cached = false }
+end
+
+-- post(sender, body) -> result; the answer is stored once valid(body) holds.
+function M.post(s, body, valid)
+  local key = M.key("http", s.url, body)
+  local hit = M.cached(s.dir, key)
+  if hit and valid(hit) then
+    s.stats.cache_hits = s.stats.cache_hits + 1
+    return { ok = true, body = hit, latency_ms = 0, attempts = 0, cached = true }
+  end
+  local lead = s.inflight[key]
+  if lead then
+    local r = from_engine(sched.await(s.engine, lead))
+    if r.ok then r.cached, r.shared = true, true; s.stats.cache_hits = s.stats.cache_hits + 1; return r end
+  end
+  if s.dry_run or M.dry_run_all then
+    s.stats.dry_run = s.stats.dry_run + 1
+    return { ok = false, error = "dry run: request not sent", dry_run = true }
+  end
+  s.stats.requests = s.stats.requests + 1
+  local id = s.engine:submit(s.path, body)
+  s.inflight[key] = id
+  local r = from_engine(sched.await(s.engine, id))
+  s.inflight[key] = nil
+  if not r.ok then s.stats.failures = s.stats.failures + 1; return r end
+  s.stats.latency_ms = s.stats.latency_ms + r.latency_ms
+  if valid(r.body) then M.store(s.dir, key, r.body) end
+  return r
+end
+
+-- ---- the exec runner ---------------------------------------------------------
+
+local function read_all(path)
+  local f = io.open(path, "rb")
+  if not f then return "" end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- run(runner, input) -> result: cmd with input on stdin, its stdout as body.
+function M.run(x, input, valid)
+  local key = M.key("exec", x.cmd, input)
+  local hit = M.cached(x.dir, key)
+  if hit and valid(hit) then
+    x.stats.cache_hits = x.stats.cache_hits + 1
+    return { ok = true, body = hit, latency_ms = 0, attempts = 0, cached = true }
+  end
+  if x.dry_run or M.dry_run_all then
+    x.stats.dry_run = x.stats.dry_run + 1
+    return { ok = false, error = "dry run: command not run", dry_run = true }
+  end
+  x.stats.requests = x.stats.requests + 1
+  local inp, err = os.tmpname(), os.tmpname()
+  local f = assert(io.open(inp, "wb"))
+  f:write(input)
+  f:close()
+  local start = sys.monotonic()
+  local p = assert(io.popen(("(%s\n) < %s 2> %s"):format(x.cmd, inp, err), "r"))
+  local out = p:read("a")
+  local ok, how, code = p:close()
+  local latency = (sys.monotonic() - start) * 1000
+  local stderr = read_all(err):match("^%s*(.-)%s*$")
+  os.remove(inp)
+  os.remove(err)
+  if not ok then
+    x.stats.failures = x.stats.failures + 1
+    return { ok = false, error = ("'%s' %s %s%s"):format(x.cmd, how == "exit" and "exited with status" or "killed by signal",
+      tostring(code), stderr ~= "" and (": " .. stderr:sub(1, 300)) or "") }
+  end
+  x.stats.latency_ms = x.stats.latency_ms + latency
+  if valid(out) then M.store(x.dir, key, out) end
+  return { ok = true, body = out, latency_ms = latency, attempts = 1, cached = false }
+end
+
+return M

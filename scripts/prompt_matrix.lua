@@ -1,4 +1,4 @@
--- The prompt matrix: every prompt template (prompts/*.txt) x provider x
+-- The prompt matrix: every prompt template (scripts/prompts/*.txt) x provider x
 -- question, scored with assertions and answer metrics, summarised per cell
 -- (prompt x provider) and written as reports, with a side-by-side HTML view. Runs offline by default: the
 -- offline provider is an extractive heuristic over the retrieved passages.
@@ -9,14 +9,16 @@
 --   evalua run scripts/prompt_matrix.lua --watch                      # rerun on every saved prompt
 local ev = require "evalua"
 
+local here = ev.cli.script_dir(arg) -- default data and prompts sit beside the script
+
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/prompt_matrix.lua [options]",
   description = "Runs prompt templates x providers over the data, checks assertions and prints a matrix summary.",
-  { "data", "scripts/data/rag_eval.jsonl", "rows (JSONL or CSV); a row's `assert` list is checked too" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "rows (JSONL or CSV); a row's `assert` list is checked too" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "pipeline", "hybrid_rerank", "the variant whose retrieval gives the contexts (\"\" for every row)" },
   { "k", 3, "retrieved documents in the contexts" },
-  { "prompts", "prompts", "folder of prompt templates (*.txt), each a cell's prompt" },
+  { "prompts", here .. "/prompts", "folder of prompt templates (*.txt), each a cell's prompt" },
   { "provider", { "offline" }, "offline, or openai for any OpenAI-compatible server", list = true,
     choices = { "offline", "openai" } },
   { "model", "", "openai: the model (default: $EVALUA_MODEL)" },

@@ -16,6 +16,9 @@ checked in tests/install/deb.sh.
   ./share/evalua/scripts/geval_custom.lua
   ./share/evalua/scripts/nightly.lua
   ./share/evalua/scripts/prompt_experiment.lua
+  ./share/evalua/scripts/prompt_matrix.lua
+  ./share/evalua/scripts/prompts/concise.txt
+  ./share/evalua/scripts/prompts/detailed.txt
   ./share/evalua/scripts/rag_report.lua
   ./share/man/man1/evalua.1
   $ (cd "$EVALUA_SRC/docs" && ls *.md) | diff - <(ls share/doc/evalua/docs) && echo "every docs/*.md"

@@ -98,7 +98,7 @@ end
 
 function TestPromptMatrix:test_watch_reruns_and_names_the_changed_cells()
   local dir = h.tmpdir()
-  h.sh(("mkdir -p %s/prompts && cp %s/prompts/*.txt %s/prompts/"):format(dir, src, dir))
+  h.sh(("mkdir -p %s/prompts && cp %s/scripts/prompts/*.txt %s/prompts/"):format(dir, src, dir))
   local pid = h.run(("cd %s && (%s run scripts/prompt_matrix.lua --quiet --out %s/out --prompts %s/prompts --watch "
     .. "--watch-count 2 > %s/stdout 2> %s/stderr; echo $? > %s/status) & echo $!")
     :format(src, h.bin, dir, dir, dir, dir, dir)).stdout

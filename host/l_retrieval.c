@@ -5,7 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -472,10 +475,10 @@ static int trec_gc(lua_State *L) {
  * arrays of about their size), so under --sandbox a load is bounded
  * instead: regular files only, and about twice their size must fit in what
  * --mem-limit leaves. */
-static void check_trec_fits(lua_State *L, const char *qrels, const char *run) {
+static void check_trec_fits(lua_State *L, const int fd[2]) {
   struct evalua_runtime *rt = evalua_runtime(L);
   struct stat a, b;
-  if (!rt->sandbox || stat(qrels, &a) || stat(run, &b)) return; /* the reader names a missing file */
+  if (!rt->sandbox || fstat(fd[0], &a) || fstat(fd[1], &b)) return;
   if (!S_ISREG(a.st_mode) || !S_ISREG(b.st_mode))
     luaL_error(L, "TREC files must be regular files under --sandbox");
   double need = 2.0 * ((double)a.st_size + (double)b.st_size) / 1048576.0;
@@ -485,19 +488,54 @@ static void check_trec_fits(lua_State *L, const char *qrels, const char *run) {
                (int)left);
 }
 
-/* load_trec(qrels_path, run_path) -> TREC data */
+/* path opened for reading in one step with the sandbox's check ("-":
+ * standard input, outside the sandbox); -1 with errno when it cannot be. */
+static int open_trec(lua_State *L, const char *path) {
+  if (!strcmp(path, "-") && !evalua_runtime(L)->sandbox) return dup(0);
+  struct evalua_at at;
+  if (evalua_at(L, path, 0, 0, &at)) lua_error(L); /* the sandbox's refusal */
+  int fd = openat(at.dirfd, at.name, O_RDONLY | O_CLOEXEC | evalua_at_flags(&at));
+  int e = errno;
+  evalua_at_release(&at);
+  errno = e;
+  return fd;
+}
+
+struct trec_files {
+  int fd[2];
+};
+
+static int trec_files_close(lua_State *L) {
+  struct trec_files *f = lua_touserdata(L, 1);
+  for (int i = 0; i < 2; i++)
+    if (f->fd[i] >= 0) close(f->fd[i]), f->fd[i] = -1;
+  return 0;
+}
+
+/* load_trec(qrels_path, run_path) -> TREC data | nil, message */
 static int l_load_trec(lua_State *L) {
-  const char *qrels = luaL_checkstring(L, 1), *run = luaL_checkstring(L, 2);
-  evalua_check_path(L, qrels, 0);
-  evalua_check_path(L, run, 0);
-  check_trec_fits(L, qrels, run);
+  const char *path[2] = {luaL_checkstring(L, 1), luaL_checkstring(L, 2)};
+  struct trec_files *f = lua_newuserdatauv(L, sizeof *f, 0); /* closed by __gc, even on an error */
+  f->fd[0] = f->fd[1] = -1;
+  lua_newtable(L);
+  lua_pushcfunction(L, trec_files_close), lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  for (int i = 0; i < 2; i++)
+    if ((f->fd[i] = open_trec(L, path[i])) < 0) {
+      luaL_pushfail(L);
+      lua_pushfstring(L, "%s: cannot open (%s)", path[i], strerror(errno));
+      return 2;
+    }
+  check_trec_fits(L, f->fd);
   struct evr_trec **t = lua_newuserdatauv(L, sizeof *t, 0);
   *t = NULL;
   luaL_setmetatable(L, TREC_MT);
   if (!(*t = evr_trec_new())) luaL_error(L, "not enough memory");
   evr_trec_set_parallel(*t, evalua_run_two);
   struct evr_error err;
-  if (evr_trec_read_qrels(*t, qrels, &err) || evr_trec_read_run(*t, run, &err)) {
+  int bad = evr_trec_read_qrels_fd(*t, f->fd[0], path[0], &err) || evr_trec_read_run_fd(*t, f->fd[1], path[1], &err);
+  lua_pushcfunction(L, trec_files_close), lua_pushvalue(L, -3), lua_call(L, 1, 0);
+  if (bad) {
     luaL_pushfail(L);
     lua_pushstring(L, err.msg);
     return 2;

@@ -136,13 +136,13 @@ static int read_all(int fd, struct file *f) {
   }
 }
 
-/* Maps a regular file (with all its pages at once when populate); reads
- * anything else (a pipe, standard input). */
-static int open_file(const char *path, struct file *f, int populate, struct evr_error *err) {
+/* Maps the regular file open at fd (with all its pages at once when
+ * populate); reads anything else (a pipe, standard input). path names it
+ * in messages. The caller closes fd. */
+static int open_fd(int fd, const char *path, struct file *f, int populate, struct evr_error *err) {
   f->path = path;
-  int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
   struct stat st;
-  if (fd < 0 || fstat(fd, &st)) {
+  if (fstat(fd, &st)) {
     evr_error_set(err, "%s: cannot open (%s)", path, strerror(errno));
     return -1;
   }
@@ -159,8 +159,20 @@ static int open_file(const char *path, struct file *f, int populate, struct evr_
   }
   if (r == LINE_TOO_LONG) too_long(f, last_line_start(f->data, 0, f->size), err);
   else if (r) evr_error_set(err, "%s: cannot read (%s)", path, strerror(errno));
-  if (fd > 0) close(fd);
   return r ? -1 : 0;
+}
+
+/* The file at path ("-": standard input), as open_fd. */
+static int open_file(const char *path, struct file *f, int populate, struct evr_error *err) {
+  int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+  if (fd < 0) {
+    f->path = path;
+    evr_error_set(err, "%s: cannot open (%s)", path, strerror(errno));
+    return -1;
+  }
+  int r = open_fd(fd, path, f, populate, err);
+  if (fd > 0) close(fd);
+  return r;
 }
 
 /* Pages of a mapped file that has been read past are handed back in steps
@@ -656,9 +668,19 @@ static int index_queries(struct evr_trec *t, int run) {
   return r;
 }
 
+static int read_qrels(struct evr_trec *t, struct evr_error *err);
+
 int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->qrels.path) return evr_error_set(err, "%s: a qrels file was already read", path), -1;
-  if (open_file(path, &t->qrels, 0, err)) return -1;
+  return open_file(path, &t->qrels, 0, err) ? -1 : read_qrels(t, err);
+}
+
+int evr_trec_read_qrels_fd(struct evr_trec *t, int fd, const char *name, struct evr_error *err) {
+  if (t->qrels.path) return evr_error_set(err, "%s: a qrels file was already read", name), -1;
+  return open_fd(fd, name, &t->qrels, 0, err) ? -1 : read_qrels(t, err);
+}
+
+static int read_qrels(struct evr_trec *t, struct evr_error *err) {
   struct reader rd = {t, &t->qrels, NULL, 0, 0, NULL, t->qrels.data};
   if (t->qrels.mapped) madvise(t->qrels.data, t->qrels.size, MADV_SEQUENTIAL);
   if (map_judged(t, t->qrels.size)) return oom(err, &t->qrels);
@@ -814,9 +836,19 @@ static int read_run_lines(struct evr_trec *t, struct evr_error *err) {
   return r;
 }
 
+static int read_run(struct evr_trec *t, struct evr_error *err);
+
 int evr_trec_read_run(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->run.path) return evr_error_set(err, "%s: a run file was already read", path), -1;
-  if (open_file(path, &t->run, 1, err)) return -1;
+  return open_file(path, &t->run, 1, err) ? -1 : read_run(t, err);
+}
+
+int evr_trec_read_run_fd(struct evr_trec *t, int fd, const char *name, struct evr_error *err) {
+  if (t->run.path) return evr_error_set(err, "%s: a run file was already read", name), -1;
+  return open_fd(fd, name, &t->run, 1, err) ? -1 : read_run(t, err);
+}
+
+static int read_run(struct evr_trec *t, struct evr_error *err) {
   if (map_results(t, t->run.size)) return oom(err, &t->run);
   if (read_run_lines(t, err)) return -1;
   if (t->runid) t->runid_len = field_len(t->runid);

@@ -84,4 +84,17 @@ print(n > 100, ok > 0) -- the loop ran, and wrote whenever out/d was a folder]])
   lu.assertEquals(escaped, 0)
 end
 
+-- TREC files are opened in the same step as the check: a link in --out to
+-- a file outside is refused, and the real files load.
+function TestLinks.test_trec_files_are_opened_beneath_the_folder()
+  h.sh(("printf '1 0 d1 1\\n' > %s/out/q && printf '1 Q0 d1 1 2.0 r\\n' > %s/out/r"):format(dir, dir))
+  h.sh(("printf '1 0 d1 1\\n' > %s/outside/q && ln -s %s/outside/q %s/out/linked"):format(dir, dir, dir))
+  local r = sandboxed([[
+local ev = require "evalua"
+print(ev.dataset.trec("out/q", "out/r").n)
+print(pcall(ev.dataset.trec, "out/linked", "out/r"))]])
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, "1\nfalse\tsandbox: read access to 'out/linked' is not allowed (readable only under --read or --out)\n")
+end
+
 os.exit(lu.LuaUnit.run(), true)

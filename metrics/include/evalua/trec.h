@@ -55,6 +55,10 @@ evr_parallel_fn evr_trec_parallel(const struct evr_trec *t);
  * once. 0, or -1 with err set ("FILE:LINE: problem" or "FILE: problem"). */
 int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err);
 int evr_trec_read_run(struct evr_trec *t, const char *path, struct evr_error *err);
+/* The same from a file already open (the caller closes fd); name is how
+ * messages call it. */
+int evr_trec_read_qrels_fd(struct evr_trec *t, int fd, const char *name, struct evr_error *err);
+int evr_trec_read_run_fd(struct evr_trec *t, int fd, const char *name, struct evr_error *err);
 
 /* Queries seen in either file, in byte order of their ids (trec_eval's). */
 size_t evr_trec_count(const struct evr_trec *t);

@@ -70,14 +70,6 @@ function M.ask(judge, name, vars, prompt)
   return judge:ask(name, vars)
 end
 
--- The chat messages of step `name` for vars, for callers that need more
--- than judge:ask gives (G-Eval asks for logprobs).
-function M.messages(name, vars, prompt)
-  vars._prompt = prompt
-  local op = ops.get(name)
-  return ops.render(op, ops.prepare(op, vars))
-end
-
 function M.unmeasured(reason, extra)
   local t = extra or {}
   t.unmeasured, t.reason = true, reason
@@ -201,9 +193,19 @@ M.step("llm_evaluator", {
     if bad then return nil, bad end
     return answer, type(answer.reason) == "string" and answer.reason or nil
   end,
-  -- The example whose inputs share the most tokens with these inputs
-  -- (Jaccard), its outputs copied; the first such example on a tie.
+  -- The metric's own offline function when it has one; else the example
+  -- whose inputs share the most tokens with these inputs (Jaccard), its
+  -- outputs copied; the first such example on a tie.
   offline = function(vars)
+    if vars.offline then
+      local out = vars.offline(vars.inputs)
+      local bad = check_keys(out, vars.keys, "the offline function's result")
+      if bad then return nil, bad end
+      return out, type(out.reason) == "string" and out.reason or nil
+    end
+    if #vars.examples == 0 then
+      return nil, "the offline judge needs examples or an offline function for '" .. vars.name .. "'"
+    end
     local function set_of(v)
       local s = {}
       for _, t in ipairs(offline.tokens(json.encode(v))) do s[t] = true end
@@ -280,17 +282,9 @@ function M.new(o)
 
   -- self:run(judge, inputs) -> {ok = true, outputs =, reason =} | {ok = false, error =}
   function self.run(_, judge, values)
-    if judge.kind == "offline" and o.offline then
-      local out = o.offline(values)
-      local bad = check_keys(out, outputs, "the offline function's result")
-      if bad then return { ok = false, error = bad } end
-      return { ok = true, outputs = out, reason = type(out.reason) == "string" and out.reason or nil }
-    end
-    if judge.kind == "offline" and #examples == 0 then
-      return { ok = false, error = "the offline judge needs examples or an offline function for '" .. o.name .. "'" }
-    end
     local r = M.ask(judge, "llm_evaluator",
-      { instructions = o.instructions, keys = outputs, examples = examples, inputs = values }, prompt)
+      { instructions = o.instructions, keys = outputs, examples = examples, inputs = values,
+        name = o.name, offline = o.offline }, prompt)
     if not r.ok then return { ok = false, error = r.error } end
     return { ok = true, outputs = r.value, reason = r.reason }
   end

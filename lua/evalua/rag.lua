@@ -10,6 +10,7 @@
 -- it with a documented heuristic. Formulas: docs/judged_metrics.md.
 local E = require "evalua.llm_evaluator"
 local offline = require "evalua.judge.offline"
+local text = require "evalua.text"
 local registry = require "evalua.registry"
 local options = require "evalua.options"
 local P = require "evalua.prompts.rag"
@@ -235,21 +236,8 @@ E.step("rag_relevancy_refine", {
   end,
 })
 
--- Token F1 of two texts over content tokens (the offline judge's grading).
-local function token_f1(a, b)
-  local ca, cb = {}, {}
-  for _, t in ipairs(offline.content_tokens(a)) do ca[t] = (ca[t] or 0) + 1 end
-  local nb, na, common = 0, 0, 0
-  for _, t in ipairs(offline.content_tokens(b)) do cb[t] = (cb[t] or 0) + 1; nb = nb + 1 end
-  for t, n in pairs(ca) do
-    na = na + n
-    common = common + math.min(n, cb[t] or 0)
-  end
-  if common == 0 then return 0 end
-  local p, r = common / na, common / nb
-  return 2 * p * r / (p + r)
-end
-M.token_f1 = token_f1
+-- SQuAD token F1 (ev.text): the offline judge's grading of an answer.
+local token_f1 = text.token_f1
 
 E.step("rag_correctness", {
   prompt = P.correctness,
@@ -302,34 +290,6 @@ function M.average_precision(verdicts)
   end
   if hits == 0 then return 0 end
   return sum / hits
-end
-
-function M.cosine(a, b)
-  local dot, na, nb = 0, 0, 0
-  for i = 1, math.max(#a, #b) do
-    local x, y = a[i] or 0, b[i] or 0
-    dot, na, nb = dot + x * y, na + x * x, nb + y * y
-  end
-  if na == 0 or nb == 0 then return 0 end
-  return dot / math.sqrt(na * nb)
-end
-
--- Counts of content tokens (stopwords left out) over one shared vocabulary:
--- the offline judge's stand-in for embeddings.
-function M.token_vectors(texts)
-  local index, size, vectors = {}, 0, {}
-  for i, text in ipairs(texts) do
-    local v = {}
-    for _, t in ipairs(offline.content_tokens(text)) do
-      if not index[t] then size = size + 1; index[t] = size end
-      v[index[t]] = (v[index[t]] or 0) + 1
-    end
-    vectors[i] = v
-  end
-  for _, v in ipairs(vectors) do
-    for j = 1, size do v[j] = v[j] or 0 end
-  end
-  return vectors
 end
 
 -- Pairwise verdicts of both orders -> one result. first: the verdict when A
@@ -488,22 +448,16 @@ local function relevance_embedding(o, prompts, judge, v)
   if all_nc then
     return { score = 0, questions = qs, mode = "embedding", reason = "every generated question is noncommittal" }
   end
-  local texts = { v.question }
-  for i, q in ipairs(qs) do texts[i + 1] = q.question end
-  local vectors
-  if judge.kind == "offline" then
-    vectors = M.token_vectors(texts)
-  else
-    local e = judge:embed { input = texts, model = o.embed_model }
-    if not e.ok then
-      return E.unmeasured("embeddings: " .. tostring(e.error)
-        .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)")
-    end
-    vectors = e.embeddings
+  local texts = {}
+  for i, q in ipairs(qs) do texts[i] = q.question end
+  local cosines, err = judge:similarity(v.question, texts, o.embed_model)
+  if not cosines then
+    return E.unmeasured("embeddings: " .. tostring(err)
+      .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)")
   end
   local sum = 0
   for i, q in ipairs(qs) do
-    q.cosine = M.cosine(vectors[1], vectors[i + 1])
+    q.cosine = cosines[i]
     sum = sum + q.cosine
   end
   return { score = sum / #qs, questions = qs, mode = "embedding",

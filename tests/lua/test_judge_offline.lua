@@ -73,7 +73,7 @@ function TestOffline:test_the_offline_judge_needs_no_network_and_cannot_chat()
   local j = ev.judge.open("offline")
   lu.assertEquals(j.kind, "offline")
   lu.assertEquals(j:chat { messages = { { role = "user", content = "x" } } }.error,
-                  "the offline judge cannot chat or embed; it answers judge:ask(op, vars)")
+                  "the offline judge cannot chat; it answers judge:ask(op, vars) and judge:embed{input=}")
   lu.assertEquals(j:stats().requests, 0)
   lu.assertErrorMsgContains("does not apply to the offline judge", ev.judge.open, { kind = "offline", model = "x" })
 end

@@ -10,48 +10,17 @@
 -- it with a documented heuristic. Formulas: docs/judged_metrics.md.
 local E = require "evalua.llm_evaluator"
 local offline = require "evalua.judge.offline"
-local text = require "evalua.text"
 local registry = require "evalua.registry"
 local options = require "evalua.options"
 local P = require "evalua.prompts.rag"
+local inputs = require "evalua.rag.inputs"
+local formulas = require "evalua.rag.formulas"
+local steps = require "evalua.rag.steps"
 
-local M = { prompts = P }
+local M = { prompts = P, steps = steps, average_precision = formulas.average_precision,
+            reconcile = formulas.reconcile, pack = inputs.pack }
 
--- ---- rows ---------------------------------------------------------------------
-
-local FIELDS = { question = "query", answer = "answer", contexts = "contexts", reference = "gold_answers" }
-
--- The text of field `what` in row, or nil and why it is missing. A list of
--- reference answers gives its first; a row's own `reference` wins.
-local function field(o, row, what)
-  local from = (o.fields or {})[what] or FIELDS[what]
-  local v
-  if type(from) == "function" then v = from(row) else v = row[from] end
-  if what == "reference" and v == nil and from == FIELDS.reference then v = row.reference end
-  local name = type(from) == "string" and from or what
-  if what == "contexts" then
-    if type(v) == "string" then v = { v } end
-    if type(v) ~= "table" or #v == 0 then return nil, ("no '%s' in the row"):format(name) end
-    for i, c in ipairs(v) do
-      if type(c) ~= "string" then return nil, ("'%s[%d]' is not text"):format(name, i) end
-    end
-    return v
-  end
-  if type(v) == "table" then v = v[1] end
-  if type(v) ~= "string" or not v:find("%S") then return nil, ("no '%s' in the row"):format(name) end
-  return v
-end
-
--- Reads the named fields; returns the values table or nil, reason.
-local function read(o, row, names)
-  local out = {}
-  for _, n in ipairs(names) do
-    local v, why = field(o, row, n)
-    if v == nil then return nil, why end
-    out[n] = v
-  end
-  return out
-end
+local field, read = inputs.field, inputs.read
 
 local function threshold_of(o, default)
   local t = o.threshold == nil and default or o.threshold
@@ -81,231 +50,6 @@ local function prompts_of(o, name, steps)
   return out
 end
 
--- ---- judge operations -------------------------------------------------------
-
-local function parse_verdict_list(answer, want, key)
-  local list = type(answer) == "table" and answer[key]
-  if type(list) ~= "table" then return nil, ('expected {"%s": [...]}'):format(key) end
-  if want and #list ~= want then return nil, ("%d verdicts for %d statements"):format(#list, want) end
-  local out = {}
-  for i, v in ipairs(list) do
-    local verdict = type(v) == "table" and E.verdict(v.verdict)
-    if not verdict then return nil, ("%s[%d] has no verdict 1 or 0"):format(key, i) end
-    out[i] = { verdict = verdict, statement = type(v.statement) == "string" and v.statement or nil,
-               reason = type(v.reason) == "string" and v.reason or nil }
-  end
-  return out
-end
-
--- Statements checked against a context: the list given, in order.
-local function parse_checked(answer, vars)
-  local out, err = parse_verdict_list(answer, #vars.statements, "verdicts")
-  if not out then return nil, err end
-  for i, v in ipairs(out) do v.statement = vars.statements[i] end
-  return out
-end
-
-local function offline_checked(vars, o)
-  return offline.verdicts(vars.statements, table.concat(vars.contexts, "\n\n"), o.support_threshold)
-end
-
-local function parse_single_verdict(answer)
-  local v = type(answer) == "table" and E.verdict(answer.verdict)
-  if not v then return nil, 'expected {"verdict": 1 or 0}' end
-  return v, type(answer.reason) == "string" and answer.reason or nil
-end
-
-E.step("rag_statements", {
-  prompt = P.statements,
-  parse = function(answer)
-    local list = type(answer) == "table" and answer.statements
-    if type(list) ~= "table" then return nil, 'expected {"statements": [...]}' end
-    local out = {}
-    for i, s in ipairs(list) do
-      if type(s) ~= "string" then return nil, ("statements[%d] is not a string"):format(i) end
-      if s:find("%S") then out[#out + 1] = s end
-    end
-    return out
-  end,
-  offline = function(vars)
-    return offline.claims(vars.answer), "offline: one statement per sentence; refusals make none"
-  end,
-})
-
-E.step("rag_verdicts", { prompt = P.verdicts, parse = parse_checked, offline = offline_checked })
-E.step("rag_recall", { prompt = P.context_recall, parse = parse_checked, offline = offline_checked })
-
-E.step("rag_precision", {
-  prompt = P.context_precision,
-  parse = parse_single_verdict,
-  offline = function(vars, o)
-    local v = offline.verdicts({ vars.reference }, vars.context, o.support_threshold)[1]
-    return v.verdict, "offline: " .. v.reason
-  end,
-})
-
-M.offline_relevance_threshold = 1 / 3
-
-E.step("rag_context_relevance", {
-  prompt = P.context_relevance,
-  parse = function(answer) return parse_verdict_list(answer, nil, "verdicts") end,
-  offline = function(vars)
-    local out = {}
-    for i, s in ipairs(offline.sentences(vars.context)) do
-      local share, why = offline.relevance(vars.question, s)
-      out[i] = { statement = s, verdict = share >= M.offline_relevance_threshold and 1 or 0,
-                 reason = "offline: " .. why }
-    end
-    return out
-  end,
-})
-
--- Answers that decline to answer, for the offline judge.
-M.noncommittal_patterns = {
-  "i don't know", "i do not know", "not sure", "cannot answer", "can't answer", "no information",
-  "unable to answer", "不知道", "无法回答", "不清楚", "没有相关信息", "わかりません", "分かりません",
-}
-
-local function noncommittal(text)
-  local low = text:lower()
-  for _, p in ipairs(M.noncommittal_patterns) do
-    if low:find(p, 1, true) then return 1 end
-  end
-  return 0
-end
-
-E.step("rag_questions", {
-  prompt = P.questions,
-  parse = function(answer)
-    local list = type(answer) == "table" and answer.questions
-    if type(list) ~= "table" then return nil, 'expected {"questions": [...]}' end
-    local out = {}
-    for i, q in ipairs(list) do
-      if type(q) ~= "table" or type(q.question) ~= "string" then
-        return nil, ("questions[%d] has no question text"):format(i)
-      end
-      local nc = E.verdict(q.noncommittal)
-      if nc == nil then return nil, ("questions[%d] has no noncommittal 1 or 0"):format(i) end
-      if q.question:find("%S") then out[#out + 1] = { question = q.question, noncommittal = nc } end
-    end
-    if #out == 0 then return nil, "no questions" end
-    return out
-  end,
-  -- The answer's first n sentences stand in for generated questions.
-  offline = function(vars)
-    local out, nc = {}, noncommittal(vars.answer)
-    for i, s in ipairs(offline.sentences(vars.answer)) do
-      if i > vars.n then break end
-      out[i] = { question = s, noncommittal = nc }
-    end
-    if #out == 0 then out[1] = { question = vars.answer, noncommittal = nc } end
-    return out, "offline: the answer's sentences stand in for generated questions"
-  end,
-})
-
-E.step("rag_answer_relevance", {
-  prompt = P.answer_relevance,
-  parse = function(answer)
-    local v = type(answer) == "table" and tonumber(answer.relevance)
-    if not v or v ~= v or v < 0 or v > 1 then return nil, "expected relevance as a number from 0 to 1" end
-    return v, type(answer.reason) == "string" and answer.reason or nil
-  end,
-  offline = function(vars)
-    local v, why = offline.relevance(vars.question, vars.answer)
-    return v, "offline: " .. why
-  end,
-})
-
-local function parse_yes_no(answer)
-  local v = type(answer) == "table" and type(answer.verdict) == "string" and answer.verdict:upper():match("^%s*(%a+)")
-  if v ~= "YES" and v ~= "NO" then return nil, 'expected {"verdict": "YES" or "NO"}' end
-  return v, type(answer.reason) == "string" and answer.reason or nil
-end
-
-local function offline_in_line(vars, o)
-  local v = offline.verdicts({ vars.response }, vars.context, o.support_threshold)[1]
-  return v.verdict == 1 and "YES" or "NO", "offline: " .. v.reason
-end
-
-E.step("rag_relevancy", { prompt = P.relevancy, parse = parse_yes_no, offline = offline_in_line })
-E.step("rag_relevancy_refine", {
-  prompt = P.relevancy_refine, parse = parse_yes_no,
-  offline = function(vars, o)
-    if vars.previous == "YES" then return "YES", "offline: the earlier verdict was YES" end
-    return offline_in_line(vars, o)
-  end,
-})
-
--- SQuAD token F1 (ev.text): the offline judge's grading of an answer.
-local token_f1 = text.token_f1
-
-E.step("rag_correctness", {
-  prompt = P.correctness,
-  parse = function(answer)
-    local v = type(answer) == "table" and tonumber(answer.score)
-    if not v or v ~= v or v < 1 or v > 5 then return nil, "expected score as a number from 1 to 5" end
-    return v, type(answer.reason) == "string" and answer.reason or nil
-  end,
-  offline = function(vars)
-    local f1 = token_f1(vars.answer, vars.reference)
-    return math.floor(1 + 4 * f1 + 0.5), ("offline: 1 + 4 x token F1 with the reference (F1 %.2f)"):format(f1)
-  end,
-})
-
--- How well an answer does for the offline pairwise judge: its token F1 with
--- the reference, or without one, the share of question words it contains.
-local function offline_merit(vars, text)
-  if vars.reference then return token_f1(text, vars.reference) end
-  return (offline.relevance(vars.question, text))
-end
-
-E.step("rag_pairwise", {
-  prompt = P.pairwise,
-  parse = function(answer)
-    local b = type(answer) == "table" and type(answer.better) == "string" and answer.better:match("^%s*(.-)%s*$")
-    if b then b = b:upper() == "TIE" and "tie" or b:upper() end
-    if b ~= "A" and b ~= "B" and b ~= "tie" then return nil, 'expected {"better": "A", "B" or "tie"}' end
-    return b, type(answer.reason) == "string" and answer.reason or nil
-  end,
-  offline = function(vars)
-    local a, b = offline_merit(vars, vars.first), offline_merit(vars, vars.second)
-    local what = vars.reference and "token F1 with the reference" or "share of question words"
-    local why = ("offline: %s %.2f for A, %.2f for B"):format(what, a, b)
-    if math.abs(a - b) < 1e-9 then return "tie", why end
-    return a > b and "A" or "B", why
-  end,
-})
-
--- ---- scoring (pure functions, tested on their own) --------------------------------
-
--- Rank-weighted average precision over verdicts in rank order:
--- sum_k (precision@k * v_k) / (number of useful chunks); 0 when none is useful.
-function M.average_precision(verdicts)
-  local hits, sum = 0, 0
-  for k, v in ipairs(verdicts) do
-    if v == 1 then
-      hits = hits + 1
-      sum = sum + hits / k
-    end
-  end
-  if hits == 0 then return 0 end
-  return sum / hits
-end
-
--- Pairwise verdicts of both orders -> one result. first: the verdict when A
--- was shown first; swapped: the verdict (in the labels the judge saw) when B
--- was shown first. A = 1, B = 0, tie = 0.5 per order; the score is their mean.
-function M.reconcile(first, swapped)
-  local back = ({ A = "B", B = "A", tie = "tie" })[swapped]
-  local value = { A = 1, B = 0, tie = 0.5 }
-  local score = (value[first] + value[back]) / 2
-  local verdict
-  if first == back then verdict = first
-  elseif score > 0.5 then verdict = "A"
-  elseif score < 0.5 then verdict = "B"
-  else verdict = "inconsistent" end
-  return { score = score, verdict = verdict, agreement = first == back, orders = { first, back } }
-end
 
 -- ---- the metrics ---------------------------------------------------------------------
 
@@ -405,7 +149,7 @@ define("context_precision", "rank-weighted average precision of the chunks judge
     end
     local useful = 0
     for _, f in ipairs(flags) do useful = useful + f end
-    return finish({ score = M.average_precision(flags), verdicts = verdicts,
+    return finish({ score = formulas.average_precision(flags), verdicts = verdicts,
                     reason = ("%d of %d chunks judged useful"):format(useful, #flags) }, threshold)
   end, hint)
   return m
@@ -486,21 +230,6 @@ define("answer_relevance", "how well the answer addresses the question (generate
 M.answer_relevance_direct = M.answer_relevance { name = "answer_relevance_direct", mode = "direct",
   description = "the judge's 0-1 rating of how well the answer addresses the question" }
 
--- Contexts packed in order into groups of at most budget characters (a
--- longer single context is a group of its own).
-function M.pack(contexts, budget)
-  local groups, cur, size = {}, {}, 0
-  for _, c in ipairs(contexts) do
-    if #cur > 0 and size + #c > budget then
-      groups[#groups + 1] = table.concat(cur, "\n\n")
-      cur, size = {}, 0
-    end
-    cur[#cur + 1] = c
-    size = size + #c
-  end
-  if #cur > 0 then groups[#groups + 1] = table.concat(cur, "\n\n") end
-  return groups
-end
 
 define("relevancy", "YES when the answer is in line with the contexts (LlamaIndex's relevancy)", function(o)
   local m = base(o, "relevancy", o.description)
@@ -527,7 +256,7 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
                       reason = ("%d of %d chunks support the answer"):format(yes, #steps) }, threshold)
     end
     local verdict = "NO"
-    for k, group in ipairs(M.pack(v.contexts, budget)) do
+    for k, group in ipairs(inputs.pack(v.contexts, budget)) do
       local name, p = "rag_relevancy", prompts.check
       if k > 1 then name, p = "rag_relevancy_refine", prompts.refine end
       local r = E.ask(judge, name, { query = v.question, response = v.answer, context = group, previous = verdict }, p)
@@ -568,7 +297,7 @@ function M.compare(judge, v, prompt)
   if not r1.ok then return failed("A shown first", r1) end
   local r2 = ask(v.b, v.a)
   if not r2.ok then return failed("B shown first", r2) end
-  local out = M.reconcile(r1.value, r2.value)
+  local out = formulas.reconcile(r1.value, r2.value)
   out.reasons = { r1.reason, r2.reason }
   local words = { A = "A is better", B = "B is better", tie = "a tie", inconsistent = "inconsistent" }
   out.reason = ("%s (A shown first: %s; B shown first: %s)"):format(words[out.verdict],
@@ -601,3 +330,4 @@ for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_di
 end
 
 return M
+

@@ -230,6 +230,23 @@ function TestRag:test_a_prompt_replaced_by_a_string_is_what_the_judge_sees()
   lu.assertEquals(seen[2].body.messages[1].content, 'Check ["s"].')
 end
 
+-- The judge names each request's operation in a header; the mock answers by
+-- it, so reworded prompts still get answers of the right shape.
+function TestRag:test_each_request_names_its_operation_whatever_the_prompt_says()
+  local m = rag.faithfulness { prompts = { statements = { system = "Split the text." },
+                                           verdicts = { system = "Check each line." } } }
+  local row = { query = "q", answer = "Paris is the capital. It has 9 bridges.",
+                contexts = { "Paris is the capital of France." } }
+  local r = m:score(row, judge())
+  lu.assertEquals(r.score, 1 / 2) -- sentence 1: 2 of 2 content words in the context; sentence 2: 0 of 3
+  local ops = {}
+  for i, q in ipairs(mock:requests()) do ops[i] = q.headers["x-evalua-operation"] end
+  lu.assertEquals(ops, { "rag_statements", "rag_verdicts" })
+  mock:reset()
+  judge():chat { messages = { { role = "user", content = "hi" } } }
+  lu.assertNil(mock:requests()[1].headers["x-evalua-operation"]) -- a plain chat names none
+end
+
 function TestRag:test_prompt_errors_name_the_step_and_variable()
   lu.assertErrorMsgContains("faithfulness: no prompt step 'verdict' (its steps: statements, verdicts)",
     rag.faithfulness, { prompts = { verdict = "x" } })

@@ -363,7 +363,7 @@ local function exchange(self, st, path, text, req, est, key)
   local s, prior, waited = st.stats, 0, 0
   s.requests = s.requests + 1
   while true do
-    local id = st.engine:submit(path, text, est, prior)
+    local id = st.engine:submit(path, text, est, prior, req.operation)
     if st.inflight then st.inflight[key] = id end
     local d = sched.await(st.engine, id)
     s.attempts = s.attempts + d.attempts - prior

@@ -19,6 +19,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._table", luaopen_evalua_table},
   {"evalua._report", luaopen_evalua_report},
   {"evalua._json", luaopen_evalua_json},
+  {"evalua._embed", luaopen_evalua_embed},
   {NULL, NULL},
 };
 

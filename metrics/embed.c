@@ -144,7 +144,7 @@ static int cmp_u64(const void *a, const void *b) {
 /* Moves the scratch features, sorted, into the text's distinct features
  * with their counts. */
 static int keep(evembed *e) {
-  qsort(e->scratch, e->ns, sizeof *e->scratch, cmp_u64);
+  if (e->ns) qsort(e->scratch, e->ns, sizeof *e->scratch, cmp_u64);
   if (grow((void **)&e->f, &e->capf, e->nf + e->ns, sizeof *e->f)) return -1;
   for (size_t i = 0; i < e->ns; i++) {
     if (i > 0 && e->scratch[i] == e->scratch[i - 1]) e->f[e->nf - 1].w += 1;

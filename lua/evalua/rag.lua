@@ -194,14 +194,14 @@ local function relevance_embedding(o, prompts, judge, v)
   end
   local texts = {}
   for i, q in ipairs(qs) do texts[i] = q.question end
-  local cosines, err = judge:similarity(v.question, texts, o.embed_model)
-  if not cosines then
-    return E.unmeasured("embeddings: " .. tostring(err)
+  local sims, errs = judge:similarity({ v.question }, { texts }, { model = o.embed_model })
+  if not sims[1] then
+    return E.unmeasured("embeddings: " .. tostring(errs[1])
       .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)")
   end
   local sum = 0
   for i, q in ipairs(qs) do
-    q.cosine = cosines[i]
+    q.cosine = sims[1][i]
     sum = sum + q.cosine
   end
   return { score = sum / #qs, questions = qs, mode = "embedding",
@@ -284,6 +284,45 @@ define("correctness", "1-5 grade of the answer against the reference, passing at
   return m
 end, { "threshold" })
 
+-- Semantic answer similarity of rows: the cosine of each answer's embedding
+-- with its closest gold answer's, every text embedded once per call.
+local function sas_rows(o, threshold, rows, ctx)
+  local out, answers, golds, at = {}, {}, {}, {}
+  local judge, why = E.judge_of(ctx)
+  for i = 1, #rows do
+    local a, missing = field(o, rows[i], "answer")
+    local g, none
+    if a then g, none = inputs.references(o, rows[i]) end
+    if not judge then out[i] = E.unmeasured(why)
+    elseif not g then out[i] = E.unmeasured(missing or none)
+    else answers[#answers + 1], golds[#golds + 1], at[#at + 1] = a, g, i end
+  end
+  if #answers == 0 then return out end
+  local sims, errs = judge:similarity(answers, golds, { model = o.embed_model })
+  for k, i in ipairs(at) do
+    local cos = sims[k]
+    if not cos then
+      out[i] = E.unmeasured("embeddings: " .. tostring(errs[k]))
+    else
+      local best = 1
+      for j = 2, #cos do if cos[j] > cos[best] then best = j end end
+      out[i] = finish({ score = cos[best], gold = best, cosines = cos,
+                        reason = ("cosine %.3f with gold answer %d of %d"):format(cos[best], best, #cos) }, threshold)
+    end
+  end
+  return out
+end
+
+define("sas", "semantic answer similarity: embedding cosine of the answer with the closest gold answer",
+  function(o)
+    local m = base(o, "sas", o.description)
+    local threshold = threshold_of(o, nil)
+    m.threshold = threshold
+    m.batch = function(rows, ctx) return sas_rows(o, threshold, rows, ctx) end
+    m.fn = function(row, ctx) return sas_rows(o, threshold, { row }, ctx)[1] end
+    return m
+  end, { "threshold", "embed_model" })
+
 -- compare(judge, {question=, a=, b=, reference=} [, prompt]) -> both orders
 -- judged and reconciled, or unmeasured when either order fails.
 function M.compare(judge, v, prompt)
@@ -325,7 +364,7 @@ define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 f
   end, { "a", "b", "reference" })
 
 for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
-                        "context_recall", "context_relevance", "relevancy", "correctness" } do
+                        "context_recall", "context_relevance", "relevancy", "correctness", "sas" } do
   registry.register(M[name])
 end
 

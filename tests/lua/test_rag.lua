@@ -282,19 +282,17 @@ function TestRag:test_offline_precision_recall_and_relevance()
   lu.assertEquals(rag.context_relevance:score(ROW, off).score, 0.5)
   -- direct relevance: single, can of the 6 question words
   lu.assertEquals(rag.answer_relevance_direct:score(ROW, off).score, 2 / 6)
-  -- correctness: F1 of {single object can up 5 tib billing monthly} and {5 tib per object}:
-  -- 3 common, P = 3/8, R = 3/4, F1 = 0.5 -> 1 + 4 * 0.5 = 3
-  lu.assertEquals(rag.correctness:score(ROW, off).score, 3)
+  -- correctness: SQuAD token F1 (ev.text) of {single object can be up to 5 tib billing is monthly}
+  -- and {5 tib per object}: 3 common, P = 3/11, R = 3/4, F1 = 0.4 -> 1 + 4 * 0.4 = 2.6, rounded 3
+  local c = rag.correctness:score(ROW, off)
+  lu.assertEquals(c.score, 3)
+  lu.assertEquals(c.reason, "offline: 1 + 4 x token F1 with the reference (F1 0.40)")
 end
 
-function TestRag:test_offline_answer_relevance_cosine_of_token_counts()
+function TestRag:test_offline_answer_relevance_is_unmeasured_with_the_reason()
   local r = rag.answer_relevance:score(ROW, ev.judge.open("offline"))
-  -- question {big can single file nimbus storage}; sentence 1 {single object can up 5 tib}:
-  -- 2 shared, cosine 2/6; sentence 2 {billing monthly}: 0. Mean 1/6.
-  lu.assertAlmostEquals(r.score, 1 / 6, 1e-15)
-  lu.assertEquals(#r.questions, 2)
-  local nc = rag.answer_relevance:score({ query = "q?", answer = "I don't know." }, ev.judge.open("offline"))
-  lu.assertEquals(nc.score, 0)
+  lu.assertEquals(r, { unmeasured = true, reason = "questions: the offline judge cannot write the questions an "
+    .. "answer replies to; answer_relevance needs a model judge (offline, sas compares answers with gold answers)" })
 end
 
 function TestRag:test_registered_names_resolve()

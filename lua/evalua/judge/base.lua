@@ -6,6 +6,7 @@
 -- and inherits ask() and the request checks below, so metrics call the same
 -- methods on either judge and never ask which kind they hold.
 local ops = require "evalua.judge.ops"
+local options = require "evalua.options"
 
 local B = {}
 B.__index = B
@@ -56,18 +57,91 @@ function B:ask(name, vars)
   return self:answer(name, op, prepared, vars)
 end
 
--- judge:embed{input = string | list} -> {ok = true, embeddings = {...}, embedding = (for a string)}
--- judge:similarity(a, bs) -> cosines of text a with each text of bs, one
--- embedding request for all of them; nil, error when it failed.
-function B:similarity(a, bs, model)
-  local input = { a }
-  for i, b in ipairs(bs) do input[i + 1] = b end
-  local e = self:embed { input = input, model = model }
-  if not e.ok then return nil, e.error end
+local SIMILARITY_OPTIONS = options.set { "model" }
+
+-- Texts per embedding request when similarity() embeds many.
+B.embed_batch = 64
+
+-- The distinct texts of queries and candidates, in first-seen order, and
+-- each query's and candidate's index among them.
+local function distinct(queries, candidates)
+  local texts, at = {}, {}
+  local function id(s)
+    if not at[s] then texts[#texts + 1] = s; at[s] = #texts end
+    return at[s]
+  end
+  local qi, ci = {}, {}
+  for i, q in ipairs(queries) do
+    qi[i] = id(q)
+    local list = type(candidates[i]) == "table" and candidates[i] or { candidates[i] }
+    ci[i] = {}
+    for j, c in ipairs(list) do ci[i][j] = id(c) end
+  end
+  return texts, qi, ci
+end
+
+-- Embeds texts B.embed_batch at a time; vectors[k] or errors[k] per text.
+-- Outside a coroutine the batches go out together through ev.map.
+local function embed_batches(self, texts, model)
+  local batches = {}
+  for k = 1, #texts, B.embed_batch do
+    batches[#batches + 1] = table.move(texts, k, math.min(k + B.embed_batch - 1, #texts), 1, {})
+  end
+  local function one(batch) return self:embed { input = batch, model = model } end
+  local answers
+  if coroutine.isyieldable() or #batches == 1 then
+    answers = {}
+    for i, batch in ipairs(batches) do answers[i] = one(batch) end
+  else
+    answers = require "evalua.map"(batches, one, { progress = false })
+  end
+  local vectors, errors = {}, {}
+  for i, r in ipairs(answers) do
+    for j = 1, #batches[i] do
+      local k = (i - 1) * B.embed_batch + j
+      if r.ok then vectors[k] = r.embeddings[j] else errors[k] = r.error end
+    end
+  end
+  return vectors, errors
+end
+
+-- judge:similarity(queries, candidates [, {model =}]) -> sims, errors:
+-- sims[i] lists the cosines of queries[i] with each text of candidates[i]
+-- (a string or a list of strings); when it could not be computed, sims[i]
+-- is nil and errors[i] says why. Every distinct text is embedded once.
+function B.check_similarity(queries, candidates, opts)
+  local function strings(list, what)
+    for i, s in ipairs(list) do
+      if type(s) ~= "string" then error(("judge:similarity: %s[%d] must be a string"):format(what, i), 4) end
+    end
+  end
+  if type(queries) ~= "table" or type(candidates) ~= "table" or #queries ~= #candidates then
+    error("judge:similarity: expected two lists of the same length (queries, candidates)", 3)
+  end
+  strings(queries, "queries")
+  for i, c in ipairs(candidates) do
+    if type(c) == "table" then strings(c, ("candidates[%d]"):format(i))
+    elseif type(c) ~= "string" then error(("judge:similarity: candidates[%d] must be a string or a list"):format(i), 3) end
+  end
+  if opts ~= nil then options.check(opts, SIMILARITY_OPTIONS, "judge:similarity", 3) end
+end
+
+function B:similarity(queries, candidates, opts)
+  B.check_similarity(queries, candidates, opts)
+  local texts, qi, ci = distinct(queries, candidates)
+  local vectors, errors = embed_batches(self, texts, opts and opts.model)
   local vector = require "evalua.vector"
-  local vs = {}
-  for i = 2, #e.embeddings do vs[i - 1] = e.embeddings[i] end
-  return vector.cosine_many(e.embeddings[1], vs)
+  local sims, why = {}, {}
+  for i in ipairs(queries) do
+    local q, vs = vectors[qi[i]], {}
+    why[i] = errors[qi[i]]
+    for j, k in ipairs(ci[i]) do
+      vs[j] = vectors[k]
+      why[i] = why[i] or errors[k]
+    end
+    if not why[i] then sims[i] = #vs > 0 and vector.cosine_many(q, vs) or {} end
+  end
+  return sims, why
 end
 
 return B

@@ -185,22 +185,4 @@ function O.relevance(question, text)
   return found / total, ("%d of %d question words appear in the text"):format(found, total)
 end
 
--- Counts of content tokens (stopwords left out) over the vocabulary of
--- the texts embedded together.
-function O.embed(texts)
-  local index, size, vectors = {}, 0, {}
-  for i, text in ipairs(texts) do
-    local v = {}
-    for _, t in ipairs(O.content_tokens(text)) do
-      if not index[t] then size = size + 1; index[t] = size end
-      v[index[t]] = (v[index[t]] or 0) + 1
-    end
-    vectors[i] = v
-  end
-  for _, v in ipairs(vectors) do
-    for j = 1, size do v[j] = v[j] or 0 end
-  end
-  return vectors
-end
-
 return O

@@ -4,6 +4,7 @@
 local base = require "evalua.judge.base"
 local offline = require "evalua.judge.offline"
 local stats_mod = require "evalua.judge.stats"
+local embedder = require "evalua._embed"
 
 local O = {}
 
@@ -37,14 +38,22 @@ function Judge:chat(req)
   return { ok = false, error = NO_CHAT, unmeasured = true }
 end
 
--- Vectors from the offline embedder: weights learnt from the texts of this
--- one call, so a batch of a data set's texts embeds against that data set.
+-- Vectors from the offline embedder (metrics/embed.c): IDF learnt from the
+-- texts of this one call, folded into `dimensions` numbers (default 512).
 function Judge:embed(req)
   base.check_embed(req)
   local input = type(req.input) == "string" and { req.input } or req.input
-  local vectors = offline.embed(input)
+  local vectors = embedder.embed(input, { dimensions = req.dimensions })
   return { ok = true, embeddings = vectors, embedding = type(req.input) == "string" and vectors[1] or nil,
            model = "offline" }
+end
+
+-- Cosines from the embedder's sparse vectors (no folding), with the IDF
+-- learnt from every query and candidate of the call: a data set's answers
+-- and gold answers embedded together weigh words by that data set.
+function Judge:similarity(queries, candidates, opts)
+  base.check_similarity(queries, candidates, opts)
+  return embedder.similarity(queries, candidates), {}
 end
 
 -- An operation's heuristic; one that returns nil and why leaves the item
@@ -61,8 +70,16 @@ function Judge:answer(name, op, prepared, vars)
            no_logprobs = vars.logprobs and "the offline judge gives no logprobs" or nil }
 end
 
+-- What the offline judge can and cannot estimate, for report headers
+-- (docs/judged_metrics.md has the reasons).
+O.coverage = "estimates faithfulness, context precision/recall/relevance, relevancy, correctness, "
+  .. "pairwise, answer_relevance_direct, G-Eval and LLMEvaluator by heuristics and sas by a "
+  .. "model-free embedder; cannot estimate answer_relevance (no model to write questions)"
+
 function Judge:stats()
-  return stats_mod.snapshot(private[self].stats)
+  local out = stats_mod.snapshot(private[self].stats)
+  out.coverage = O.coverage
+  return out
 end
 
 -- Nothing is ever sent, so a dry run counts nothing.

@@ -38,6 +38,24 @@ function I.read(o, row, names)
 end
 
 
+-- Every reference answer of row (gold_answers, a string or a list), or nil
+-- and why there is none.
+function I.references(o, row)
+  local from = (o.fields or {}).reference or FIELDS.reference
+  local v
+  if type(from) == "function" then v = from(row) else v = row[from] end
+  if v == nil and from == FIELDS.reference then v = row.reference end
+  local name = type(from) == "string" and from or "reference"
+  if type(v) == "string" then v = { v } end
+  local out = {}
+  for i, g in ipairs(type(v) == "table" and v or {}) do
+    if type(g) ~= "string" then return nil, ("'%s[%d]' is not text"):format(name, i) end
+    if g:find("%S") then out[#out + 1] = g end
+  end
+  if #out == 0 then return nil, ("no '%s' in the row"):format(name) end
+  return out
+end
+
 -- Contexts packed in order into groups of at most budget characters (a
 -- longer single context is a group of its own).
 function I.pack(contexts, budget)

@@ -85,20 +85,6 @@ E.step("rag_context_relevance", {
   end,
 })
 
--- Answers that decline to answer, for the offline judge.
-M.noncommittal_patterns = {
-  "i don't know", "i do not know", "not sure", "cannot answer", "can't answer", "no information",
-  "unable to answer", "不知道", "无法回答", "不清楚", "没有相关信息", "わかりません", "分かりません",
-}
-
-local function noncommittal(text)
-  local low = text:lower()
-  for _, p in ipairs(M.noncommittal_patterns) do
-    if low:find(p, 1, true) then return 1 end
-  end
-  return 0
-end
-
 E.step("rag_questions", {
   prompt = P.questions,
   parse = function(answer)
@@ -117,14 +103,12 @@ E.step("rag_questions", {
     return out
   end,
   -- The answer's first n sentences stand in for generated questions.
-  offline = function(vars)
-    local out, nc = {}, noncommittal(vars.answer)
-    for i, s in ipairs(offline.sentences(vars.answer)) do
-      if i > vars.n then break end
-      out[i] = { question = s, noncommittal = nc }
-    end
-    if #out == 0 then out[1] = { question = vars.answer, noncommittal = nc } end
-    return out, "offline: the answer's sentences stand in for generated questions"
+  -- Without a model there is nothing to write the questions an answer
+  -- replies to: the answer's own words would score a correct short answer
+  -- ("7 days") 0, which reads as a broken metric.
+  offline = function()
+    return nil, "the offline judge cannot write the questions an answer replies to; "
+      .. "answer_relevance needs a model judge (offline, sas compares answers with gold answers)"
   end,
 })
 

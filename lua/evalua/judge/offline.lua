@@ -149,8 +149,39 @@ local function unsupported_number(statement, context_set)
   end
 end
 
--- A statement is supported when its numbers all occur in the context and
--- at least `threshold` of its content words do.
+-- A capitalised word (a name, a month) past the statement's first word
+-- that the context never mentions: a swapped name keeps most of a
+-- sentence's words, so overlap alone misses it too. Acronyms (URL, SDK)
+-- are left to the word overlap, and a name is found in the context whole
+-- ("Levi's" as levis), piece by piece ("Standard-tier" as standard, tier)
+-- or without a plural s. O.check_names = false turns the check off.
+O.check_names = true
+
+local function found(word, context_set)
+  local function all_in(list)
+    for _, t in ipairs(list) do
+      if not context_set[t] and not O.stopwords[t] then return false end
+    end
+    return true
+  end
+  if all_in(O.tokens(word)) or all_in(O.tokens((word:gsub("%p", " ")))) then return true end
+  local singular = word:match("^(.-)s%p*$")
+  return singular ~= nil and #singular > 1 and all_in(O.tokens(singular))
+end
+
+local function unsupported_name(statement, context_set)
+  if not O.check_names then return nil end
+  local first = true
+  for word in statement:gmatch("%S+") do
+    if not first and word:match("^%p*%u%l") and not found(word, context_set) then
+      return (word:gsub("^%p+", ""):gsub("%p+$", ""))
+    end
+    first = false
+  end
+end
+
+-- A statement is supported when its numbers and names all occur in the
+-- context and at least `threshold` of its content words do.
 function O.verdicts(statements, context, threshold)
   threshold = threshold or O.support_threshold
   local ctx = set_of(O.tokens(context))
@@ -158,14 +189,16 @@ function O.verdicts(statements, context, threshold)
   for i, s in ipairs(statements) do
     local share, found, total = O.support(s, ctx)
     local number = unsupported_number(s, ctx)
+    local name = not number and unsupported_name(s, ctx)
     local reason
     if total == 0 then reason = "the statement has no words"
     elseif number then reason = ("the number %s is not in the context"):format(number)
+    elseif name then reason = ("the name %s is not in the context"):format(name)
     else
       reason = ("%d of %d words are in the context (%d%%; supported from %d%%)"):format(
         found, total, math.floor(share * 100 + 0.5), math.floor(threshold * 100 + 0.5))
     end
-    out[i] = { statement = s, verdict = total > 0 and not number and share >= threshold and 1 or 0,
+    out[i] = { statement = s, verdict = total > 0 and not number and not name and share >= threshold and 1 or 0,
                reason = reason }
   end
   return out

@@ -87,9 +87,55 @@ local function row_fn(o, fields, score, hint)
   end
 end
 
+-- weights option -> function(statement, i) -> weight.
+local function weigher(w)
+  if w == nil or w == "equal" then return nil end
+  if w == "words" then return function(statement) return #offline.content_tokens(statement) end end
+  if type(w) == "function" then return w end
+  error("faithfulness: weights must be \"equal\", \"words\" or a function(statement, i) -> number", 4)
+end
+
+-- sum_i w_i s_i / sum_i w_i over the statements' scores s_i (a verdict, or
+-- a grade / 2); nil and why when no statement weighs anything.
+local function weighted_share(checked, weigh)
+  local sum, total = 0, 0
+  for i, x in ipairs(checked) do
+    local w = 1
+    if weigh then
+      w = weigh(x.statement, i)
+      if type(w) ~= "number" or w ~= w or w < 0 or w == math.huge then
+        error(("faithfulness: the weight of statement %d is %s, not a number >= 0"):format(i, tostring(w)), 0)
+      end
+      x.weight = w
+    end
+    sum, total = sum + w * (x.grade and x.grade / 2 or x.verdict), total + w
+  end
+  if total == 0 then return nil, "every statement weighs 0" end
+  return sum / total
+end
+
+local function faithfulness_reason(checked, graded)
+  local full, part = 0, 0
+  for _, x in ipairs(checked) do
+    if graded then
+      full, part = full + (x.grade == 2 and 1 or 0), part + (x.grade == 1 and 1 or 0)
+    else
+      full = full + x.verdict
+    end
+  end
+  if graded then
+    return ("%d of %d statements are fully and %d partly supported by the contexts"):format(full, #checked, part)
+  end
+  return ("%d of %d statements are supported by the contexts"):format(full, #checked)
+end
+
 define("faithfulness", "share of the answer's statements that the contexts support", function(o)
   local m = base(o, "faithfulness", o.description)
-  local prompts = prompts_of(o, "faithfulness", { statements = P.statements, verdicts = P.verdicts })
+  local graded = o.graded == true
+  if o.graded ~= nil and type(o.graded) ~= "boolean" then error("faithfulness: graded must be true or false", 3) end
+  local weigh = weigher(o.weights)
+  local prompts = prompts_of(o, "faithfulness",
+    { statements = P.statements, verdicts = graded and P.graded_verdicts or P.verdicts })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
   m.fn = row_fn(o, { "answer", "contexts" }, function(judge, v, row)
@@ -97,16 +143,17 @@ define("faithfulness", "share of the answer's statements that the contexts suppo
     local r = E.ask(judge, "rag_statements", { question = v.question, answer = v.answer }, prompts.statements)
     if not r.ok then return failed("statements", r) end
     if #r.value == 0 then return E.unmeasured("the answer makes no statements to check") end
-    local c = E.ask(judge, "rag_verdicts", { contexts = v.contexts, statements = r.value }, prompts.verdicts)
+    local c = E.ask(judge, graded and "rag_graded" or "rag_verdicts", { contexts = v.contexts, statements = r.value },
+      prompts.verdicts)
     if not c.ok then return failed("verdicts", c) end
-    local supported = 0
-    for _, x in ipairs(c.value) do supported = supported + x.verdict end
-    return finish({ score = supported / #c.value, verdicts = c.value,
-                    reason = ("%d of %d statements are supported by the contexts"):format(supported, #c.value) },
-                  threshold)
+    local score, why = weighted_share(c.value, weigh)
+    if not score then return E.unmeasured(why, { verdicts = c.value }) end
+    local reason = faithfulness_reason(c.value, graded)
+    if weigh then reason = reason .. (o.weights == "words" and " (weighted by words)" or " (weighted)") end
+    return finish({ score = score, verdicts = c.value, reason = reason }, threshold)
   end)
   return m
-end, { "threshold" })
+end, { "threshold", "graded", "weights" })
 
 define("context_recall", "share of the reference's sentences that the contexts support", function(o)
   local m = base(o, "context_recall", o.description)

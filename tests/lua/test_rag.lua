@@ -39,6 +39,28 @@ function TestRag:test_faithfulness_is_supported_over_total_with_verdicts_kept()
   lu.assertEquals(requests(), 2)
 end
 
+function TestRag:test_graded_faithfulness_counts_partly_supported_as_half_and_weighs()
+  local row = {
+    query = "q", answer = "One. Two. Three. " .. answer { statements = { "s1", "s2", "s3" } },
+    contexts = { "c" .. answer { verdicts = { { grade = 2, reason = "all there" }, { grade = "partly" },
+                                              { grade = 0 } } } } }
+  local r = rag.faithfulness { graded = true }:score(row, judge())
+  lu.assertEquals(r.score, (2 + 1 + 0) / (2 * 3))
+  lu.assertEquals(r.reason, "1 of 3 statements are fully and 1 partly supported by the contexts")
+  lu.assertEquals(r.verdicts[1], { statement = "s1", grade = 2, reason = "all there" })
+  lu.assertEquals(mock:requests()[2].headers["x-evalua-operation"], "rag_graded")
+  -- weights 1, 2, 3: (1 * 1 + 2 * 0.5 + 3 * 0) / 6
+  local w = rag.faithfulness { graded = true, weights = function(_, i) return i end }:score(row, judge())
+  lu.assertEquals(w.score, 2 / 6)
+  lu.assertEquals(w.reason, "1 of 3 statements are fully and 1 partly supported by the contexts (weighted)")
+  local bad = rag.faithfulness { graded = true, weights = function() return -1 end }
+  lu.assertErrorMsgContains("the weight of statement 1 is -1, not a number >= 0", bad.score, bad, row, judge())
+  lu.assertErrorMsgContains("weights must be", rag.faithfulness, { weights = "length" })
+  row.contexts = { "c" .. answer { verdicts = { { grade = 3 }, { grade = 1 }, { grade = 1 } } } }
+  lu.assertEquals(rag.faithfulness { graded = true }:score(row, judge()).reason,
+    "verdicts: invalid judge answer for 'rag_graded': verdicts[1] has no grade 0, 1 or 2")
+end
+
 function TestRag:test_answers_in_code_fences_and_with_trailing_commas_are_read()
   local row = { query = "q", answer = "A. " .. answer('Here you go:\n```json\n{"statements": ["a", "b",]}\n```'),
                 contexts = { "c" .. answer('```\n{"verdicts": [{"verdict": 0}, {"verdict": 1}]}\n```') } }
@@ -271,6 +293,21 @@ function TestRag:test_offline_faithfulness_by_token_overlap()
   -- 4 of 6 (can up 5 tib) in the contexts; "Billing is monthly.": 0 of 2
   lu.assertEquals(r.score, 0.5)
   lu.assertEquals(r.verdicts[1].reason, "4 of 6 words are in the context (67%; supported from 50%)")
+end
+
+function TestRag:test_offline_graded_faithfulness_and_word_weights()
+  local row = { query = ROW.query, contexts = ROW.contexts,
+                answer = "A single object can be up to 50 TiB. Billing is monthly. Objects live in Nimbus regions." }
+  local off = ev.judge.open("offline")
+  -- 1: single object can up 50 tib, 4 of 6 words but 50 is not in the context: partly;
+  -- 2: billing monthly, 0 of 2: unsupported; 3: objects live nimbus regions, 2 of 4: fully
+  local r = rag.faithfulness { graded = true }:score(row, off)
+  lu.assertEquals(r.score, (1 + 0 + 2) / 6)
+  lu.assertEquals(r.verdicts[1].reason, "partly: the number 50 is not in the context")
+  -- weighted by content words 6, 2, 4: (6 * 0.5 + 2 * 0 + 4 * 1) / 12
+  local w = rag.faithfulness { graded = true, weights = "words" }:score(row, off)
+  lu.assertAlmostEquals(w.score, 7 / 12, 1e-15)
+  lu.assertEquals({ w.verdicts[1].weight, w.verdicts[2].weight, w.verdicts[3].weight }, { 6, 2, 4 })
 end
 
 function TestRag:test_offline_precision_recall_and_relevance()

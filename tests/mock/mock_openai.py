@@ -184,6 +184,16 @@ def checked_list(system, user):
     return {"verdicts": [checked(s, ctx) for s in json.loads(section(user, "statements") or "[]")]}
 
 
+def graded_list(system, user):
+    ctx = section(user, "context") or section(user, "passage")
+    out = []
+    for s in json.loads(section(user, "statements") or "[]"):
+        share = overlap(content_words(s), ctx)
+        out.append({"statement": s, "grade": 2 if share >= 0.5 else 1 if share >= 0.25 else 0,
+                    "reason": "%d%% of its words are in the context" % round(share * 100)})
+    return {"verdicts": out}
+
+
 def relevant_sentences(system, user):
     question = section(user, "question")
     out = []
@@ -247,6 +257,7 @@ def declared_keys(system, user):
 OPERATIONS = {
     "statements": statements, "rag_statements": statements,
     "verdicts": checked_list, "rag_verdicts": checked_list, "rag_recall": checked_list,
+    "rag_graded": graded_list,
     "rag_context_relevance": relevant_sentences,
     "relevance": relevance_answer, "rag_answer_relevance": relevance_answer,
     "rag_questions": questions,

@@ -204,6 +204,22 @@ function O.verdicts(statements, context, threshold)
   return out
 end
 
+-- Graded verdicts: 2 (fully) when a statement is supported as above; 1
+-- (partly) when its words pass but a number or name does not, or when at
+-- least half the threshold of its words occur; else 0.
+function O.grades(statements, context, threshold)
+  threshold = threshold or O.support_threshold
+  local ctx = set_of(O.tokens(context))
+  local out = {}
+  for i, v in ipairs(O.verdicts(statements, context, threshold)) do
+    local share, _, total = O.support(v.statement, ctx)
+    local grade = v.verdict == 1 and 2 or (total > 0 and share >= threshold / 2 and 1) or 0
+    out[i] = { statement = v.statement, grade = grade,
+               reason = ("%s: %s"):format(({ [0] = "unsupported", "partly", "fully" })[grade], v.reason) }
+  end
+  return out
+end
+
 -- Relevance of text to question: the share of the question's content
 -- tokens (distinct) that appear in the text.
 function O.relevance(question, text)

@@ -58,6 +58,35 @@ E.step("rag_statements", {
 })
 
 E.step("rag_verdicts", { prompt = P.verdicts, parse = parse_checked, offline = offline_checked })
+
+-- A grade 0, 1 or 2 (unsupported, partly, fully); nil when unreadable.
+local function grade_of(v)
+  local g = math.tointeger(tonumber(v))
+  if g and g >= 0 and g <= 2 then return g end
+  local words = { unsupported = 0, partly = 1, partial = 1, partially = 1, fully = 2, supported = 2 }
+  return type(v) == "string" and words[v:lower():match("^%s*(%a+)")] or nil
+end
+
+E.step("rag_graded", {
+  prompt = P.graded_verdicts,
+  parse = function(answer, vars)
+    local list = type(answer) == "table" and answer.verdicts
+    if type(list) ~= "table" then return nil, 'expected {"verdicts": [...]}' end
+    if #list ~= #vars.statements then
+      return nil, ("%d verdicts for %d statements"):format(#list, #vars.statements)
+    end
+    local out = {}
+    for i, v in ipairs(list) do
+      local g = type(v) == "table" and grade_of(v.grade)
+      if not g then return nil, ("verdicts[%d] has no grade 0, 1 or 2"):format(i) end
+      out[i] = { statement = vars.statements[i], grade = g, reason = type(v.reason) == "string" and v.reason or nil }
+    end
+    return out
+  end,
+  offline = function(vars, o)
+    return offline.grades(vars.statements, table.concat(vars.contexts, "\n\n"), o.support_threshold)
+  end,
+})
 E.step("rag_recall", { prompt = P.context_recall, parse = parse_checked, offline = offline_checked })
 
 E.step("rag_precision", {

@@ -58,7 +58,7 @@ local function failed(step, r)
 end
 
 local makers, known = {}, {}
-local COMMON = { "name", "description", "prompts", "fields" }
+local COMMON = { "name", "description", "prompts", "fields", "samples", "temperature" }
 
 -- extra: the metric's own option names besides COMMON.
 local function define(name, description, make, extra)
@@ -131,6 +131,7 @@ end
 
 define("faithfulness", "share of the answer's statements that the contexts support", function(o)
   local m = base(o, "faithfulness", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.faithfulness")
   local graded = o.graded == true
   if o.graded ~= nil and type(o.graded) ~= "boolean" then error("faithfulness: graded must be true or false", 3) end
   local weigh = weigher(o.weights)
@@ -144,19 +145,20 @@ define("faithfulness", "share of the answer's statements that the contexts suppo
     if not r.ok then return failed("statements", r) end
     if #r.value == 0 then return E.unmeasured("the answer makes no statements to check") end
     local c = E.ask(judge, graded and "rag_graded" or "rag_verdicts", { contexts = v.contexts, statements = r.value },
-      prompts.verdicts)
+      prompts.verdicts, sampling)
     if not c.ok then return failed("verdicts", c) end
     local score, why = weighted_share(c.value, weigh)
     if not score then return E.unmeasured(why, { verdicts = c.value }) end
     local reason = faithfulness_reason(c.value, graded)
     if weigh then reason = reason .. (o.weights == "words" and " (weighted by words)" or " (weighted)") end
-    return finish({ score = score, verdicts = c.value, reason = reason }, threshold)
+    return finish(E.sampled({ score = score, verdicts = c.value, reason = reason }, c), threshold)
   end)
   return m
 end, { "threshold", "graded", "weights" })
 
 define("context_recall", "share of the reference's sentences that the contexts support", function(o)
   local m = base(o, "context_recall", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.context_recall")
   local prompts = prompts_of(o, "context_recall", { verdicts = P.context_recall })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
@@ -164,12 +166,12 @@ define("context_recall", "share of the reference's sentences that the contexts s
     local sentences = offline.sentences(v.reference)
     if #sentences == 0 then return E.unmeasured("the reference has no sentences") end
     local c = E.ask(judge, "rag_recall", { question = field(o, row, "question") or "", contexts = v.contexts,
-                                           statements = sentences }, prompts.verdicts)
+                                           statements = sentences }, prompts.verdicts, sampling)
     if not c.ok then return failed("verdicts", c) end
     local found = 0
     for _, x in ipairs(c.value) do found = found + x.verdict end
-    return finish({ score = found / #c.value, verdicts = c.value,
-                    reason = ("%d of %d reference sentences are found in the contexts"):format(found, #c.value) },
+    return finish(E.sampled({ score = found / #c.value, verdicts = c.value,
+                    reason = ("%d of %d reference sentences are found in the contexts"):format(found, #c.value) }, c),
                   threshold)
   end)
   return m
@@ -177,6 +179,7 @@ end, { "threshold" })
 
 define("context_precision", "rank-weighted average precision of the chunks judged useful", function(o)
   local m = base(o, "context_precision", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.context_precision")
   local prompts = prompts_of(o, "context_precision", { verdict = P.context_precision })
   local against = o.against or "reference"
   if against ~= "reference" and against ~= "answer" then
@@ -189,14 +192,14 @@ define("context_precision", "rank-weighted average precision of the chunks judge
     local verdicts, flags = {}, {}
     for k, chunk in ipairs(v.contexts) do
       local r = E.ask(judge, "rag_precision", { question = v.question, reference = v[against], context = chunk,
-                                                rank = k }, prompts.verdict)
+                                                rank = k }, prompts.verdict, sampling)
       if not r.ok then return failed(("chunk %d"):format(k), r) end
-      verdicts[k] = { rank = k, verdict = r.value, reason = r.reason }
+      verdicts[k] = { rank = k, verdict = r.value, reason = r.reason, agreement = r.agreement }
       flags[k] = r.value
     end
     local useful = 0
     for _, f in ipairs(flags) do useful = useful + f end
-    return finish({ score = formulas.average_precision(flags), verdicts = verdicts,
+    return finish({ score = formulas.average_precision(flags), verdicts = verdicts, samples = sampling and sampling.samples,
                     reason = ("%d of %d chunks judged useful"):format(useful, #flags) }, threshold)
   end, hint)
   return m
@@ -204,13 +207,15 @@ end, { "threshold", "against" })
 
 define("context_relevance", "share of the contexts' statements that are relevant to the question", function(o)
   local m = base(o, "context_relevance", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.context_relevance")
   local prompts = prompts_of(o, "context_relevance", { verdicts = P.context_relevance })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
   m.fn = row_fn(o, { "question", "contexts" }, function(judge, v)
     local per, relevant, total = {}, 0, 0
     for k, chunk in ipairs(v.contexts) do
-      local r = E.ask(judge, "rag_context_relevance", { question = v.question, context = chunk }, prompts.verdicts)
+      local r = E.ask(judge, "rag_context_relevance", { question = v.question, context = chunk }, prompts.verdicts,
+        sampling)
       if not r.ok then return failed(("chunk %d"):format(k), r) end
       local n = 0
       for _, x in ipairs(r.value) do n = n + x.verdict end
@@ -218,21 +223,21 @@ define("context_relevance", "share of the contexts' statements that are relevant
       relevant, total = relevant + n, total + #r.value
     end
     if total == 0 then return E.unmeasured("the contexts make no statements") end
-    return finish({ score = relevant / total, contexts = per,
+    return finish({ score = relevant / total, contexts = per, samples = sampling and sampling.samples,
                     reason = ("%d of %d context statements are relevant"):format(relevant, total) }, threshold)
   end)
   return m
 end, { "threshold" })
 
-local function relevance_direct(o, prompts, judge, v)
-  local r = E.ask(judge, "rag_answer_relevance", { question = v.question, answer = v.answer }, prompts.direct)
+local function relevance_direct(o, prompts, judge, v, sampling)
+  local r = E.ask(judge, "rag_answer_relevance", { question = v.question, answer = v.answer }, prompts.direct, sampling)
   if not r.ok then return failed("relevance", r) end
-  return { score = r.value, reason = r.reason, mode = "direct" }
+  return E.sampled({ score = r.value, reason = r.reason, mode = "direct" }, r)
 end
 
-local function relevance_embedding(o, prompts, judge, v)
+local function relevance_embedding(o, prompts, judge, v, sampling)
   local n = math.tointeger(o.n or 3)
-  local r = E.ask(judge, "rag_questions", { answer = v.answer, n = n }, prompts.questions)
+  local r = E.ask(judge, "rag_questions", { answer = v.answer, n = n }, prompts.questions, sampling)
   if not r.ok then return failed("questions", r) end
   local qs, all_nc = r.value, true
   for _, q in ipairs(qs) do all_nc = all_nc and q.noncommittal == 1 end
@@ -258,6 +263,7 @@ end
 define("answer_relevance", "how well the answer addresses the question (generated questions vs the real one)",
   function(o)
     local m = base(o, "answer_relevance", o.description)
+    local sampling = E.sampling_of(o, "ev.rag.answer_relevance")
     local mode = o.mode or "embedding"
     if mode ~= "embedding" and mode ~= "direct" then
       error("answer_relevance: mode must be \"embedding\" or \"direct\"", 3)
@@ -269,7 +275,7 @@ define("answer_relevance", "how well the answer addresses the question (generate
     m.threshold = threshold
     m.fn = row_fn(o, { "question", "answer" }, function(judge, v)
       local run = mode == "direct" and relevance_direct or relevance_embedding
-      return finish(run(o, prompts, judge, v), threshold)
+      return finish(run(o, prompts, judge, v, sampling), threshold)
     end)
     return m
   end, { "threshold", "mode", "n", "embed_model" })
@@ -280,6 +286,7 @@ M.answer_relevance_direct = M.answer_relevance { name = "answer_relevance_direct
 
 define("relevancy", "YES when the answer is in line with the contexts (LlamaIndex's relevancy)", function(o)
   local m = base(o, "relevancy", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.relevancy")
   local mode = o.mode or "refine"
   if mode ~= "refine" and mode ~= "per_source" then
     error("relevancy: mode must be \"refine\" or \"per_source\"", 3)
@@ -294,7 +301,8 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
     if mode == "per_source" then
       local yes = 0
       for k, chunk in ipairs(v.contexts) do
-        local r = E.ask(judge, "rag_relevancy", { query = v.question, response = v.answer, context = chunk }, prompts.check)
+        local r = E.ask(judge, "rag_relevancy", { query = v.question, response = v.answer, context = chunk },
+          prompts.check, sampling)
         if not r.ok then return failed(("chunk %d"):format(k), r) end
         steps[k] = { rank = k, verdict = r.value, reason = r.reason }
         if r.value == "YES" then yes = yes + 1 end
@@ -306,7 +314,8 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
     for k, group in ipairs(inputs.pack(v.contexts, budget)) do
       local name, p = "rag_relevancy", prompts.check
       if k > 1 then name, p = "rag_relevancy_refine", prompts.refine end
-      local r = E.ask(judge, name, { query = v.question, response = v.answer, context = group, previous = verdict }, p)
+      local r = E.ask(judge, name, { query = v.question, response = v.answer, context = group, previous = verdict }, p,
+        sampling)
       if not r.ok then return failed(("part %d"):format(k), r) end
       steps[k] = { part = k, verdict = r.value, reason = r.reason }
       verdict = r.value
@@ -320,13 +329,14 @@ end, { "threshold", "mode", "budget" })
 
 define("correctness", "1-5 grade of the answer against the reference, passing at 4", function(o)
   local m = base(o, "correctness", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.correctness")
   local prompts = prompts_of(o, "correctness", { grade = P.correctness })
   local threshold = threshold_of(o, 4)
   m.threshold = threshold
   m.fn = row_fn(o, { "question", "answer", "reference" }, function(judge, v)
-    local r = E.ask(judge, "rag_correctness", v, prompts.grade)
+    local r = E.ask(judge, "rag_correctness", v, prompts.grade, sampling)
     if not r.ok then return failed("grade", r) end
-    return finish({ score = r.value, reason = r.reason }, threshold)
+    return finish(E.sampled({ score = r.value, reason = r.reason }, r), threshold)
   end)
   return m
 end, { "threshold" })
@@ -363,6 +373,9 @@ end
 define("sas", "semantic answer similarity: embedding cosine of the answer with the closest gold answer",
   function(o)
     local m = base(o, "sas", o.description)
+    if o.samples ~= nil or o.temperature ~= nil then
+      error("ev.rag.sas: samples and temperature do not apply: embeddings are deterministic", 3)
+    end
     local threshold = threshold_of(o, nil)
     m.threshold = threshold
     m.batch = function(rows, ctx) return sas_rows(o, threshold, rows, ctx) end
@@ -370,14 +383,17 @@ define("sas", "semantic answer similarity: embedding cosine of the answer with t
     return m
   end, { "threshold", "embed_model" })
 
--- compare(judge, {question=, a=, b=, reference=} [, prompt]) -> both orders
--- judged and reconciled, or unmeasured when either order fails.
-function M.compare(judge, v, prompt)
+-- compare(judge, {question=, a=, b=, reference=} [, prompt [, sampling]])
+-- -> both orders judged and reconciled, or unmeasured when either order
+-- fails. position_bias is "first" or "second" when the judge preferred the
+-- same position in both orders (so the answers' order, not their content,
+-- decided), else nil.
+function M.compare(judge, v, prompt, sampling)
   local base_vars = { question = v.question, reference = v.reference }
   local function ask(first, second)
     local vars = { first = first, second = second }
     for k, x in pairs(base_vars) do vars[k] = x end
-    return E.ask(judge, "rag_pairwise", vars, prompt)
+    return E.ask(judge, "rag_pairwise", vars, prompt, sampling)
   end
   local r1 = ask(v.a, v.b)
   if not r1.ok then return failed("A shown first", r1) end
@@ -385,15 +401,35 @@ function M.compare(judge, v, prompt)
   if not r2.ok then return failed("B shown first", r2) end
   local out = formulas.reconcile(r1.value, r2.value)
   out.reasons = { r1.reason, r2.reason }
+  out.position_bias = r1.value == r2.value and ({ A = "first", B = "second" })[r1.value] or nil
+  out.samples = sampling and sampling.samples
   local words = { A = "A is better", B = "B is better", tie = "a tie", inconsistent = "inconsistent" }
   out.reason = ("%s (A shown first: %s; B shown first: %s)"):format(words[out.verdict],
     words[out.orders[1]], words[out.orders[2]])
+  if out.position_bias then out.reason = out.reason .. ": the " .. out.position_bias .. " position won both times" end
+  return out
+end
+
+-- The position-bias rate of a pairwise metric in results res: the share of
+-- measured comparisons where the judge preferred the same position in both
+-- orders. {n =, first =, second =, rate =} (rate nil without comparisons).
+function M.position_bias(res, name)
+  name = name or "pairwise"
+  local out = { n = 0, first = 0, second = 0 }
+  for _, d in pairs(res.details and res.details[name] or {}) do
+    if type(d) == "table" and d.orders then
+      out.n = out.n + 1
+      if d.position_bias then out[d.position_bias] = out[d.position_bias] + 1 end
+    end
+  end
+  if out.n > 0 then out.rate = (out.first + out.second) / out.n end
   return out
 end
 
 define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 for a tie or an inconsistent verdict",
   function(o)
     local m = base(o, "pairwise", o.description)
+    local sampling = E.sampling_of(o, "ev.rag.pairwise")
     local prompts = prompts_of(o, "pairwise", { compare = P.pairwise })
     local fa, fb = o.a or "answer", o.b or "answer_b"
     m.fn = function(row, ctx)
@@ -405,7 +441,7 @@ define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 f
       if type(a) ~= "string" then return E.unmeasured(("no '%s' in the row"):format(fa)) end
       if type(b) ~= "string" then return E.unmeasured(("no '%s' in the row"):format(fb)) end
       local ref = o.reference ~= false and field(o, row, "reference") or nil
-      return M.compare(judge, { question = q, a = a, b = b, reference = ref }, prompts.compare)
+      return M.compare(judge, { question = q, a = a, b = b, reference = ref }, prompts.compare, sampling)
     end
     return m
   end, { "a", "b", "reference" })

@@ -61,6 +61,36 @@ function TestRag:test_graded_faithfulness_counts_partly_supported_as_half_and_we
     "verdicts: invalid judge answer for 'rag_graded': verdicts[1] has no grade 0, 1 or 2")
 end
 
+-- n samples: the mock answers attempts 1, 2, 3 of the same request in turn
+-- (samples differ only in their cache key, so their bodies are the same).
+function TestRag:test_samples_vote_per_statement_and_average_scores()
+  local function answers(list)
+    local t = {}
+    for i, v in ipairs(list) do t[i] = json.encode(v) end
+    return say { answers = t }
+  end
+  local row = { query = "q", answer = "x " .. answer { statements = { "s1", "s2" } },
+    contexts = { "c" .. answers { { verdicts = { { verdict = 1 }, { verdict = 0 } } },
+                                  { verdicts = { { verdict = 1 }, { verdict = 1 } } },
+                                  { verdicts = { { verdict = 0 }, { verdict = 0 } } } } } }
+  local r = rag.faithfulness { samples = 3 }:score(row, judge())
+  -- s1: 1, 1, 0 -> 1; s2: 0, 1, 0 -> 0
+  lu.assertEquals(r.score, 0.5)
+  lu.assertEquals({ r.verdicts[1].votes, r.verdicts[2].votes }, { { 1, 1, 0 }, { 0, 1, 0 } })
+  lu.assertAlmostEquals(r.agreement, 2 / 3, 1e-15)
+  lu.assertEquals({ r.samples, r.failed_samples }, { 3, 0 })
+  lu.assertEquals(requests(), 4) -- statements once, verdicts three times
+  local seen = mock:requests()
+  lu.assertEquals({ seen[2].body.temperature, seen[4].body.temperature }, { 1, 1 })
+  -- scores: the mean, with the spread
+  local c = { query = "q", gold_answers = { "g" },
+              answer = "a " .. answers { { score = 3 }, { score = 4 }, { score = 5 } } }
+  local g = rag.correctness { samples = 3, temperature = 0.7 }:score(c, judge())
+  lu.assertEquals({ g.score, g.spread, g.samples }, { 4, 1, 3 })
+  lu.assertErrorMsgContains("samples must be a whole number >= 1", rag.correctness, { samples = 0 })
+  lu.assertErrorMsgContains("samples and temperature do not apply", rag.sas, { samples = 3 })
+end
+
 function TestRag:test_answers_in_code_fences_and_with_trailing_commas_are_read()
   local row = { query = "q", answer = "A. " .. answer('Here you go:\n```json\n{"statements": ["a", "b",]}\n```'),
                 contexts = { "c" .. answer('```\n{"verdicts": [{"verdict": 0}, {"verdict": 1}]}\n```') } }

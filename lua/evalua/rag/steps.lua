@@ -57,7 +57,7 @@ E.step("rag_statements", {
   end,
 })
 
-E.step("rag_verdicts", { prompt = P.verdicts, parse = parse_checked, offline = offline_checked })
+E.step("rag_verdicts", { prompt = P.verdicts, parse = parse_checked, offline = offline_checked, vote = "verdicts" })
 
 -- A grade 0, 1 or 2 (unsupported, partly, fully); nil when unreadable.
 local function grade_of(v)
@@ -69,6 +69,7 @@ end
 
 E.step("rag_graded", {
   prompt = P.graded_verdicts,
+  vote = "verdicts",
   parse = function(answer, vars)
     local list = type(answer) == "table" and answer.verdicts
     if type(list) ~= "table" then return nil, 'expected {"verdicts": [...]}' end
@@ -87,10 +88,11 @@ E.step("rag_graded", {
     return offline.grades(vars.statements, table.concat(vars.contexts, "\n\n"), o.support_threshold)
   end,
 })
-E.step("rag_recall", { prompt = P.context_recall, parse = parse_checked, offline = offline_checked })
+E.step("rag_recall", { prompt = P.context_recall, parse = parse_checked, offline = offline_checked, vote = "verdicts" })
 
 E.step("rag_precision", {
   prompt = P.context_precision,
+  vote = "majority",
   parse = parse_single_verdict,
   offline = function(vars, o)
     local v = offline.verdicts({ vars.reference }, vars.context, o.support_threshold)[1]
@@ -102,6 +104,7 @@ M.offline_relevance_threshold = 1 / 3
 
 E.step("rag_context_relevance", {
   prompt = P.context_relevance,
+  vote = "concat", -- samples may list a passage's statements differently: all of them count
   parse = function(answer) return parse_verdict_list(answer, nil, "verdicts") end,
   offline = function(vars)
     local out = {}
@@ -116,6 +119,7 @@ E.step("rag_context_relevance", {
 
 E.step("rag_questions", {
   prompt = P.questions,
+  vote = "concat",
   parse = function(answer)
     local list = type(answer) == "table" and answer.questions
     if type(list) ~= "table" then return nil, 'expected {"questions": [...]}' end
@@ -143,6 +147,7 @@ E.step("rag_questions", {
 
 E.step("rag_answer_relevance", {
   prompt = P.answer_relevance,
+  vote = "mean",
   parse = function(answer)
     local v = type(answer) == "table" and tonumber(answer.relevance)
     if not v or v ~= v or v < 0 or v > 1 then return nil, "expected relevance as a number from 0 to 1" end
@@ -165,9 +170,9 @@ local function offline_in_line(vars, o)
   return v.verdict == 1 and "YES" or "NO", "offline: " .. v.reason
 end
 
-E.step("rag_relevancy", { prompt = P.relevancy, parse = parse_yes_no, offline = offline_in_line })
+E.step("rag_relevancy", { prompt = P.relevancy, parse = parse_yes_no, offline = offline_in_line, vote = "majority" })
 E.step("rag_relevancy_refine", {
-  prompt = P.relevancy_refine, parse = parse_yes_no,
+  prompt = P.relevancy_refine, parse = parse_yes_no, vote = "majority",
   offline = function(vars, o)
     if vars.previous == "YES" then return "YES", "offline: the earlier verdict was YES" end
     return offline_in_line(vars, o)
@@ -179,6 +184,7 @@ local token_f1 = text.token_f1
 
 E.step("rag_correctness", {
   prompt = P.correctness,
+  vote = "mean",
   parse = function(answer)
     local v = type(answer) == "table" and tonumber(answer.score)
     if not v or v ~= v or v < 1 or v > 5 then return nil, "expected score as a number from 1 to 5" end
@@ -199,6 +205,7 @@ end
 
 E.step("rag_pairwise", {
   prompt = P.pairwise,
+  vote = "majority",
   parse = function(answer)
     local b = type(answer) == "table" and type(answer.better) == "string" and answer.better:match("^%s*(.-)%s*$")
     if b then b = b:upper() == "TIE" and "tie" or b:upper() end

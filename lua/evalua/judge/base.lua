@@ -144,4 +144,13 @@ function B:similarity(queries, candidates, opts)
   return sims, why
 end
 
+-- judge:check_family(ds): warns (stderr, once per message, and in
+-- judge:stats().warnings) when the judge's model is of the family of a
+-- system under test named by the data set's `model` or `provider` values.
+function B:check_family(ds)
+  local msg = require("evalua.judge.family").warning(self.model, ds)
+  if msg and self:warn(msg) then io.stderr:write("evalua: warning: ", msg, "\n") end
+  return msg
+end
+
 return B

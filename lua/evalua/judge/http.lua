@@ -601,6 +601,11 @@ function Judge:estimate(fn)
   return stats_mod.estimate(st.stats, before)
 end
 
+-- Notes a warning in this judge's accounts; true when it is new.
+function Judge:warn(msg)
+  return stats_mod.warn(private[self].stats, msg)
+end
+
 function Judge:close()
   local st = private[self]
   if st and st.engine then st.engine:close() end

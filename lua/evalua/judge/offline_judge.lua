@@ -89,6 +89,11 @@ function Judge:estimate(fn)
   return stats_mod.estimate(st.stats)
 end
 
+-- Notes a warning in this judge's accounts; true when it is new.
+function Judge:warn(msg)
+  return stats_mod.warn(private[self].stats, msg)
+end
+
 function Judge:close() end
 
 function Judge:__tostring()

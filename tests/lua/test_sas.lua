@@ -93,10 +93,20 @@ end
 function TestSas:test_a_failed_embedding_request_leaves_its_rows_unmeasured()
   local rows = { { answer = "good", gold_answers = { "fine" } },
                  { answer = "bad " .. say { faults = { "500" } }, gold_answers = { "x" } } }
-  local out = sas.batch(rows, { judge = judge() })
+  local j = judge()
+  local out = sas.batch(rows, { judge = j })
   lu.assertEquals(out[1].unmeasured, true) -- one request for the four texts: all fail together
   lu.assertStrContains(out[2].reason, "embeddings: HTTP 500")
-  lu.assertEquals(judge():stats().failures, 0)
+  lu.assertEquals({ j:stats().requests, j:stats().failures }, { 1, 1 }) -- counted like a chat request
+end
+
+function TestSas:test_embeddings_of_different_lengths_leave_the_row_unmeasured()
+  local rows = { { answer = "short " .. say { embed_dim = 4 }, gold_answers = { "gold" } },
+                 { answer = "fine", gold_answers = { "gold" } } }
+  local out = sas.batch(rows, { judge = judge() })
+  lu.assertEquals(out[1], { unmeasured = true,
+    reason = "embeddings: the server's embeddings differ in length (4 and 8 numbers)" })
+  lu.assertEquals(out[2].unmeasured, nil)
 end
 
 function TestSas:test_similarity_checks_its_arguments()

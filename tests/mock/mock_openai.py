@@ -29,6 +29,7 @@ The directive's JSON may hold:
   latency_ms   latency of this request (overrides --latency-ms)
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
+  embed_dim    the length of this input's embedding (default 8)
 
 Without "answer", chat replies are heuristic: a request whose
 X-Evalua-Operation header names a judge operation (the judge sends it) gets a
@@ -368,7 +369,10 @@ def embedding(text, dim=8):
 def embed_response(req):
     inputs = req.get("input")
     inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-    data = [{"object": "embedding", "index": i, "embedding": embedding(s)} for i, s in enumerate(inputs)]
+    def dim(s):  # an input may ask for its own length: <<mock {"embed_dim": 4}>>
+        m = DIRECTIVE.search(s)
+        return int(json.loads(m.group(1)).get("embed_dim", 8)) if m else 8
+    data = [{"object": "embedding", "index": i, "embedding": embedding(s, dim(s))} for i, s in enumerate(inputs)]
     n = sum(count_tokens(s) for s in inputs)
     return {"object": "list", "data": data, "model": req.get("model") or "mock-embed",
             "usage": {"prompt_tokens": n, "total_tokens": n}}

@@ -105,10 +105,7 @@ local function embed_batches(self, texts, model)
   return vectors, errors
 end
 
--- judge:similarity(queries, candidates [, {model =}]) -> sims, errors:
--- sims[i] lists the cosines of queries[i] with each text of candidates[i]
--- (a string or a list of strings); when it could not be computed, sims[i]
--- is nil and errors[i] says why. Every distinct text is embedded once.
+-- The arguments of judge:similarity, checked at the caller's line.
 function B.check_similarity(queries, candidates, opts)
   local function strings(list, what)
     for i, s in ipairs(list) do
@@ -126,6 +123,10 @@ function B.check_similarity(queries, candidates, opts)
   if opts ~= nil then options.check(opts, SIMILARITY_OPTIONS, "judge:similarity", 3) end
 end
 
+-- judge:similarity(queries, candidates [, {model =}]) -> sims, errors:
+-- sims[i] lists the cosines of queries[i] with each text of candidates[i]
+-- (a string or a list of strings); when it could not be computed, sims[i]
+-- is nil and errors[i] says why. Every distinct text is embedded once.
 function B:similarity(queries, candidates, opts)
   B.check_similarity(queries, candidates, opts)
   local texts, qi, ci = distinct(queries, candidates)
@@ -138,6 +139,11 @@ function B:similarity(queries, candidates, opts)
     for j, k in ipairs(ci[i]) do
       vs[j] = vectors[k]
       why[i] = why[i] or errors[k]
+    end
+    for _, v in ipairs(vs) do
+      if not why[i] and (#v ~= #q or #q == 0) then
+        why[i] = ("the server's embeddings differ in length (%d and %d numbers)"):format(#q, #v)
+      end
     end
     if not why[i] then sims[i] = #vs > 0 and vector.cosine_many(q, vs) or {} end
   end

@@ -24,8 +24,11 @@ local opts = weight and { char_weight = weight } or nil
 local sims = embed.similarity(a, b, opts)
 local cos = {}
 for i, s in ipairs(sims) do cos[i] = s[1] end
+local alone = {}
+for i = 1, #a do alone[i] = embed.similarity({ a[i] }, { b[i] }, opts)[1][1] end
 local lexical = {}
 for i = 1, #a do lexical[i] = ev.text.token_f1(a[i], b[i]) end
 print(("pairs %d"):format(#gold))
 print(("spearman offline embedder %.4f"):format(ev.stats.spearman(cos, gold)))
+print(("spearman offline embedder, IDF from each pair alone %.4f"):format(ev.stats.spearman(alone, gold)))
 print(("spearman token F1 (reference) %.4f"):format(ev.stats.spearman(lexical, gold)))

@@ -83,27 +83,27 @@ local function sentence_at(context, at)
 end
 
 local judge = ev.judge.open("offline")
-local tally = {}
-local function count(form, kind, faithful, swapped)
-  local key = form .. "/" .. kind
-  local t = tally[key] or { higher = 0, tie = 0, lower = 0, n = 0 }
-  tally[key] = t
-  local a = faithful.score or 0
-  local b = swapped.score or 0
-  t.n = t.n + 1
-  if a > b then t.higher = t.higher + 1 elseif a == b then t.tie = t.tie + 1 else t.lower = t.lower + 1 end
-end
 
-for a, article in ipairs(data.data) do
-  for _, p in ipairs(article.paragraphs) do
-    local ctx = tokens_of(p.context)
-    for _, qa in ipairs(p.qas) do
-      local ans = qa.answers[1]
-      if ans and not qa.is_impossible then
-        local bad, kind = swap(ans.text, ctx, a)
+-- tally[form/kind] = {n, higher, tie, lower} over every pair.
+local function measure()
+  local tally = {}
+  local function count(form, kind, faithful, swapped)
+    local key = form .. "/" .. kind
+    local t = tally[key] or { higher = 0, tie = 0, lower = 0, n = 0 }
+    tally[key] = t
+    local a, b = faithful.score or 0, swapped.score or 0
+    t.n = t.n + 1
+    if a > b then t.higher = t.higher + 1 elseif a == b then t.tie = t.tie + 1 else t.lower = t.lower + 1 end
+  end
+  for a, article in ipairs(data.data) do
+    for _, p in ipairs(article.paragraphs) do
+      local ctx = tokens_of(p.context)
+      for _, qa in ipairs(p.qas) do
+        local ans = qa.answers[1]
+        local bad, kind
+        if ans and not qa.is_impossible then bad, kind = swap(ans.text, ctx, a) end
         if bad then
-          local row = { query = qa.question, contexts = { p.context } }
-          row.answer = ans.text
+          local row = { query = qa.question, contexts = { p.context }, answer = ans.text }
           local good = ev.rag.faithfulness:score(row, judge)
           row.answer = bad
           count("span", kind, good, ev.rag.faithfulness:score(row, judge))
@@ -119,16 +119,28 @@ for a, article in ipairs(data.data) do
       end
     end
   end
+  return tally
 end
 
-local keys = {}
-for k in pairs(tally) do keys[#keys + 1] = k end
-table.sort(keys)
-print("form/kind\tpairs\tfaithful higher\ttie\tlower")
-local all = { n = 0, higher = 0, tie = 0, lower = 0 }
-for _, k in ipairs(keys) do
-  local t = tally[k]
-  print(("%s\t%d\t%.3f\t%.3f\t%.3f"):format(k, t.n, t.higher / t.n, t.tie / t.n, t.lower / t.n))
-  for _, f in ipairs { "n", "higher", "tie", "lower" } do all[f] = all[f] + t[f] end
+local function report(title, tally)
+  print(title)
+  local keys = {}
+  for k in pairs(tally) do keys[#keys + 1] = k end
+  table.sort(keys)
+  print("form/kind\tpairs\tfaithful higher\ttie\tlower")
+  local all = { n = 0, higher = 0, tie = 0, lower = 0 }
+  for _, k in ipairs(keys) do
+    local t = tally[k]
+    print(("%s\t%d\t%.3f\t%.3f\t%.3f"):format(k, t.n, t.higher / t.n, t.tie / t.n, t.lower / t.n))
+    for _, f in ipairs { "n", "higher", "tie", "lower" } do all[f] = all[f] + t[f] end
+  end
+  print(("all\t%d\t%.3f\t%.3f\t%.3f"):format(all.n, all.higher / all.n, all.tie / all.n, all.lower / all.n))
 end
-print(("all\t%d\t%.3f\t%.3f\t%.3f"):format(all.n, all.higher / all.n, all.tie / all.n, all.lower / all.n))
+
+local offline = ev.judge.offline
+local was = offline.check_names
+offline.check_names = false
+report("words and numbers only", measure())
+offline.check_names = true
+report("with the name check", measure())
+offline.check_names = was

@@ -16,9 +16,9 @@ end
 function test_rag_constructors_refuse_unknown_options()
   refuses("ev.rag.faithfulness: unknown option 'treshold' (did you mean 'threshold'?)",
     "local m = ev.rag.faithfulness { treshold = 0.9 }")
-  refuses("ev.rag.relevancy: unknown option 'raise_error' (options: budget, description, fields, mode, name, prompts, threshold)",
+  refuses("ev.rag.relevancy: unknown option 'raise_error' (options: budget, description, fields, mode, name, prompts, samples, temperature, threshold)",
     "local m = ev.rag.relevancy { raise_error = true }")
-  refuses("ev.rag.pairwise: unknown option 'threshold' (options: a, b, description, fields, name, prompts, reference)",
+  refuses("ev.rag.pairwise: unknown option 'threshold' (options: a, b, description, fields, name, prompts, reference, samples, temperature)",
     "local m = ev.rag.pairwise { threshold = 1 }")
   lu.assertEquals(ev.rag.faithfulness { threshold = 0.9 }.threshold, 0.9)
 end

@@ -74,6 +74,11 @@ function TestOffline:test_statements_verdicts_relevance()
   lu.assertEquals({ names[3].verdict, names[3].reason }, { 0, "the name March is not in the context" })
   lu.assertEquals(names[4].verdict, 1) -- standard and tier are in the context, and 4 of 5 words
   lu.assertEquals(names[5].reason, "2 of 5 words are in the context (40%; supported from 50%)") -- no name: acronyms
+  -- a phrase without a lower-case word is all names, its first word too
+  local date = j:ask("verdicts", { context = "The game was played on February 7, 2016.",
+                                   statements = { "August 7, 2016", "February 7, 2016" } }).value
+  lu.assertEquals({ date[1].verdict, date[1].reason }, { 0, "the name August is not in the context" })
+  lu.assertEquals(date[2].verdict, 1)
   ev.judge.offline.check_names = false
   local off = j:ask("verdicts", { context = "The Denver Broncos won.", statements = { "The Boston Broncos won." } })
   ev.judge.offline.check_names = true

@@ -150,7 +150,8 @@ local function unsupported_number(statement, context_set)
 end
 
 -- A capitalised word (a name, a month) past the statement's first word
--- that the context never mentions: a swapped name keeps most of a
+-- (or anywhere in a phrase without a lower-case word) that the context
+-- never mentions: a swapped name keeps most of a
 -- sentence's words, so overlap alone misses it too. Acronyms (URL, SDK)
 -- are left to the word overlap, and a name is found in the context whole
 -- ("Levi's" as levis), piece by piece ("Standard-tier" as standard, tier)
@@ -171,7 +172,8 @@ end
 
 local function unsupported_name(statement, context_set)
   if not O.check_names then return nil end
-  local first = true
+  -- a phrase without a lower-case word ("February 7, 2016") is all names
+  local first = statement:find("%f[%w]%l") ~= nil
   for word in statement:gmatch("%S+") do
     if not first and word:match("^%p*%u%l") and not found(word, context_set) then
       return (word:gsub("^%p+", ""):gsub("%p+$", ""))

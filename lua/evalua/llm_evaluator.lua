@@ -92,14 +92,16 @@ function M.ask(judge, name, vars, prompt, sampling)
            failed_samples = n - #values, spread = detail.spread, agreement = detail.agreement }
 end
 
--- sampling_of(o, what) -> {samples =, temperature =} from a metric's
--- options, checked; nil for one sample.
-function M.sampling_of(o, what)
+-- sampling_of(o, what, level) -> {samples =, temperature =} from a metric's
+-- options, checked (errors at `level` as for error()); nil for one sample.
+function M.sampling_of(o, what, level)
   local n, t = o.samples, o.temperature
   if n ~= nil and (math.tointeger(n) == nil or n < 1) then
-    error(what .. ": samples must be a whole number >= 1", 4)
+    error(what .. ": samples must be a whole number >= 1", level + 1)
   end
-  if t ~= nil and (type(t) ~= "number" or t < 0) then error(what .. ": temperature must be a number >= 0", 4) end
+  if t ~= nil and (type(t) ~= "number" or t < 0) then
+    error(what .. ": temperature must be a number >= 0", level + 1)
+  end
   if (n or 1) == 1 then return nil end
   return { samples = math.tointeger(n), temperature = t }
 end
@@ -316,7 +318,7 @@ function M.new(o)
   end
   if o.offline ~= nil and type(o.offline) ~= "function" then error("llm_evaluator: offline must be a function", 2) end
   local prompt = M.prompt(defaults, o.prompt, o.name)
-  local sampling = M.sampling_of(o, "ev.llm_evaluator")
+  local sampling = M.sampling_of(o, "ev.llm_evaluator", 2) -- new is tail-called by __call
   local self = M.metric {
     name = o.name, judged = true, description = o.description or o.instructions,
     higher_is_better = o.higher_is_better ~= false, threshold = o.threshold,

@@ -24,7 +24,7 @@ local field, read = inputs.field, inputs.read
 
 local function threshold_of(o, default)
   local t = o.threshold == nil and default or o.threshold
-  if t ~= nil and type(t) ~= "number" then error("threshold must be a number", 4) end
+  if t ~= nil and type(t) ~= "number" then error("threshold must be a number", 3) end
   return t
 end
 
@@ -36,13 +36,13 @@ end
 -- Checks `prompts` against the steps a metric has and compiles them.
 local function prompts_of(o, name, steps)
   local given = o.prompts or {}
-  if type(given) ~= "table" then error(name .. ": prompts must be a table of step = prompt", 4) end
+  if type(given) ~= "table" then error(name .. ": prompts must be a table of step = prompt", 3) end
   for k in pairs(given) do
     if not steps[k] then
       local names = {}
       for s in pairs(steps) do names[#names + 1] = s end
       table.sort(names)
-      error(("%s: no prompt step '%s' (its steps: %s)"):format(name, tostring(k), table.concat(names, ", ")), 4)
+      error(("%s: no prompt step '%s' (its steps: %s)"):format(name, tostring(k), table.concat(names, ", ")), 3)
     end
   end
   local out = {}
@@ -92,7 +92,7 @@ local function weigher(w)
   if w == nil or w == "equal" then return nil end
   if w == "words" then return function(statement) return #offline.content_tokens(statement) end end
   if type(w) == "function" then return w end
-  error("faithfulness: weights must be \"equal\", \"words\" or a function(statement, i) -> number", 4)
+  error("faithfulness: weights must be \"equal\", \"words\" or a function(statement, i) -> number", 3)
 end
 
 -- sum_i w_i s_i / sum_i w_i over the statements' scores s_i (a verdict, or
@@ -131,9 +131,9 @@ end
 
 define("faithfulness", "share of the answer's statements that the contexts support", function(o)
   local m = base(o, "faithfulness", o.description)
-  local sampling = E.sampling_of(o, "ev.rag.faithfulness")
+  local sampling = E.sampling_of(o, "ev.rag.faithfulness", 2)
   local graded = o.graded == true
-  if o.graded ~= nil and type(o.graded) ~= "boolean" then error("faithfulness: graded must be true or false", 3) end
+  if o.graded ~= nil and type(o.graded) ~= "boolean" then error("faithfulness: graded must be true or false", 2) end
   local weigh = weigher(o.weights)
   local prompts = prompts_of(o, "faithfulness",
     { statements = P.statements, verdicts = graded and P.graded_verdicts or P.verdicts })
@@ -158,7 +158,7 @@ end, { "threshold", "graded", "weights" })
 
 define("context_recall", "share of the reference's sentences that the contexts support", function(o)
   local m = base(o, "context_recall", o.description)
-  local sampling = E.sampling_of(o, "ev.rag.context_recall")
+  local sampling = E.sampling_of(o, "ev.rag.context_recall", 2)
   local prompts = prompts_of(o, "context_recall", { verdicts = P.context_recall })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
@@ -179,11 +179,11 @@ end, { "threshold" })
 
 define("context_precision", "rank-weighted average precision of the chunks judged useful", function(o)
   local m = base(o, "context_precision", o.description)
-  local sampling = E.sampling_of(o, "ev.rag.context_precision")
+  local sampling = E.sampling_of(o, "ev.rag.context_precision", 2)
   local prompts = prompts_of(o, "context_precision", { verdict = P.context_precision })
   local against = o.against or "reference"
   if against ~= "reference" and against ~= "answer" then
-    error("context_precision: against must be \"reference\" or \"answer\"", 3)
+    error("context_precision: against must be \"reference\" or \"answer\"", 2)
   end
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
@@ -207,7 +207,7 @@ end, { "threshold", "against" })
 
 define("context_relevance", "share of the contexts' statements that are relevant to the question", function(o)
   local m = base(o, "context_relevance", o.description)
-  local sampling = E.sampling_of(o, "ev.rag.context_relevance")
+  local sampling = E.sampling_of(o, "ev.rag.context_relevance", 2)
   local prompts = prompts_of(o, "context_relevance", { verdicts = P.context_relevance })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
@@ -263,13 +263,13 @@ end
 define("answer_relevance", "how well the answer addresses the question (generated questions vs the real one)",
   function(o)
     local m = base(o, "answer_relevance", o.description)
-    local sampling = E.sampling_of(o, "ev.rag.answer_relevance")
+    local sampling = E.sampling_of(o, "ev.rag.answer_relevance", 2)
     local mode = o.mode or "embedding"
     if mode ~= "embedding" and mode ~= "direct" then
-      error("answer_relevance: mode must be \"embedding\" or \"direct\"", 3)
+      error("answer_relevance: mode must be \"embedding\" or \"direct\"", 2)
     end
     local n = o.n or 3
-    if math.tointeger(n) == nil or n < 1 then error("answer_relevance: n must be a whole number >= 1", 3) end
+    if math.tointeger(n) == nil or n < 1 then error("answer_relevance: n must be a whole number >= 1", 2) end
     local prompts = prompts_of(o, "answer_relevance", { questions = P.questions, direct = P.answer_relevance })
     local threshold = threshold_of(o, 0.5)
     m.threshold = threshold
@@ -286,13 +286,13 @@ M.answer_relevance_direct = M.answer_relevance { name = "answer_relevance_direct
 
 define("relevancy", "YES when the answer is in line with the contexts (LlamaIndex's relevancy)", function(o)
   local m = base(o, "relevancy", o.description)
-  local sampling = E.sampling_of(o, "ev.rag.relevancy")
+  local sampling = E.sampling_of(o, "ev.rag.relevancy", 2)
   local mode = o.mode or "refine"
   if mode ~= "refine" and mode ~= "per_source" then
-    error("relevancy: mode must be \"refine\" or \"per_source\"", 3)
+    error("relevancy: mode must be \"refine\" or \"per_source\"", 2)
   end
   local budget = o.budget or 6000
-  if type(budget) ~= "number" or budget < 1 then error("relevancy: budget must be a number of characters", 3) end
+  if type(budget) ~= "number" or budget < 1 then error("relevancy: budget must be a number of characters", 2) end
   local prompts = prompts_of(o, "relevancy", { check = P.relevancy, refine = P.relevancy_refine })
   local threshold = threshold_of(o, mode == "refine" and 1 or 0.5)
   m.threshold = threshold
@@ -329,7 +329,7 @@ end, { "threshold", "mode", "budget" })
 
 define("correctness", "1-5 grade of the answer against the reference, passing at 4", function(o)
   local m = base(o, "correctness", o.description)
-  local sampling = E.sampling_of(o, "ev.rag.correctness")
+  local sampling = E.sampling_of(o, "ev.rag.correctness", 2)
   local prompts = prompts_of(o, "correctness", { grade = P.correctness })
   local threshold = threshold_of(o, 4)
   m.threshold = threshold
@@ -374,7 +374,7 @@ define("sas", "semantic answer similarity: embedding cosine of the answer with t
   function(o)
     local m = base(o, "sas", o.description)
     if o.samples ~= nil or o.temperature ~= nil then
-      error("ev.rag.sas: samples and temperature do not apply: embeddings are deterministic", 3)
+      error("ev.rag.sas: samples and temperature do not apply: embeddings are deterministic", 2)
     end
     local threshold = threshold_of(o, nil)
     m.threshold = threshold
@@ -429,7 +429,7 @@ end
 define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 for a tie or an inconsistent verdict",
   function(o)
     local m = base(o, "pairwise", o.description)
-    local sampling = E.sampling_of(o, "ev.rag.pairwise")
+    local sampling = E.sampling_of(o, "ev.rag.pairwise", 2)
     local prompts = prompts_of(o, "pairwise", { compare = P.pairwise })
     local fa, fb = o.a or "answer", o.b or "answer_b"
     m.fn = function(row, ctx)

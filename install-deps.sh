@@ -4,10 +4,11 @@
 # exact apt-get command to run instead.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config
+PACKAGES="build-essential cmake pkg-config hyperfine bash-completion
 liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libssl-dev libutf8proc-dev
-lua-unit python3 python3-cram chromium
-clang libclang-rt-dev"
+lua-unit python3 python3-cram chromium fonts-noto-cjk
+clang libclang-rt-dev
+slurm-wlm munge"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,6 +1,8 @@
-/* libFuzzer target: the TREC qrels and run readers (metrics/trec.c) and the
- * ranking of every query they produce. Input: QRELS '\0' RUN; the first
- * byte's low bit picks a pipe (read whole) or a memfd (mapped) for both. */
+/* libFuzzer target: the TREC qrels and run readers (metrics/trec.c), the
+ * ranking of every query they produce, and the evaluation of the run
+ * streamed query by query (metrics/trec_eval.c). Input: QRELS '\0' RUN; the
+ * first byte's low bit picks a pipe (read whole) or a memfd (mapped, so
+ * streamed when grouped, and read whole a second time) for both. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -8,8 +10,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "evalua/measures.h"
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
+#include "evalua/trec_eval.h"
 
 /* A path that reads back data: /proc/self/fd of a memfd or of a pipe's
  * read end (inputs stay under the pipe buffer, libFuzzer's -max_len 4096). */
@@ -41,6 +45,30 @@ static void rank_all(struct evr_trec *t) {
   evr_ranker_free(r);
 }
 
+/* Runs both jobs one after the other: the two halves without threads. */
+static void one_then_other(void (*job)(void *), void *args[2]) {
+  job(args[0]);
+  job(args[1]);
+}
+
+/* The run evaluated against the qrels: streamed when it can be. */
+static void evaluate(const char *qpath, const char *rpath, int depth) {
+  struct evr_measures ms;
+  struct evr_error err;
+  struct evr_trec_report rep;
+  struct evr_trec_opts o = {1.0, (size_t)depth, depth > 0, 1};
+  evr_measures_init(&ms);
+  memset(&rep, 0, sizeof rep);
+  struct evr_trec *t = evr_trec_new();
+  if (t && !evr_measures_add(&ms, "map", &err) && !evr_measures_add(&ms, "ndcg_cut.5", &err)) {
+    evr_trec_set_parallel(t, one_then_other);
+    if (!evr_trec_read_qrels(t, qpath, &err)) evr_trec_evaluate_run(t, rpath, ms.cols, ms.n, &o, &rep, &err);
+  }
+  evr_trec_report_free(&rep);
+  evr_trec_free(t);
+  evr_measures_free(&ms);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int piped = size && (data[0] & 1);
   const uint8_t *sep = memchr(data, 0, size);
@@ -49,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t nr = (size_t)(data + size - run);
   char qpath[64], rpath[64];
   int qfd = open_data(data, nq, piped, qpath), rfd = open_data(run, nr, piped, rpath);
-  struct evr_trec *t = evr_trec_new();
+  if (qfd >= 0 && rfd >= 0) evaluate(qpath, rpath, size > 1 ? data[1] % 4 : 0);
+  struct evr_trec *t = piped ? NULL : evr_trec_new();
   struct evr_error err;
   if (t && qfd >= 0 && rfd >= 0 && !evr_trec_read_qrels(t, qpath, &err) && !evr_trec_read_run(t, rpath, &err))
     rank_all(t);

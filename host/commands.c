@@ -4,6 +4,8 @@
 #include "commands.h"
 
 const struct evalua_command evalua_commands[] = {
+  {"init", evalua_init_main},
   {"trec", evalua_trec_main},
+  {"diff", evalua_diff_main},
   {NULL, NULL},
 };

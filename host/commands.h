@@ -10,8 +10,13 @@ struct evalua_command {
 /* Terminated by {NULL, NULL}; defined in commands.c. */
 extern const struct evalua_command evalua_commands[];
 
+/* evalua init: scaffolds an evaluation project (init_cmd.c). */
+int evalua_init_main(int argc, char **argv);
 /* evalua trec: trec_eval's report from TREC qrels and run files (trec_cmd.c). */
 int evalua_trec_main(int argc, char **argv);
+
+/* evalua diff: two saved JSON reports compared (diff_cmd.c, lua/evalua/diff.lua). */
+int evalua_diff_main(int argc, char **argv);
 
 
 #endif

@@ -12,6 +12,7 @@
 #include "evalua/measures.h"
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
+#include "evalua/trec_eval.h"
 #include "l_lists.h"
 #include "modules.h"
 #include "parallel.h"
@@ -26,6 +27,7 @@ struct scratch {
   struct evr_measures ms;
   struct evr_acc *acc;
   double *values;
+  struct evr_trec_report rep;
 };
 
 static int scratch_close(lua_State *L) {
@@ -33,6 +35,7 @@ static int scratch_close(lua_State *L) {
   evr_ranker_free(s->rk);
   evr_measures_free(&s->ms);
   free(s->acc), free(s->values);
+  evr_trec_report_free(&s->rep);
   memset(s, 0, sizeof *s);
   return 0;
 }
@@ -310,19 +313,21 @@ static void add_skipped(lua_State *L, struct batch *b, lua_Integer index, const 
   lua_rawseti(L, b->skipped, ++b->n_skipped);
 }
 
+/* Summaries: of TREC data as metrics/trec_eval.c made them, else of the rows. */
 static void finish_result(lua_State *L, struct batch *b) {
   struct scratch *s = b->s;
+  const struct evr_trec_report *rep = s->rep.summary ? &s->rep : NULL;
   lua_setfield(L, b->res, "skipped");
   lua_setfield(L, b->res, "per_query");
   lua_createtable(L, 0, (int)s->ms.n);
   lua_createtable(L, 0, (int)s->ms.n);
   for (size_t c = 0; c < s->ms.n; c++) {
-    double v = evr_acc_value(&s->acc[c], &s->ms.cols[c]);
+    double v = rep ? rep->summary[c] : evr_acc_value(&s->acc[c], &s->ms.cols[c]);
     if (!isnan(v)) {
       lua_pushnumber(L, v);
       lua_setfield(L, -3, s->ms.cols[c].name);
     }
-    lua_pushinteger(L, (lua_Integer)s->acc[c].n);
+    lua_pushinteger(L, (lua_Integer)(rep ? rep->measured[c] : s->acc[c].n));
     lua_setfield(L, -2, s->ms.cols[c].name);
   }
   lua_setfield(L, b->res, "n");
@@ -366,9 +371,7 @@ static int row_gold(lua_State *L, int row, struct evr_ranker *rk, const char *wh
       lua_rawgeti(L, top, i);
       const char *id = take_id(L, rk, &len);
       if (!id) fail(L, 1, where, lua_pushfstring(L, "gold_doc_ids[%I] is not an id", i));
-      int known = evr_ranker_judge(rk, id, len, 1.0);
-      if (known < 0) luaL_error(L, "not enough memory");
-      if (!known)
+      if (!evr_ranker_is_judged(rk, id, len))
         fail(L, 1, where, lua_pushfstring(L, "gold_doc_ids has '%s', which graded_relevance lacks "
                                              "(mixed graded and ungraded relevance)", lua_pushlstring(L, id, len)));
     }
@@ -410,19 +413,34 @@ static void evaluate_rows(lua_State *L, struct batch *b, const struct opts *o) {
   }
 }
 
+/* A row of per_query from values that metrics/trec_eval.c computed. */
+static void add_values(lua_State *L, struct batch *b, const struct evr_trec_row *row, const double *v) {
+  const struct evr_measures *ms = &b->s->ms;
+  lua_createtable(L, 0, (int)ms->n + 1);
+  lua_pushlstring(L, row->qid, row->len);
+  lua_setfield(L, -2, "qid");
+  for (size_t c = 0; c < ms->n; c++) {
+    if (isnan(v[c])) continue; /* unmeasured: no value */
+    lua_pushnumber(L, v[c]);
+    lua_setfield(L, -2, ms->cols[c].name);
+  }
+  lua_rawseti(L, b->per_query, ++b->n_per_query);
+}
+
+/* TREC data: the queries, values and summaries as `evalua trec` has them. */
 static void evaluate_trec(lua_State *L, struct batch *b, const struct evr_trec *t, const struct opts *o) {
-  for (size_t i = 0; i < evr_trec_count(t); i++) {
-    struct evr_trec_query q;
-    evr_trec_query(t, i, &q);
-    lua_pushlstring(L, q.qid, q.qid_len);
-    if (!q.in_qrels || (!q.in_run && !o->complete)) {
-      add_skipped(L, b, 0, q.in_qrels ? "not in the run" : "not in the qrels", 0);
-      continue;
+  struct scratch *s = b->s;
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 0};
+  struct evr_error err;
+  if (evr_trec_evaluate(t, s->ms.cols, s->ms.n, &how, &s->rep, &err)) luaL_error(L, "%s", err.msg);
+  for (size_t k = 0; k < s->rep.n; k++) {
+    const struct evr_trec_row *row = &s->rep.rows[k];
+    if (!row->skipped) {
+      add_values(L, b, row, s->rep.values + k * s->ms.n);
+    } else {
+      lua_pushlstring(L, row->qid, row->len);
+      add_skipped(L, b, 0, row->skipped, 0);
     }
-    struct evr_ranking r;
-    struct evr_error err;
-    if (evr_trec_rank(t, i, b->s->rk, o->depth, &r, &err)) luaL_error(L, "%s", err.msg);
-    add_query(L, b, &r, o->level);
   }
 }
 

@@ -82,6 +82,21 @@ static int l_isatty(lua_State *L) {
 
 static int l_getpid(lua_State *L) { lua_pushinteger(L, getpid()); return 1; }
 
+/* shard_env(name) -> value | nil: the variables that place a run among its
+ * shards, readable under --sandbox too, as they hold no secret; any other
+ * name is an error (os.getenv is the way to the rest, where allowed). */
+static int l_shard_env(lua_State *L) {
+  static const char *const names[] = {
+    "EVALUA_SHARD", "EVALUA_SHARDS", "EVALUA_PARTS", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "JOB_COMPLETION_INDEX", "BUILDKITE_PARALLEL_JOB",
+    "BUILDKITE_PARALLEL_JOB_COUNT", "CI_NODE_INDEX", "CI_NODE_TOTAL", NULL};
+  int k = luaL_checkoption(L, 1, NULL, names);
+  const char *v = getenv(names[k]);
+  if (v) lua_pushstring(L, v);
+  else lua_pushnil(L);
+  return 1;
+}
+
 static int l_sandboxed(lua_State *L) {
   lua_pushboolean(L, evalua_runtime(L)->sandbox);
   return 1;
@@ -426,7 +441,7 @@ static int l_versions(lua_State *L) {
 
 static const luaL_Reg sys_funcs[] = {
   {"now", l_now},           {"monotonic", l_monotonic}, {"cputime", l_cputime},
-  {"sleep", l_sleep},       {"isatty", l_isatty},       {"getpid", l_getpid},
+  {"sleep", l_sleep},       {"isatty", l_isatty},       {"getpid", l_getpid}, {"shard_env", l_shard_env},
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},

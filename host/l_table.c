@@ -486,6 +486,37 @@ static int t_subset(lua_State *L) {
   return 1;
 }
 
+/* FNV-1a, 64 bits: a hash that every machine and version computes alike,
+ * so a row's shard depends on its id only. */
+static uint64_t fnv1a64(const char *s, size_t len) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* t:shard_rows(key, index, count) -> the rows (1-based) whose key's text
+ * hashes to shard index of count: FNV-1a-64(text) mod count == index - 1.
+ * A row without the key hashes as the empty text. */
+static int t_shard_rows(lua_State *L) {
+  struct evt_table *t = ltable_check(L, 1);
+  size_t klen;
+  const char *key = luaL_checklstring(L, 2, &klen);
+  lua_Integer index = luaL_checkinteger(L, 3), count = luaL_checkinteger(L, 4);
+  luaL_argcheck(L, count >= 1, 4, "at least one shard");
+  luaL_argcheck(L, index >= 1 && index <= count, 3, "a shard between 1 and count");
+  long col = evt_col_index(t, key, klen);
+  lua_newtable(L);
+  lua_Integer k = 0;
+  char buf[32];
+  for (size_t r = 0; r < t->n; r++) {
+    size_t len = 0;
+    const char *s = col >= 0 ? cell_text(t, &t->cols[col].cells[r], buf, sizeof buf, &len) : NULL;
+    if (fnv1a64(s ? s : "", s ? len : 0) % (uint64_t)count == (uint64_t)(index - 1))
+      lua_pushinteger(L, (lua_Integer)r + 1), lua_rawseti(L, -2, ++k);
+  }
+  return 1;
+}
+
 /* The first k retrieved ids' texts from docs (id -> text) as the row's
  * contexts; -1 when out of memory. */
 static int contexts_from(lua_State *L, struct evt_table *d, const struct evt_table *s, size_t r, int docs, size_t k) {
@@ -533,7 +564,7 @@ static int t_attach_contexts(lua_State *L) {
 int luaopen_evalua_table(lua_State *L) {
   static const luaL_Reg tmeth[] = {
     {"append", t_append}, {"get", t_get}, {"keys", t_keys}, {"line", t_line}, {"codes", t_codes},
-    {"bytes", t_bytes}, {"size", t_len}, {"subset", t_subset}, {"attach_contexts", t_attach_contexts},
+    {"bytes", t_bytes}, {"size", t_len}, {"subset", t_subset}, {"shard_rows", t_shard_rows}, {"attach_contexts", t_attach_contexts},
     {NULL, NULL},
   };
   luaL_newmetatable(L, TABLE_MT);

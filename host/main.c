@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "bundled.h"
 #include "commands.h"
 #include "files.h"
 #include "runtime.h"
@@ -18,8 +19,15 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
   "       evalua trec [-q] [-c] [-l LEVEL] [-M N] [-m MEASURE]... QRELS RUN\n"
+  "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
+  "                                              one run's reports from its shards' parts\n"
+  "       evalua diff [OPTIONS] A.json B.json    compare two saved JSON reports\n"
+  "       evalua init [DIR]                      start an evaluation project in DIR\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"
+  "\n"
+  "SCRIPT is a file, or the name of a bundled script installed with evalua\n"
+  "(rag_report, nightly, calibrate, ...: see 'man evalua').\n"
   "\n"
   "run options (before SCRIPT; everything after SCRIPT goes to the script):\n"
   "  --sandbox          run an untrusted script: no processes, C modules, debug\n"
@@ -45,8 +53,10 @@ static int usage_error(const char *fmt, const char *what) {
 
 struct job {
   struct evalua_runtime rt;
-  int argc, script; /* argv[script] is the script path */
+  int argc, script; /* argv[script] is the script as given */
   char **argv;
+  const char *path; /* the script's file: argv[script], or a bundled script */
+  const char *module; /* or a Lua module whose main(...) gets the arguments */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -77,7 +87,7 @@ static int msghandler(lua_State *L) {
 static void push_arg_table(lua_State *L, const struct job *j) {
   lua_createtable(L, j->argc - j->script - 1, j->script + 1);
   for (int i = 0; i < j->argc; i++) {
-    lua_pushstring(L, j->argv[i]);
+    lua_pushstring(L, i == j->script ? j->path : j->argv[i]);
     lua_rawseti(L, -2, i - j->script);
   }
   lua_setglobal(L, "arg");
@@ -96,16 +106,30 @@ static int exit_code_of(lua_State *L, int status) {
   return EXIT_SCRIPT;
 }
 
+/* A script that cannot be loaded: say why, and where bundled ones are. */
+static void report_unopened(lua_State *L, const char *script) {
+  int missing = strstr(lua_tostring(L, -1), "No such file") != NULL;
+  fprintf(stderr, "evalua: cannot open script '%s' (%s", script, missing ? "no such file" : "unreadable");
+  evalua_push_bundled_dir(L);
+  if (missing && !strchr(script, '/') && lua_isstring(L, -1))
+    fprintf(stderr, ", and no bundled script of that name in %s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  fputs(")\n", stderr);
+}
+
 static int pmain(lua_State *L) {
   struct job *j = lua_touserdata(L, 1);
   evalua_state_open(L);
+  j->path = j->module ? lua_pushstring(L, j->argv[j->script]) /* kept on the stack */
+                      : evalua_push_script_path(L, j->argv[j->script]);
   push_arg_table(L, j);
   lua_pushcfunction(L, msghandler);
-  const char *script = j->argv[j->script];
-  int status = luaL_loadfilex(L, script, j->rt.sandbox ? "t" : "bt");
+  int status = j->module
+    ? luaL_loadstring(L, lua_pushfstring(L, "return require('%s').main(...)", j->module))
+    : luaL_loadfilex(L, j->path, j->rt.sandbox ? "t" : "bt");
+  if (j->module) lua_remove(L, -2); /* the chunk's source text */
   if (status == LUA_ERRFILE) {
-    fprintf(stderr, "evalua: cannot open script '%s' (%s)\n", script,
-                    strstr(lua_tostring(L, -1), "No such file") ? "no such file" : "unreadable");
+    report_unopened(L, j->path);
     lua_pushinteger(L, EXIT_USAGE);
     return 1;
   }
@@ -157,12 +181,29 @@ static int parse_run_options(struct job *j) {
       return usage_error("unknown option '%s' for run", o);
     }
   }
-  if (i >= j->argc) return usage_error("%s", "run needs a SCRIPT");
+  if (i >= j->argc) return usage_error("%s", j->module ? "merge needs a PART" : "run needs a SCRIPT");
   j->script = i;
   if (rt->sandbox && !cpu_set) rt->cpu_limit = 60;
   if (rt->sandbox && !time_set) rt->time_limit = 600;
   if (rt->sandbox && !mem_set) rt->mem_limit = (size_t)1024 << 20;
   return 0;
+}
+
+/* Runs a job in a fresh Lua state; returns the exit status. */
+static int run_job(struct job *j) {
+  lua_State *L = evalua_state_new(&j->rt);
+  if (!L) {
+    evalua_runtime_free(&j->rt);
+    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
+    return EXIT_SCRIPT;
+  }
+  lua_pushcfunction(L, pmain);
+  lua_pushlightuserdata(L, j);
+  int status = lua_pcall(L, 1, 1, 0);
+  int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
+  lua_close(L);
+  evalua_runtime_free(&j->rt);
+  return code;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -175,18 +216,28 @@ static int cmd_run(int argc, char **argv) {
     return code;
   }
   evalua_arm_limits(&j.rt);
-  lua_State *L = evalua_state_new(&j.rt);
-  if (!L) {
-    fputs("evalua: cannot create a Lua state: not enough memory\n", stderr);
-    return EXIT_SCRIPT;
+  return run_job(&j);
+}
+
+/* evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]:
+ * reruns the parts' script with every evaluation answered from the parts
+ * (lua/evalua/merge.lua), under run's options (--sandbox ...) when given. */
+static int cmd_merge(int argc, char **argv) {
+  struct job j = {.argc = argc, .argv = argv, .script = 1, .module = "evalua.merge"};
+  j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
+  if (j.rt.lua_dir && !*j.rt.lua_dir) j.rt.lua_dir = NULL;
+  for (int k = 2; k < argc; k++) {
+    if (strcmp(argv[k], "--")) continue;
+    int code = parse_run_options(&j);
+    if (code) {
+      evalua_runtime_free(&j.rt);
+      return code;
+    }
+    j.script--; /* the module gets every word after "--" */
+    evalua_arm_limits(&j.rt);
+    break;
   }
-  lua_pushcfunction(L, pmain);
-  lua_pushlightuserdata(L, &j);
-  int status = lua_pcall(L, 1, 1, 0);
-  code = status == LUA_OK ? (int)lua_tointeger(L, -1) : exit_code_of(L, status);
-  lua_close(L);
-  evalua_runtime_free(&j.rt);
-  return code;
+  return run_job(&j);
 }
 
 static int cmd_version(void) {
@@ -220,6 +271,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) return cmd_version();
   if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+  if (!strcmp(cmd, "merge")) return cmd_merge(argc, argv);
   for (const struct evalua_command *c = evalua_commands; c->name; c++)
     if (!strcmp(cmd, c->name)) return c->main(argc - 1, argv + 1);
   return usage_error("unknown command '%s'", cmd);

@@ -1,8 +1,8 @@
-/* evalua trec: trec_eval's command line and output over metrics/ (no Lua).
- * Every value is computed before anything is printed, so bad input never
- * leaves half a report behind. Reading the run and evaluating the queries
- * each go in two halves on two threads. Exit status: 0 ok, 2 usage, 3 input
- * error. */
+/* evalua trec: trec_eval's command line and output over metrics/ (no Lua),
+ * whose trec_eval.c selects the queries, evaluates them (streaming a run
+ * grouped by query) and sums them up. Every value is computed before
+ * anything is printed, so bad input never leaves half a report behind.
+ * Exit status: 0 ok, 2 usage, 3 input error. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "evalua/measures.h"
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
+#include "evalua/trec_eval.h"
 
 #include "commands.h"
 #include "parallel.h"
@@ -31,9 +32,11 @@ static const char help_text[] =
   "  -M N        evaluate only the first N documents of each ranking\n"
   "  -m MEASURE  a measure, with comma-separated parameters after a dot:\n"
   "              num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
-  "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 ndcg ndcg.1=3,2=9\n"
-  "              ndcg_cut.5,10 map_cut.5,10 success.1,5,10, runid, num_q, or a\n"
-  "              set: official (the default) or all_trec (all of the above)\n"
+  "              iprec_at_recall.0,.5,1 P.5,10 recall.5,10 Rprec_mult.0.5,2\n"
+  "              utility.1,-1,0,0 11pt_avg ndcg ndcg.1=3,2=9 ndcg_cut.5,10\n"
+  "              map_cut.5,10 relative_P.5,10 success.1,5,10 set_P set_recall\n"
+  "              set_map set_F.1 set_relative_P num_nonrel_judged_ret, runid,\n"
+  "              num_q, or a set: official (the default) or all_trec (all)\n"
   "QRELS or RUN may be '-' for standard input.\n";
 
 static int usage(const char *fmt, const char *what) {
@@ -147,81 +150,14 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
 
 /* ---- evaluation ------------------------------------------------------------- */
 
-struct results {
-  size_t n_queries;
-  size_t *query;   /* index (evr_trec_query) of each evaluated query */
-  double *values;  /* n_queries x n_cols */
-  struct evr_acc *acc;
-  double positive; /* judged documents with a grade > 0, over every query (-c) */
-};
-
-/* Queries [from, to) of res->query, on one thread with its own ranker. */
-struct part {
-  const struct evr_trec *t;
-  const struct opts *o;
-  const struct evr_measures *ms;
-  struct results *res;
-  size_t from, to, failed_at; /* failed_at: position of the first error, or to */
-  size_t *positive;           /* per query */
-  struct evr_error err;
-};
-
-static void evaluate_part(void *arg) {
-  struct part *p = arg;
-  struct evr_ranker *rk = evr_ranker_new();
-  size_t nc = p->ms->n;
-  p->failed_at = p->to;
-  for (size_t k = p->from; k < p->to; k++) {
-    struct evr_ranking r;
-    if (!rk) {
-      evr_error_set(&p->err, "out of memory");
-    } else if (!evr_trec_rank(p->t, p->res->query[k], rk, p->o->depth, &r, &p->err)) {
-      evr_eval(p->ms->cols, nc, &r, p->o->level, p->res->values + k * nc);
-      p->positive[k] = 0;
-      for (size_t j = 0; j < r.n_judged && r.judged[j] > 0; j++) p->positive[k]++;
-      continue;
-    }
-    p->failed_at = k;
-    break;
-  }
-  evr_ranker_free(rk);
-}
-
-/* Every query of the qrels (with -c) or of both files, evaluated in two
- * halves at once; the summaries add up in query order afterwards, so the
- * numbers do not depend on the split. */
-static int evaluate(const struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
-                    struct results *res, struct evr_error *err) {
-  size_t nq = evr_trec_count(t), nc = ms->n;
-  res->query = malloc((nq + 1) * sizeof *res->query);
-  res->values = malloc((nq * nc + 1) * sizeof *res->values);
-  res->acc = calloc(nc + 1, sizeof *res->acc);
-  size_t *positive = malloc((nq + 1) * sizeof *positive);
-  if (!res->query || !res->values || !res->acc || !positive) {
-    free(positive);
-    return evr_error_set(err, "out of memory"), -1;
-  }
-  for (size_t i = 0; i < nq; i++) {
-    struct evr_trec_query q;
-    evr_trec_query(t, i, &q);
-    if (q.in_qrels && (q.in_run || o->complete)) res->query[res->n_queries++] = i;
-  }
-  size_t n = res->n_queries;
-  struct part parts[2] = {{t, o, ms, res, 0, n / 2, 0, positive, {""}}, {t, o, ms, res, n / 2, n, 0, positive, {""}}};
-  void *args[2] = {&parts[0], &parts[1]};
-  evalua_run_two(evaluate_part, args);
-  for (int i = 0; i < 2; i++)
-    if (parts[i].failed_at < parts[i].to) {
-      *err = parts[i].err;
-      free(positive);
-      return -1;
-    }
-  for (size_t k = 0; k < n; k++) {
-    for (size_t c = 0; c < nc; c++) evr_acc_add(&res->acc[c], &ms->cols[c], res->values[k * nc + c]);
-    res->positive += (double)positive[k];
-  }
-  free(positive);
-  if (!n) return evr_error_set(err, "no query has both judgments in %s and results in %s", o->qrels, o->run), -1;
+/* The run streamed when it can be (metrics/trec_eval.c); at least one query
+ * must be in both files. */
+static int evaluate(struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
+                    struct evr_trec_report *rep, struct evr_error *err) {
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1};
+  if (evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err)) return -1;
+  if (!rep->n_evaluated)
+    return evr_error_set(err, "no query has both judgments in %s and results in %s", o->qrels, o->run), -1;
   return 0;
 }
 
@@ -301,7 +237,7 @@ static void print_query(struct out *w, const struct item *items, size_t n_items,
 }
 
 static void print_summary(struct out *w, const struct item *items, size_t n_items, const struct evr_measures *ms,
-                          const struct evr_trec *t, const struct opts *o, const struct results *res) {
+                          const struct evr_trec *t, const struct evr_trec_report *rep) {
   char s[32];
   for (size_t i = 0; i < n_items; i++) {
     const struct evr_trec_measure *tm = items[i].tm;
@@ -313,29 +249,25 @@ static void print_summary(struct out *w, const struct item *items, size_t n_item
       put(w, "\n", 1);
     } else if (tm->kind == EVR_TREC_NUM_Q) {
       put_head(w, "num_q", "all", 3);
-      put(w, s, (size_t)snprintf(s, sizeof s, "%zu\n", res->n_queries));
+      put(w, s, (size_t)snprintf(s, sizeof s, "%zu\n", rep->n_evaluated));
     }
     for (size_t c = items[i].first; c < items[i].first + items[i].n; c++) {
-      double v = evr_acc_value(&res->acc[c], &ms->cols[c]);
-      /* trec_eval's -c total of num_rel counts grades > 0 whatever -l is */
-      if (o->complete && ms->cols[c].kind == EVR_NUM_REL) v = res->positive;
       put_head(w, ms->cols[c].name, "all", 3);
-      put_value(w, &ms->cols[c], v);
+      put_value(w, &ms->cols[c], rep->summary[c]);
     }
   }
 }
 
 static int report(const struct evr_trec *t, const struct opts *o, const struct item *items, size_t n_items,
-                  const struct evr_measures *ms, const struct results *res) {
+                  const struct evr_measures *ms, const struct evr_trec_report *rep) {
   struct out *w = malloc(sizeof *w);
   if (!w) return fputs("evalua trec: out of memory\n", stderr), EXIT_INPUT;
   w->n = 0, w->failed = 0;
-  for (size_t i = 0; o->per_query && i < res->n_queries; i++) {
-    struct evr_trec_query q;
-    evr_trec_query(t, res->query[i], &q);
-    print_query(w, items, n_items, ms, q.qid, q.qid_len, res->values + i * ms->n);
+  for (size_t k = 0; o->per_query && k < rep->n; k++) {
+    const struct evr_trec_row *row = &rep->rows[k];
+    if (!row->skipped) print_query(w, items, n_items, ms, row->qid, row->len, rep->values + k * ms->n);
   }
-  if (o->summary) print_summary(w, items, n_items, ms, t, o, res);
+  if (o->summary) print_summary(w, items, n_items, ms, t, rep);
   flush(w);
   int failed = w->failed || fflush(stdout);
   free(w);
@@ -359,15 +291,15 @@ int evalua_trec_main(int argc, char **argv) {
   if (!code) code = build(&mk, &ms, items, &n_items);
   struct evr_trec *t = code ? NULL : evr_trec_new();
   if (t) evr_trec_set_parallel(t, evalua_run_two);
-  struct results res = {0, NULL, NULL, NULL, 0};
+  struct evr_trec_report rep;
+  memset(&rep, 0, sizeof rep);
   struct evr_error err;
-  if (!code && (!t || evr_trec_read_qrels(t, o.qrels, &err) || evr_trec_read_run(t, o.run, &err) ||
-                evaluate(t, &o, &ms, &res, &err))) {
+  if (!code && (!t || evr_trec_read_qrels(t, o.qrels, &err) || evaluate(t, &o, &ms, &rep, &err))) {
     fprintf(stderr, "evalua trec: %s\n", t ? err.msg : "out of memory");
     code = EXIT_INPUT;
   }
-  if (!code) code = report(t, &o, items, n_items, &ms, &res);
-  free(res.query), free(res.values), free(res.acc);
+  if (!code) code = report(t, &o, items, n_items, &ms, &rep);
+  evr_trec_report_free(&rep);
   evr_trec_free(t);
   evr_measures_free(&ms);
   return code;

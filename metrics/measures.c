@@ -23,10 +23,26 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"iprec_at_recall", EVR_IPREC_AT_RECALL, EVR_TP_LEVELS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
   {"P", EVR_P, EVR_TP_CUTOFFS, CUTS, 1},
   {"recall", EVR_RECALL, EVR_TP_CUTOFFS, CUTS, 1},
+  {"infAP", EVR_INFAP, EVR_TP_NONE, NULL, 1},
+  {"gm_bpref", EVR_GM_BPREF, EVR_TP_NONE, NULL, 0},
+  {"Rprec_mult", EVR_RPREC_MULT, EVR_TP_LEVELS, "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", 1},
+  {"utility", EVR_UTILITY, EVR_TP_NUMBERS, "1,-1,0,0", 1},
+  {"11pt_avg", EVR_11PT_AVG, EVR_TP_NUMBERS, "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", 1},
+  {"binG", EVR_BIN_G, EVR_TP_NONE, NULL, 1},
+  {"G", EVR_G, EVR_TP_GAINS, NULL, 1},
   {"ndcg", EVR_NDCG, EVR_TP_GAINS, NULL, 1},
+  {"ndcg_rel", EVR_NDCG_REL, EVR_TP_GAINS, NULL, 1},
+  {"Rndcg", EVR_RNDCG, EVR_TP_GAINS, NULL, 1},
   {"ndcg_cut", EVR_NDCG_CUT, EVR_TP_CUTOFFS, CUTS, 1},
   {"map_cut", EVR_MAP_CUT, EVR_TP_CUTOFFS, CUTS, 1},
+  {"relative_P", EVR_RELATIVE_P, EVR_TP_CUTOFFS, CUTS, 1},
   {"success", EVR_SUCCESS, EVR_TP_CUTOFFS, "1,5,10", 1},
+  {"set_P", EVR_SET_P, EVR_TP_NONE, NULL, 1},
+  {"set_relative_P", EVR_SET_RELATIVE_P, EVR_TP_NONE, NULL, 1},
+  {"set_recall", EVR_SET_RECALL, EVR_TP_NONE, NULL, 1},
+  {"set_map", EVR_SET_MAP, EVR_TP_NONE, NULL, 1},
+  {"set_F", EVR_SET_F, EVR_TP_NUMBERS, "1", 1},
+  {"num_nonrel_judged_ret", EVR_NUM_NONREL_JUDGED_RET, EVR_TP_NONE, NULL, 1},
 };
 const size_t evr_trec_measure_count = sizeof evr_trec_measures / sizeof evr_trec_measures[0];
 
@@ -39,6 +55,8 @@ void evr_measures_free(struct evr_measures *m) {
     free(m->gains[i]);
   }
   free(m->gains);
+  for (size_t i = 0; i < m->n_owned; i++) free(m->owned[i]);
+  free(m->owned);
   free(m->cols);
   evr_measures_init(m);
 }
@@ -63,8 +81,9 @@ static struct evr_column *push(struct evr_measures *m, int kind, struct evr_erro
   struct evr_column *c = &m->cols[m->n++];
   memset(c, 0, sizeof *c);
   c->kind = (enum evr_kind)kind;
-  c->integer = kind == EVR_NUM_RET || kind == EVR_NUM_REL || kind == EVR_NUM_REL_RET;
-  c->agg = c->integer ? EVR_AGG_SUM : kind == EVR_GM_MAP ? EVR_AGG_GEO : EVR_AGG_MEAN;
+  c->integer = kind == EVR_NUM_RET || kind == EVR_NUM_REL || kind == EVR_NUM_REL_RET ||
+               kind == EVR_NUM_NONREL_JUDGED_RET;
+  c->agg = c->integer ? EVR_AGG_SUM : kind == EVR_GM_MAP || kind == EVR_GM_BPREF ? EVR_AGG_GEO : EVR_AGG_MEAN;
   return c;
 }
 
@@ -182,7 +201,7 @@ static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, 
                      struct evr_error *err) {
   char items[MAX_PARAMS][32];
   int n = split(params, items, MAX_PARAMS);
-  if (n < 0) return evr_error_set(err, "ndcg: too many or too long gains in '%s'", params), -1;
+  if (n < 0) return evr_error_set(err, "%s: too many or too long gains in '%s'", tm->name, params), -1;
   struct evr_gains *g = calloc(1, sizeof *g);
   if (!g || !(g->grade = malloc((size_t)n * sizeof(double))) || !(g->gain = malloc((size_t)n * sizeof(double)))) {
     if (g) free(g->grade), free(g);
@@ -194,7 +213,7 @@ static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, 
     long grade;
     if (eq) *eq = '\0';
     if (!eq || parse_grade(items[i], &grade) || parse_double(eq + 1, &g->gain[i]))
-      return evr_error_set(err, "ndcg: '%s' is not a list of GRADE=GAIN", params), -1;
+      return evr_error_set(err, "%s: '%s' is not a list of GRADE=GAIN", tm->name, params), -1;
     g->grade[i] = (double)grade;
   }
   g->n = (size_t)n;
@@ -205,9 +224,35 @@ static int add_gains(struct evr_measures *m, const struct evr_trec_measure *tm, 
   return 0;
 }
 
+/* A list of numbers for one column, kept by m; utility takes exactly four
+ * (trec_eval gives no value with others). */
+static int add_numbers(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
+                       struct evr_error *err) {
+  char items[MAX_PARAMS][32];
+  int n = split(params ? params : tm->defaults, items, MAX_PARAMS);
+  if (n < 0) return evr_error_set(err, "%s: too many or too long numbers in '%s'", tm->name, params), -1;
+  if (tm->kind == EVR_UTILITY && n != 4)
+    return evr_error_set(err, "utility: '%s' is not four coefficients", params), -1;
+  double **owned = realloc(m->owned, (m->n_owned + 1) * sizeof *owned), *x;
+  if (!owned) return evr_error_set(err, "out of memory"), -1;
+  m->owned = owned;
+  if (!(x = owned[m->n_owned] = malloc((size_t)n * sizeof *x))) return evr_error_set(err, "out of memory"), -1;
+  m->n_owned++;
+  for (int i = 0; i < n; i++)
+    if (parse_double(items[i], &x[i]))
+      return evr_error_set(err, "%s: '%s' is not a number", tm->name, items[i]), -1;
+  struct evr_column *c = push(m, tm->kind, err);
+  if (!c) return -1;
+  c->params = x, c->n_params = (size_t)n;
+  if (params) snprintf(c->name, sizeof c->name, "%s_%s", tm->name, params);
+  else snprintf(c->name, sizeof c->name, "%s", tm->name);
+  return 0;
+}
+
 int evr_measures_add_trec(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
                           struct evr_error *err) {
   if (tm->kind < 0) return evr_error_set(err, "%s is a summary line of evalua trec, not a measure", tm->name), -1;
+  if (tm->params == EVR_TP_NUMBERS) return add_numbers(m, tm, params, err);
   if (!params) params = tm->defaults;
   if (tm->params == EVR_TP_CUTOFFS) return add_cutoffs(m, tm, params, err);
   if (tm->params == EVR_TP_LEVELS) return add_levels(m, tm, params, err);

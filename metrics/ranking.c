@@ -105,6 +105,10 @@ int evr_ranker_judge(struct evr_ranker *r, const char *id, size_t len, double gr
   return 0;
 }
 
+int evr_ranker_is_judged(const struct evr_ranker *r, const char *id, size_t len) {
+  return evr_idtab_get(&r->tab, id, len) != NULL;
+}
+
 int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double score) {
   if (reserve(&r->items, &r->cap_items, r->n_items + 1, sizeof *r->items)) return -1;
   r->items[r->n_items++] = (struct item){id, score, len};
@@ -208,7 +212,7 @@ int evr_ranker_finish(struct evr_ranker *r, int by_score, size_t depth, struct e
     uint32_t *v = evr_idtab_put(&r->tab, it->id, it->len, NONE, &found);
     if (!v) return -1;
     uint32_t j = *v & NONE;
-    double g = j == NONE || !(r->grades[j] >= 0) ? EVR_UNJUDGED : r->grades[j];
+    double g = j == NONE ? EVR_UNJUDGED : !(r->grades[j] >= 0) ? EVR_POOL_UNJUDGED : r->grades[j];
     r->rel_all[i] = g;
     if (*v & SEEN) {
       if (!repeats++) r->repeat = it->id, r->repeat_len = it->len;

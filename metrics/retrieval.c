@@ -104,6 +104,67 @@ static double recall(const struct stats *s, size_t k) {
   return s->num_rel ? (double)rel_in(s, k) / (double)s->num_rel : 0.0;
 }
 
+/* ---- trec_eval's set measures and their kin ---------------------------- */
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* (beta + 1) P R / (beta P + R): trec_eval's set_F weighs with beta, not
+ * its square. */
+static double set_f(const struct stats *s, double beta) {
+  if (!s->num_rel_ret) return 0.0;
+  double p = (double)s->num_rel_ret / (double)s->r->n_ret, r = (double)s->num_rel_ret / (double)s->num_rel;
+  return (beta + 1.0) * p * r / (beta * p + r);
+}
+
+/* hits(k) / min(k, R): precision against the best possible at k. */
+static double relative_p(const struct stats *s, size_t k) {
+  if (!s->num_rel) return 0.0;
+  return (double)rel_in(s, k) / (double)min_size(k, s->num_rel);
+}
+
+/* Precision at rank c = (long)(x R + 0.9); 0 when c is 0. */
+static double rprec_mult(const struct stats *s, double x) {
+  long c = (long)(x * (double)s->num_rel + 0.9);
+  return c > 0 ? (double)rel_in(s, (size_t)c) / (double)c : 0.0;
+}
+
+static size_t nonrel_judged_ret(const struct stats *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->r->n_ret; i++) n += s->r->rel[i] >= 0 && s->r->rel[i] < s->level;
+  return n;
+}
+
+/* a rel_ret + b nonrel_ret + c rel_not_ret + d nonrel_not_ret, with the
+ * collection's size n_docs (0 unless given); a query that retrieved
+ * nothing counts 0, as trec_eval's -c counts it. */
+static double utility(const struct stats *s, const struct evr_column *c) {
+  const double *p = c->params;
+  double rr = (double)s->num_rel_ret, ret = (double)s->r->n_ret, rel = (double)s->num_rel;
+  if (!s->r->n_ret) return 0.0;
+  return p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (c->n_docs + rr - ret - rel);
+}
+
+/* The mean over the levels x of the interpolated precision at recall x
+ * (at c = round(x R) relevant documents; 0 when fewer are retrieved), in
+ * trec_eval's single backward pass over the levels in the order given. */
+static double pt11_avg(const struct stats *s, const struct evr_column *c) {
+  size_t n = c->n_params, ret = s->r->n_ret, so_far = s->num_rel_ret;
+  if (!ret) return 0.0;
+  long cut = (long)n - 1;
+  double sum = 0.0, best = (double)so_far / (double)ret;
+  while (cut >= 0 && lround(c->params[cut] * (double)s->num_rel) > (long)so_far) cut--;
+  for (size_t i = ret; i > 0 && so_far > 0; i--) {
+    double p = (double)so_far / (double)i;
+    if (best < p) best = p;
+    if (s->r->rel[i - 1] >= s->level) {
+      while (cut >= 0 && (long)so_far == lround(c->params[cut] * (double)s->num_rel)) sum += best, cut--;
+      so_far--;
+    }
+  }
+  for (; cut >= 0; cut--) sum += best;
+  return sum / (double)n;
+}
+
 /* ---- nDCG ------------------------------------------------------------ */
 
 enum gain_rule { GAIN_GRADE, GAIN_EXP, GAIN_TABLE };
@@ -150,6 +211,171 @@ static double ndcg(const struct stats *s, size_t k, enum gain_rule rule, const s
   }
   double ideal = ideal_dcg(r, k, rule, t);
   return ideal > 0.0 ? dcg / ideal : 0.0;
+}
+
+/* ---- trec_eval's other gain measures --------------------------------------- */
+
+/* The gains of the judged documents, best first (the ideal ranking): the
+ * grades themselves unless a table maps them (*owned is then to be freed);
+ * NULL when out of memory. */
+static const double *ideal_gains(const struct evr_ranking *r, const struct evr_gains *t, double **owned) {
+  *owned = NULL;
+  if (!t) return r->judged;
+  double *g = malloc((r->n_judged + 1) * sizeof *g);
+  if (!g) return NULL;
+  for (size_t i = 0; i < r->n_judged; i++) g[i] = gain_of(r->judged[i], GAIN_TABLE, t);
+  qsort(g, r->n_judged, sizeof *g, desc);
+  return *owned = g;
+}
+
+/* The ideal gain at rank i+1: 0 past the judged documents. */
+static double ideal_at(const double *g, size_t n, size_t i) { return i < n ? g[i] : 0.0; }
+
+static double gain_at(const struct evr_ranking *r, size_t i, const struct evr_gains *t) {
+  return gain_of(r->rel[i], t ? GAIN_TABLE : GAIN_GRADE, t);
+}
+
+/* G: each retrieved document's gain over log2(2 + cost - gained so far),
+ * where cost adds the ideal gain at each rank (at least 1), over the sum
+ * of the positive ideal gains. Loops as trec_eval's: while the ideal gain
+ * is positive, then the rest of the ranking, then the rest of the ideal. */
+static double g_measure(const struct stats *s, const struct evr_gains *t) {
+  const struct evr_ranking *r = s->r;
+  double *owned, got = 0, sum_res = 0, sum_ideal = 0, cost = 0;
+  const double *ideal = ideal_gains(r, t, &owned);
+  if (!ideal) return NAN;
+  size_t nj = r->n_judged, i = 0;
+  double prev = ideal_at(ideal, nj, 0);
+  for (; i < r->n_ret && prev > 0.0; i++) {
+    double g = gain_at(r, i, t), id = ideal_at(ideal, nj, i);
+    sum_res += g;
+    if (id > 0.0) sum_ideal += id;
+    cost += id >= 1.0 ? id : 1.0;
+    if (g != 0) got += g / log2(2 + cost - sum_res);
+    prev = id;
+  }
+  for (; i < r->n_ret; i++) {
+    double g = gain_at(r, i, t);
+    sum_res += g;
+    cost += 1.0;
+    if (g != 0) got += g / log2(2 + cost - sum_res);
+  }
+  for (; prev > 0.0; i++)
+    if ((prev = ideal_at(ideal, nj, i)) > 0.0) sum_ideal += prev;
+  free(owned);
+  return sum_ideal > 0.0 ? got / sum_ideal : 0.0;
+}
+
+/* binG: over the relevant retrieved documents, 1 / log2(2 + the documents
+ * not relevant above each), divided by R. */
+static double bin_g(const struct stats *s) {
+  size_t so_far = 0;
+  double sum = 0.0;
+  for (size_t i = 0; i < s->r->n_ret; i++)
+    if (s->r->rel[i] >= s->level) {
+      so_far++;
+      sum += 1.0 / log2((double)(3 + i - so_far));
+    }
+  return so_far ? sum / (double)s->num_rel : 0.0;
+}
+
+/* ndcg_rel: nDCG at the rank of each retrieved document of positive gain,
+ * and nDCG of the whole ranking for each such document not retrieved,
+ * averaged over the documents of positive ideal gain. */
+static double ndcg_rel(const struct stats *s, const struct evr_gains *t) {
+  const struct evr_ranking *r = s->r;
+  double *owned, dcg = 0, idcg = 0, sum = 0;
+  const double *ideal = ideal_gains(r, t, &owned);
+  if (!ideal) return NAN;
+  size_t nj = r->n_judged, i = 0, n_pos = 0, n_pos_ret = 0;
+  double prev = ideal_at(ideal, nj, 0);
+  for (; i < r->n_ret && prev > 0.0; i++) {
+    double g = gain_at(r, i, t), id = ideal_at(ideal, nj, i);
+    if (g != 0) dcg += g / log2((double)(i + 2));
+    if (id > 0.0) n_pos++, idcg += id / log2((double)(i + 2));
+    if (g > 0) sum += dcg / idcg, n_pos_ret++;
+    prev = id;
+  }
+  for (; i < r->n_ret; i++) {
+    double g = gain_at(r, i, t);
+    if (g != 0) dcg += g / log2((double)(i + 2));
+    if (g > 0) sum += dcg / idcg, n_pos_ret++;
+  }
+  for (; prev > 0.0; i++)
+    if ((prev = ideal_at(ideal, nj, i)) > 0.0) n_pos++, idcg += prev / log2((double)(i + 2));
+  free(owned);
+  if (!(idcg > 0.0)) return 0.0;
+  sum += ((double)n_pos - (double)n_pos_ret) * dcg / idcg;
+  return sum > 0.0 ? sum / (double)n_pos : 0.0;
+}
+
+/* Rndcg: nDCG at each rank where the ideal gain changes (the R levels of
+ * each gain), and at the end of the ranking when the ideal ends first,
+ * averaged; 0 when there is no relevant document. */
+static double rndcg(const struct stats *s, const struct evr_gains *t) {
+  const struct evr_ranking *r = s->r;
+  if (!s->num_rel) return 0.0;
+  double *owned, dcg = 0, idcg = 0, sum = 0;
+  const double *ideal = ideal_gains(r, t, &owned);
+  if (!ideal) return NAN;
+  size_t nj = r->n_judged, i = 0, changes = 0;
+  double prev = ideal_at(ideal, nj, 0), old = prev;
+  for (; i < r->n_ret && prev > 0.0; i++) {
+    double g = gain_at(r, i, t), id = ideal_at(ideal, nj, i);
+    if (old != id) {
+      if (idcg > 0.0) sum += dcg / idcg, changes++;
+      old = id;
+    }
+    if (g != 0) dcg += g / log2((double)(i + 2));
+    if (id > 0.0) idcg += id / log2((double)(i + 2));
+    prev = id;
+  }
+  if (i < r->n_ret) {
+    for (; i < r->n_ret; i++) {
+      double g = gain_at(r, i, t);
+      if (g != 0) dcg += g / log2((double)(i + 2));
+    }
+    if (idcg > 0.0) sum += dcg / idcg, changes++;
+  }
+  for (; prev > 0.0; i++) {
+    double id = prev = ideal_at(ideal, nj, i);
+    if (old != id) {
+      if (idcg > 0.0) sum += dcg / idcg, changes++;
+      old = id;
+    }
+    if (id > 0.0) idcg += id / log2((double)(i + 2));
+  }
+  free(owned);
+  return changes ? sum / (double)changes : 0.0;
+}
+
+#define INFAP_EPSILON 0.00001 /* trec_eval's */
+
+/* infAP (Yilmaz and Aslam): at each relevant document, precision above it
+ * estimated from the judged documents, documents outside the pool counting
+ * as not relevant and unjudged ones of the pool skipped; over R. */
+static double inf_ap(const struct stats *s) {
+  const struct evr_ranking *r = s->r;
+  size_t nonrel = 0, rel = 0, unjudged = 0;
+  double sum = 0.0;
+  for (size_t j = 0; j < r->n_ret; j++) {
+    double g = r->rel[j];
+    if (g == EVR_POOL_UNJUDGED) unjudged++;
+    if (g < 0) continue;
+    if (g < s->level) {
+      nonrel++;
+      continue;
+    }
+    rel++;
+    if (!j) {
+      sum += 1.0;
+      continue;
+    }
+    double fj = (double)j, above = (double)(rel - 1 + nonrel + unjudged);
+    sum += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (above / fj) *
+           (((double)(rel - 1) + INFAP_EPSILON) / ((double)(rel - 1 + nonrel) + 2 * INFAP_EPSILON));
+  }
+  return s->num_rel ? sum / (double)s->num_rel : sum;
 }
 
 /* ---- other tools' definitions ------------------------------------------ */
@@ -201,6 +427,25 @@ static double eval_one(const struct evr_column *c, const struct stats *s) {
     return unique ? (double)s->num_rel_ret / (double)unique : NAN;
   }
   case EVR_RAGAS_ID_RECALL: return s->num_rel ? (double)s->num_rel_ret / (double)s->num_rel : NAN;
+  case EVR_SET_P: return r->n_ret ? (double)s->num_rel_ret / (double)r->n_ret : 0.0;
+  case EVR_SET_RECALL: return s->num_rel ? (double)s->num_rel_ret / (double)s->num_rel : 0.0;
+  case EVR_SET_MAP:
+    return r->n_ret && s->num_rel ? (double)s->num_rel_ret * (double)s->num_rel_ret / ((double)r->n_ret * (double)s->num_rel)
+                                  : 0.0;
+  case EVR_SET_F: return set_f(s, c->params[0]);
+  case EVR_SET_RELATIVE_P:
+    return r->n_ret && s->num_rel ? (double)s->num_rel_ret / (double)min_size(r->n_ret, s->num_rel) : 0.0;
+  case EVR_RELATIVE_P: return relative_p(s, c->k);
+  case EVR_NUM_NONREL_JUDGED_RET: return (double)nonrel_judged_ret(s);
+  case EVR_RPREC_MULT: return rprec_mult(s, c->x);
+  case EVR_UTILITY: return utility(s, c);
+  case EVR_11PT_AVG: return pt11_avg(s, c);
+  case EVR_G: return g_measure(s, c->gains);
+  case EVR_BIN_G: return bin_g(s);
+  case EVR_NDCG_REL: return ndcg_rel(s, c->gains);
+  case EVR_RNDCG: return rndcg(s, c->gains);
+  case EVR_GM_BPREF: return bpref(s);
+  case EVR_INFAP: return inf_ap(s);
   }
   return NAN;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ struct evr_trec {
   size_t n_results, cap_results, results_bytes;
   size_t gap_lo, gap_hi;           /* results[gap_lo, gap_hi) hold nothing */
   int results_borrowed;            /* another evr_trec's (a half being read) */
+  int results_grow;                /* malloc'ed and grown as needed (a streamed query) */
   const char *runid;
   size_t runid_len;
   evr_parallel_fn parallel;
@@ -66,6 +68,8 @@ struct evr_trec *evr_trec_new(void) {
 
 void evr_trec_set_parallel(struct evr_trec *t, evr_parallel_fn fn) { t->parallel = fn; }
 
+evr_parallel_fn evr_trec_parallel(const struct evr_trec *t) { return t->parallel; }
+
 static void close_file(struct file *f) {
   if (f->mapped) munmap(f->data, f->size);
   else free(f->data);
@@ -76,7 +80,8 @@ void evr_trec_free(struct evr_trec *t) {
   if (!t) return;
   close_file(&t->qrels), close_file(&t->run);
   evr_idtab_free(&t->qids);
-  if (t->results && !t->results_borrowed) munmap(t->results, t->results_bytes);
+  if (t->results_grow) free(t->results);
+  else if (t->results && !t->results_borrowed) munmap(t->results, t->results_bytes);
   if (t->judged) munmap(t->judged, t->judged_bytes);
   free(t->queries), free(t->order);
   for (struct chunk *c = t->ids, *next; c; c = next) next = c->next, free(c);
@@ -131,8 +136,9 @@ static int read_all(int fd, struct file *f) {
   }
 }
 
-/* Maps a regular file; reads anything else (a pipe, standard input). */
-static int open_file(const char *path, struct file *f, struct evr_error *err) {
+/* Maps a regular file (with all its pages at once when populate); reads
+ * anything else (a pipe, standard input). */
+static int open_file(const char *path, struct file *f, int populate, struct evr_error *err) {
   f->path = path;
   int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
   struct stat st;
@@ -143,7 +149,7 @@ static int open_file(const char *path, struct file *f, struct evr_error *err) {
   int r = 0;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     f->size = (size_t)st.st_size;
-    f->data = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE_IF_ANY, fd, 0);
+    f->data = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE_IF_ANY : 0), fd, 0);
     f->mapped = f->data != MAP_FAILED;
     if (!f->mapped) f->data = NULL, f->size = 0, r = read_all(fd, f);
   } else if (!S_ISDIR(st.st_mode)) {
@@ -155,6 +161,34 @@ static int open_file(const char *path, struct file *f, struct evr_error *err) {
   else if (r) evr_error_set(err, "%s: cannot read (%s)", path, strerror(errno));
   if (fd > 0) close(fd);
   return r ? -1 : 0;
+}
+
+/* Pages of a mapped file that has been read past are handed back in steps
+ * of this size: touched again, they are read again from the file, so that
+ * memory holds what is in use rather than the whole file. */
+#define HAND_BACK_STEP ((size_t)4 << 20)
+
+/* The first page boundary of f's mapping at or after p. */
+static const char *page_up(const struct file *f, const char *p) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), off = (size_t)(p - f->data);
+  return f->data + (off + page - 1) / page * page;
+}
+
+/* Hands back the pages of f from *from to the page of p once they make a
+ * step; 1 when it did. */
+static int hand_back(const struct file *f, const char **from, const char *p) {
+  if (!f->mapped || p < f->data || p >= f->data + f->size) return 0; /* a copied last line */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  const char *upto = f->data + (size_t)(p - f->data) / page * page;
+  if (upto <= *from || (size_t)(upto - *from) < HAND_BACK_STEP) return 0;
+  madvise((void *)*from, (size_t)(upto - *from), MADV_DONTNEED);
+  *from = upto;
+  return 1;
+}
+
+/* Hands back all of f's pages. */
+static void hand_back_all(const struct file *f) {
+  if (f->mapped) madvise(f->data, f->size, MADV_DONTNEED);
 }
 
 /* ---- lines and fields ------------------------------------------------------ */
@@ -431,7 +465,17 @@ struct reader {
   const char *last_qid;
   size_t last_len;
   long last_q;
+  struct stream *st;   /* when the run is streamed: where each query's lines go */
+  const char *dropped; /* pages of f before this were handed back */
 };
+
+/* Room for one more result; a streamed query's records grow as needed. */
+static inline int room(struct evr_trec *t) {
+  if (t->n_results < t->cap_results) return 1;
+  return t->results_grow && !grow(&t->results, &t->cap_results, t->n_results + 1, sizeof *t->results);
+}
+
+static long stream_next(struct reader *rd, const char *qid, size_t len);
 
 static inline int same(const char *a, const char *b, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -441,8 +485,8 @@ static inline int same(const char *a, const char *b, size_t n) {
 
 static long query_of(struct reader *rd, const char *qid, size_t len) {
   if (rd->last_qid && len == rd->last_len && same(qid, rd->last_qid, len)) return rd->last_q;
-  long q = intern(rd->t, qid, len);
-  rd->last_qid = qid, rd->last_len = len, rd->last_q = q;
+  long q = rd->st ? stream_next(rd, qid, len) : intern(rd->t, qid, len);
+  if (q >= 0) rd->last_qid = qid, rd->last_len = len, rd->last_q = q;
   return q;
 }
 
@@ -460,6 +504,7 @@ static int qrels_line(void *ctx, size_t no, const struct line *l, struct evr_err
   long q = query_of(rd, l->f[0], l->len[0]);
   if (q < 0 || t->n_judged == t->cap_judged) return oom(err, rd->f);
   t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[2], (uint32_t)l->len[2], grade, (uint32_t)q, 0};
+  hand_back(rd->f, &rd->dropped, l->f[0]);
   return 0;
 }
 
@@ -477,7 +522,7 @@ static int run_line(void *ctx, size_t no, const struct line *l, struct evr_error
   if (parse_score(l->f[4], l->len[4], &score) || isnan(score))
     return bad_line(err, rd->f, no, "score is not a number:", l->f[4], l->len[4]);
   long q = query_of(rd, l->f[0], l->len[0]);
-  if (q < 0 || t->n_results == t->cap_results) return oom(err, rd->f);
+  if (q < 0 || !room(t)) return oom(err, rd->f);
   t->results[t->n_results++] = (struct evr_trec_result){l->f[2], score, (uint32_t)l->len[2], (uint32_t)q};
   t->runid = l->rest;
   return 0;
@@ -502,7 +547,7 @@ static int grouped(const char *a, size_t n, size_t lo, size_t hi, size_t size, s
   memset(start, 0, nq * sizeof *start);
   memset(count, 0, nq * sizeof *count);
   for (size_t i = 0, prev = (size_t)-1; i < n; prev = i++) {
-    if (i == lo && hi > lo) i = hi;
+    if (i == lo && hi > lo) i = hi, prev = (size_t)-1; /* what follows the gap is not adjacent */
     if (i >= n) break;
     uint32_t q = key_at(a + i * size, q_off);
     if (prev != (size_t)-1 && q == key_at(a + prev * size, q_off)) {
@@ -613,10 +658,13 @@ static int index_queries(struct evr_trec *t, int run) {
 
 int evr_trec_read_qrels(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->qrels.path) return evr_error_set(err, "%s: a qrels file was already read", path), -1;
-  struct reader rd = {t, &t->qrels, NULL, 0, 0};
-  if (open_file(path, &t->qrels, err)) return -1;
+  if (open_file(path, &t->qrels, 0, err)) return -1;
+  struct reader rd = {t, &t->qrels, NULL, 0, 0, NULL, t->qrels.data};
+  if (t->qrels.mapped) madvise(t->qrels.data, t->qrels.size, MADV_SEQUENTIAL);
   if (map_judged(t, t->qrels.size)) return oom(err, &t->qrels);
   if (each_line(&t->qrels, 4, &rd, qrels_line, err)) return -1;
+  hand_back_all(&t->qrels); /* read again query by query, as they are evaluated */
+  if (t->qrels.mapped) madvise(t->qrels.data, t->qrels.size, MADV_NORMAL);
   return index_queries(t, 0) ? oom(err, &t->qrels) : 0;
 }
 
@@ -628,7 +676,10 @@ struct half {
   size_t no;
   int failed;
   struct evr_error err;
+  struct stream *st; /* NULL unless streamed */
 };
+
+static int stream_flush(struct reader *rd);
 
 /* The field at p when it is followed by blanks and then more on the same
  * line: its length, with *next at what follows; 0 when the line is not that
@@ -653,8 +704,7 @@ static inline const char *run_fast(struct reader *rd, const char *p, const char 
   double score;
   if (cls[(unsigned char)*p] || *p == '#' || !(qlen = next_field(qid, stop, &p)) || !next_field(p, stop, &doc) ||
       !(dlen = next_field(doc, stop, &rank)) || !next_field(rank, stop, &sc) ||
-      !(slen = next_field(sc, stop, &runid)) || parse_score(sc, slen, &score) || isnan(score) ||
-      t->n_results == t->cap_results)
+      !(slen = next_field(sc, stop, &runid)) || parse_score(sc, slen, &score) || isnan(score) || !room(t))
     return NULL;
   long q = query_of(rd, qid, qlen);
   if (q < 0) return NULL;
@@ -681,9 +731,9 @@ static int run_lines_in(struct reader *rd, const char *p, const char *stop, size
 
 static void read_half(void *arg) {
   struct half *h = arg;
-  struct reader rd = {h->t, &h->t->run, NULL, 0, 0};
+  struct reader rd = {h->t, &h->t->run, NULL, 0, 0, h->st, NULL};
   h->failed = run_lines_in(&rd, h->p, h->stop, &h->no, &h->err) ||
-              (h->tail && run_lines_in(&rd, h->tail, h->tail_end, &h->no, &h->err));
+              (h->tail && run_lines_in(&rd, h->tail, h->tail_end, &h->no, &h->err)) || (h->st && stream_flush(&rd));
 }
 
 /* Gives the second half's records, written in t's array after a gap,
@@ -713,8 +763,9 @@ static const char *query_boundary(const char *p, const char *stop) {
   while (p < stop) {
     struct line l;
     const char *next = split_line(p, stop, &l, 1);
-    if (l.n && prev && (l.len[0] != prev_len || memcmp(l.f[0], prev, prev_len))) return p;
-    if (l.n) prev = l.f[0], prev_len = l.len[0];
+    int query = l.n && l.f[0][0] != '#'; /* comments and blank lines belong to no query */
+    if (query && prev && (l.len[0] != prev_len || memcmp(l.f[0], prev, prev_len))) return p;
+    if (query) prev = l.f[0], prev_len = l.len[0];
     p = next;
   }
   return stop;
@@ -732,7 +783,7 @@ static int read_run_lines(struct evr_trec *t, struct evr_error *err) {
   mid = mid < stop ? query_boundary(mid, stop) : stop;
   struct evr_trec *b = t->parallel && mid < stop ? evr_trec_new() : NULL;
   if (!b) {
-    struct half whole = {t, f->data, stop, tail, tail_end, 0, 0, {""}};
+    struct half whole = {t, f->data, stop, tail, tail_end, 0, 0, {""}, NULL};
     read_half(&whole);
     if (whole.failed) *err = whole.err;
     return whole.failed ? -1 : 0;
@@ -741,7 +792,7 @@ static int read_run_lines(struct evr_trec *t, struct evr_error *err) {
   size_t base = t->n_results + (size_t)(mid - f->data) / 12 + 1;
   b->run.path = f->path;
   b->results = t->results + base, b->cap_results = t->cap_results - base, b->results_borrowed = 1;
-  struct half h[2] = {{t, f->data, mid, NULL, NULL, 0, 0, {""}}, {b, mid, stop, tail, tail_end, 0, 0, {""}}};
+  struct half h[2] = {{t, f->data, mid, NULL, NULL, 0, 0, {""}, NULL}, {b, mid, stop, tail, tail_end, 0, 0, {""}, NULL}};
   void *args[2] = {&h[0], &h[1]};
   t->parallel(read_half, args);
   int r = 0;
@@ -752,7 +803,7 @@ static int read_run_lines(struct evr_trec *t, struct evr_error *err) {
     if (!again) return evr_error_set(err, "%s: out of memory", f->path), evr_trec_free(b), -1;
     again->run.path = f->path;
     again->results = b->results, again->cap_results = b->cap_results, again->results_borrowed = 1;
-    struct half h1 = {again, mid, stop, tail, tail_end, h[0].no, 0, {""}};
+    struct half h1 = {again, mid, stop, tail, tail_end, h[0].no, 0, {""}, NULL};
     read_half(&h1);
     *err = h1.err, r = -1;
     evr_trec_free(again);
@@ -765,7 +816,7 @@ static int read_run_lines(struct evr_trec *t, struct evr_error *err) {
 
 int evr_trec_read_run(struct evr_trec *t, const char *path, struct evr_error *err) {
   if (t->run.path) return evr_error_set(err, "%s: a run file was already read", path), -1;
-  if (open_file(path, &t->run, err)) return -1;
+  if (open_file(path, &t->run, 1, err)) return -1;
   if (map_results(t, t->run.size)) return oom(err, &t->run);
   if (read_run_lines(t, err)) return -1;
   if (t->runid) t->runid_len = field_len(t->runid);
@@ -801,6 +852,14 @@ int evr_trec_rank(const struct evr_trec *t, size_t i, struct evr_ranker *r, size
                   struct evr_ranking *out, struct evr_error *err) {
   struct evr_trec_query q;
   evr_trec_query(t, i, &q);
+  return evr_trec_rank_results(t, i, q.results, q.n_results, r, depth, out, err);
+}
+
+int evr_trec_rank_results(const struct evr_trec *t, size_t i, const struct evr_trec_result *results, size_t n,
+                          struct evr_ranker *r, size_t depth, struct evr_ranking *out, struct evr_error *err) {
+  struct evr_trec_query q;
+  evr_trec_query(t, i, &q);
+  q.results = results, q.n_results = n;
   evr_ranker_reset(r);
   for (size_t j = 0; j < q.n_judged; j++) {
     const struct evr_trec_judgment *d = &q.judged[j];
@@ -816,4 +875,134 @@ int evr_trec_rank(const struct evr_trec *t, size_t i, struct evr_ranker *r, size
   const char *dup = evr_ranker_repeat(r, &len);
   if (dup) return twice(err, &t->run, &q, dup, len, "is retrieved twice");
   return 0;
+}
+
+/* ---- streaming a run grouped by query -------------------------------------- */
+
+/* What the two halves of a streamed run share. */
+struct stream_shared {
+  struct evr_trec *t;             /* qrels read, run mapped */
+  _Atomic unsigned char *claimed; /* per query: its lines were met (NULL: only parse) */
+  uint32_t *pos;                  /* per query: its place in qid order */
+  evr_trec_group_fn fn;
+};
+
+/* One half's state: the query whose lines are being gathered (-1 before
+ * the first; n_queries for a query the qrels lack) and its pages handed
+ * back so far. */
+struct stream {
+  struct stream_shared *sh;
+  void *ctx;
+  long q;
+  const char *dropped;
+  int ungrouped, failed;
+  struct evr_error err;
+  size_t steps; /* of the run handed back */
+};
+
+/* Evaluates the lines gathered for the current query, then forgets them. */
+static int stream_flush(struct reader *rd) {
+  struct stream *s = rd->st;
+  struct evr_trec *h = rd->t;
+  const struct evr_trec *t = s->sh->t;
+  int r = 0;
+  if (s->sh->fn && s->q >= 0 && (size_t)s->q < t->n_queries)
+    r = s->sh->fn(s->ctx, s->sh->pos[s->q], h->results, h->n_results, &s->err);
+  h->n_results = 0;
+  if (r) s->failed = 1;
+  return r;
+}
+
+/* A line of a new query: the previous query is complete. A query met a
+ * second time means the run is not grouped. */
+static long stream_next(struct reader *rd, const char *qid, size_t len) {
+  struct stream *s = rd->st;
+  struct stream_shared *sh = s->sh;
+  if (s->failed || s->ungrouped || stream_flush(rd)) return -1;
+  uint32_t *v = evr_idtab_get(&sh->t->qids, qid, len);
+  s->q = v ? (long)*v : (long)sh->t->n_queries;
+  if (v && sh->claimed && atomic_exchange_explicit(&sh->claimed[*v], 1, memory_order_relaxed)) {
+    s->ungrouped = 1;
+    return -1;
+  }
+  /* the qrels' pages too, less often: each query touches a few of them again */
+  if (hand_back(&sh->t->run, &s->dropped, qid) && ++s->steps % 16 == 0) hand_back_all(&sh->t->qrels);
+  return s->q;
+}
+
+/* Scratch for one half: its own growing record array. */
+static struct evr_trec *stream_scratch(const char *path) {
+  struct evr_trec *p = evr_trec_new();
+  if (p) p->run.path = path, p->results_grow = 1;
+  return p;
+}
+
+/* Half 2 parsed again, alone and without evaluating, to number the line
+ * of its error from the end of half 1. */
+static void renumber(struct stream_shared *sh, const struct half *h2, size_t lines_before, struct evr_error *err) {
+  struct stream_shared parse = {sh->t, NULL, sh->pos, NULL};
+  struct stream st = {&parse, NULL, -1, page_up(&sh->t->run, h2->p), 0, 0, {""}, 0};
+  struct evr_trec *p = stream_scratch(h2->t->run.path);
+  if (!p) return;
+  struct half h = {p, h2->p, h2->stop, h2->tail, h2->tail_end, lines_before, 0, {""}, &st};
+  read_half(&h);
+  if (h.failed) *err = h.err;
+  evr_trec_free(p);
+}
+
+/* Puts the run back to unread, for reading it whole. */
+static int unread_run(struct evr_trec *t) {
+  close_file(&t->run);
+  memset(&t->run, 0, sizeof t->run);
+  t->runid = NULL, t->runid_len = 0;
+  return 1;
+}
+
+/* Streams [data, stop) and the tail in two halves split between queries
+ * (one after the other without a parallel host). */
+static int stream_halves(struct stream_shared *sh, void *ctx[2], struct evr_error *err) {
+  struct evr_trec *t = sh->t;
+  struct file *f = &t->run;
+  const char *stop = complete_lines(f, err);
+  if (!stop) return -1;
+  const char *tail = f->tail, *tail_end = f->tail ? f->tail + tail_len(f, stop) : NULL;
+  const char *mid = f->data + (size_t)(stop - f->data) / 2;
+  mid = t->parallel && mid < stop ? query_boundary(mid, stop) : stop;
+  int split = mid < stop; /* else the first half takes the copied last line too */
+  struct evr_trec *p[2] = {stream_scratch(f->path), stream_scratch(f->path)};
+  struct stream st[2] = {{sh, ctx[0], -1, f->data, 0, 0, {""}, 0}, {sh, ctx[1], -1, page_up(f, mid), 0, 0, {""}, 0}};
+  struct half h[2] = {{p[0], f->data, mid, split ? NULL : tail, split ? NULL : tail_end, 0, 0, {""}, &st[0]},
+                      {p[1], mid, stop, split ? tail : NULL, split ? tail_end : NULL, 0, 0, {""}, &st[1]}};
+  int r = 0;
+  if (!p[0] || !p[1]) {
+    r = oom(err, f);
+  } else {
+    void *args[2] = {&h[0], &h[1]};
+    if (t->parallel) t->parallel(read_half, args);
+    else read_half(&h[0]), read_half(&h[1]);
+    if (st[0].ungrouped || st[1].ungrouped) r = unread_run(t);
+    else if (h[0].failed) *err = st[0].failed ? st[0].err : h[0].err, r = -1;
+    else if (h[1].failed && st[1].failed) *err = st[1].err, r = -1;
+    else if (h[1].failed) *err = h[1].err, renumber(sh, &h[1], h[0].no, err), r = -1;
+    else if ((t->runid = p[1]->runid ? p[1]->runid : p[0]->runid)) t->runid_len = field_len(t->runid);
+  }
+  evr_trec_free(p[0]), evr_trec_free(p[1]);
+  return r;
+}
+
+int evr_trec_stream_run(struct evr_trec *t, const char *path, evr_trec_group_fn fn, void *ctx[2],
+                        struct evr_error *err) {
+  if (t->run.path) return evr_error_set(err, "%s: a run file was already read", path), -1;
+  struct stat st;
+  if (!t->order || !strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size == 0) return 1;
+  if (open_file(path, &t->run, 0, err)) return -1;
+  if (!t->run.mapped) return unread_run(t);
+  madvise(t->run.data, t->run.size, MADV_SEQUENTIAL);
+  size_t nq = t->n_queries;
+  struct stream_shared sh = {t, calloc(nq + 1, 1), malloc((nq + 1) * sizeof(uint32_t)), fn};
+  int r = sh.claimed && sh.pos ? 0 : oom(err, &t->run);
+  for (size_t i = 0; !r && i < nq; i++) sh.pos[t->order[i]] = (uint32_t)i;
+  if (!r) r = stream_halves(&sh, ctx, err);
+  free((void *)sh.claimed), free(sh.pos);
+  return r;
 }

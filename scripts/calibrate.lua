@@ -1,35 +1,46 @@
--- Judge calibration: how well does the judge agree with people? Takes human
--- labels for a sample and the judge's scores for the same items, and reports
--- Spearman's rho, Kendall's tau-b, Pearson's r, Cohen's kappa (unweighted and
--- quadratic-weighted) and a confusion table. Warns below 50 labels or when
--- rho is under 0.7.
+-- Judge calibration: how well does the judge agree with labels people gave?
+-- Takes labels for a sample and the judge's scores for the same items, and
+-- reports Spearman's rho, Kendall's tau-b, Pearson's r, Cohen's kappa
+-- (unweighted and quadratic-weighted) and a confusion table. Warns below 50
+-- labels or when rho is under 0.7. The bundled labels are simulated (drawn by
+-- the data generator per kind of answer): they show how the script works, not
+-- how well any judge agrees with people; bring your own with --labels.
 --
---   evalua run scripts/calibrate.lua                            # offline judge, bundled labels
+--   evalua run scripts/calibrate.lua                            # offline judge, bundled simulated labels
 --   evalua run scripts/calibrate.lua --judge openai             # an OpenAI-compatible judge
 --   evalua run scripts/calibrate.lua --scores out/rag_report.json   # scores from a report
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/calibrate.lua [options]",
-  description = "Agreement between a judge metric and human labels of the same items.",
-  { "labels", "scripts/data/human_labels.jsonl", "human labels: {qid, variant, <field>: 1..scale}" },
+  description = "Agreement between a judge metric and labels of the same items (the bundled labels are simulated).",
+  { "labels", here .. "/data/simulated_labels.jsonl", "labels: {qid, variant, <field>: 1..scale}" },
   { "field", "faithfulness", "the label field people filled in" },
   { "metric", "faithfulness", "the judge metric to compare (0..1 scores)" },
   { "scale", 5, "labels run from 1 to this; judge scores map onto it as round(1 + s * (scale - 1))" },
   { "scores", "", "take the judge's scores from this JSON report instead of judging now" },
-  { "data", "scripts/data/rag_eval.jsonl", "the rows the labels refer to" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "the rows the labels refer to" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "contexts", 3, "retrieved documents given to the judge" },
   { "judge", "offline", "offline, or openai", choices = { "offline", "openai" } },
+  { "out", "out/calibrate", "folder for the printed table (calibrate.txt)" },
   { "quiet", false, "no progress on stderr" },
 })
+
+-- What is printed is also kept, for --out.
+local shown = {}
+local function say(line)
+  print(line)
+  shown[#shown + 1] = line
+end
 
 local scale = math.tointeger(opt.scale)
 if not scale or scale < 2 then ev.cli.usage_error("--scale must be an integer >= 2") end
 
 local function key(qid, variant) return tostring(qid) .. "\0" .. tostring(variant or "") end
 
--- Human labels, checked: an integer from 1 to scale in the named field.
+-- Labels, checked: an integer from 1 to scale in the named field.
 local labels = ev.dataset.load(opt.labels, { schema = { [opt.field] = "integer!", variant = "string" } })
 for _, l in ipairs(labels.rows) do
   local v = l[opt.field]
@@ -70,20 +81,20 @@ end
 
 local judged = opt.scores ~= "" and scores_from_report(opt.scores) or scores_by_judging()
 
-local human, judge_scores, judge_bins, missing = {}, {}, {}, 0
+local labelled, judge_scores, judge_bins, missing = {}, {}, {}, 0
 for _, l in ipairs(labels.rows) do
   local s = judged[key(l.qid, l.variant)]
   if s == nil then
     missing = missing + 1
   else
-    human[#human + 1] = l[opt.field]
+    labelled[#labelled + 1] = l[opt.field]
     judge_scores[#judge_scores + 1] = s
     judge_bins[#judge_bins + 1] = math.floor(1 + s * (scale - 1) + 0.5)
   end
 end
 
-local n = #human
-print(("calibration of judge metric '%s' against human '%s' (1..%d): %d labelled items%s"):format(
+local n = #labelled
+say(("calibration of judge metric '%s' against labels '%s' (1..%d): %d labelled items%s"):format(
   opt.metric, opt.field, scale, n, missing > 0 and (", %d without a judge score"):format(missing) or ""))
 if n < 2 then
   io.stderr:write("calibrate: fewer than 2 items have both a label and a judge score\n")
@@ -91,40 +102,49 @@ if n < 2 then
 end
 
 local function show(name, v, why)
-  print(("  %-26s %s"):format(name, v and ("%.3f"):format(v) or ("undefined (" .. tostring(why) .. ")")))
+  say(("  %-26s %s"):format(name, v and ("%.3f"):format(v) or ("undefined (" .. tostring(why) .. ")")))
 end
 local S = ev.stats
-local rho, why_rho = S.spearman(judge_scores, human)
+local rho, why_rho = S.spearman(judge_scores, labelled)
 show("Spearman rho", rho, why_rho)
-show("Kendall tau-b", S.kendall(judge_scores, human))
-show("Pearson r", S.pearson(judge_scores, human))
-show("Cohen's kappa", S.cohen_kappa(judge_bins, human))
-show("Cohen's kappa (quadratic)", S.cohen_kappa(judge_bins, human, { weights = "quadratic" }))
+show("Kendall tau-b", S.kendall(judge_scores, labelled))
+show("Pearson r", S.pearson(judge_scores, labelled))
+show("Cohen's kappa", S.cohen_kappa(judge_bins, labelled))
+show("Cohen's kappa (quadratic)", S.cohen_kappa(judge_bins, labelled, { weights = "quadratic" }))
 
--- Confusion table: rows are human labels, columns the judge's binned scores.
-print("\n  confusion (rows: human, columns: judge)")
+-- Confusion table: rows are labels, columns the judge's binned scores.
+say("\n  confusion (rows: labels, columns: judge)")
 local head = { "      " }
 for j = 1, scale do head[#head + 1] = ("%5d"):format(j) end
-print(table.concat(head))
+say(table.concat(head))
 for i = 1, scale do
   local line = { ("  %4d"):format(i) }
   for j = 1, scale do
     local c = 0
     for k = 1, n do
-      if human[k] == i and judge_bins[k] == j then c = c + 1 end
+      if labelled[k] == i and judge_bins[k] == j then c = c + 1 end
     end
     line[#line + 1] = ("%5d"):format(c)
   end
-  print(table.concat(line))
+  say(table.concat(line))
 end
 
 local warned = false
 if n < 50 then
-  print(("\nwarning: only %d labelled items; 50 or more are needed before trusting these figures"):format(n))
+  say(("\nwarning: only %d labelled items; 50 or more are needed before trusting these figures"):format(n))
   warned = true
 end
 if rho and rho < 0.7 then
-  print(("\nwarning: Spearman rho %.3f is under 0.7: the judge does not order items the way people do"):format(rho))
+  say(("\nwarning: Spearman rho %.3f is under 0.7: the judge does not order items the way the labels do"):format(rho))
   warned = true
 end
-if not warned then print("\nthe judge agrees with people well enough to stand in for them on this metric") end
+if not warned then say("\nthe judge agrees with the labels well enough to stand in for them on this metric") end
+if opt.labels == here .. "/data/simulated_labels.jsonl" then
+  say("\nnote: these labels are simulated, drawn at random per kind of answer by the data generator;"
+    .. "\nthey test this script, not how well a judge agrees with people (docs/data.md)")
+end
+
+assert(ev.sys.mkdir(opt.out))
+local path = opt.out .. "/calibrate.txt"
+assert(ev.sys.write_atomic(path, table.concat(shown, "\n") .. "\n"))
+io.stderr:write("wrote ", path, "\n")

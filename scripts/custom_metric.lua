@@ -1,6 +1,7 @@
 -- Custom metrics: a function of a row, registered once, then sliced,
 -- aggregated, reported and gated like any built-in metric.
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 local opt = ev.cli.parse(arg, { { "out", "out/custom", "folder for the reports" } })
 
 -- The answer cites at least one of the documents the pipeline retrieved.
@@ -22,7 +23,7 @@ ev.register("within_budget", function(row)
   return { score = n <= budget[row.query_class], reason = ("%d tokens, budget %d"):format(n, budget[row.query_class]) }
 end)
 
-local ds = ev.dataset.load("scripts/data/rag_eval.jsonl")
+local ds = ev.dataset.load(here .. "/data/rag_eval.jsonl")
 local res = ev.evaluate(ds, { metrics = { "cites_retrieved", "within_budget", "token_f1" },
                               system = "variant", slices = { "query_class" } })
 ev.report.print(res)

@@ -2,6 +2,7 @@
 -- registered it is written like the built-in ones. This one is a digest for
 -- a chat channel: one line per system with its weakest slice.
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 local opt = ev.cli.parse(arg, { { "out", "out", "folder for the digest" } })
 
 ev.report.register("digest", function(res)
@@ -17,7 +18,7 @@ ev.report.register("digest", function(res)
   return table.concat(lines, "\n") .. "\n"
 end, "txt")
 
-local res = ev.evaluate(ev.dataset.load("scripts/data/rag_eval.jsonl"),
+local res = ev.evaluate(ev.dataset.load(here .. "/data/rag_eval.jsonl"),
   { metrics = { "recall@5", "token_f1" }, system = "variant", slices = { "query_class" } })
 local paths = ev.report.write(res, { dir = opt.out, name = "digest", formats = { "digest" } })
 io.write(ev.report.render(res, "digest"))

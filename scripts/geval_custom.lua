@@ -5,12 +5,14 @@
 --   evalua run scripts/geval_custom.lua                  # offline judge, bundled data
 --   evalua run scripts/geval_custom.lua --judge openai   # $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/geval_custom.lua [options]",
   description = "Scores answers with a custom G-Eval criterion: same language as the question, grounded in a retrieved source.",
-  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "out", "out/geval", "folder for the reports" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },
   { "k", 3, "retrieved documents shown to the judge" },
@@ -42,3 +44,6 @@ end
 local res = ev.evaluate(ds, { metrics = { grounded }, system = "variant", slices = { "query_class", "language" },
                               judge = judge, quiet = opt.quiet })
 ev.report.print(res)
+local paths = ev.report.write(res, { dir = opt.out, name = "geval", formats = { "md", "json", "csv", "html", "junit" },
+                                     title = "G-Eval: grounded and same language" })
+io.stderr:write("wrote ", table.concat(paths, ", "), "\n")

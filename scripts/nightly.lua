@@ -9,33 +9,48 @@
 -- $OPENAI_API_KEY and $EVALUA_MODEL) selects an OpenAI-compatible judge,
 -- otherwise the offline judge runs. A lock file stops two runs overlapping;
 -- a run killed midway and started again answers every judge request it had
--- already paid for from the cache in --dir.
+-- already paid for from the cache in --out.
+--
+-- With --notify URL (or $EVALUA_NOTIFY_URL, which keeps the secret out of
+-- the process list) a failed gate or a significant regression is posted as
+-- JSON to a Slack- or Mattermost-compatible webhook.
 --
 -- Exit status: 0 gates pass, 1 a gate failed, 4 too much unmeasured to
 -- decide, 75 another nightly run holds the lock, 2 usage, 3 input error.
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/nightly.lua [options]",
   description = "Nightly regression run: reports, history, comparison and gates.",
-  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "variant", "hybrid_rerank", "the pipeline variant in the data that is under test" },
   { "tier", "smoke", "data set tier: smoke (20 queries), regression (200), deep (2000), all",
     choices = { "smoke", "regression", "deep", "all" } },
   { "seed", 1, "seed of the tier's stratified sample" },
   { "label", "", "version label for the history (default: the variant)" },
   { "notes", "", "free text kept with the run" },
-  { "dir", "out/nightly", "folder for dated reports, history, judge cache and lock" },
+  { "out", "out/nightly", "folder for dated reports, history, judge cache and lock" },
+  { "dir", "", "deprecated spelling of --out" },
   { "baseline", "", "compare with this label or run id (default: the previous run)" },
   { "contexts", 3, "retrieved documents given to the judge as context" },
   { "concurrency", 16, "judge requests in flight" },
+  { "notify", "", "post a JSON summary to this webhook URL (Slack, Mattermost) when a gate fails or a "
+    .. "regression is significant (default: $EVALUA_NOTIFY_URL); the URL is never printed" },
   { "quiet", false, "no progress on stderr" },
 })
 
+if opt.dir ~= "" then
+  io.stderr:write("nightly: warning: --dir is deprecated; use --out\n")
+  opt.out = opt.dir
+end
+
 local sys = ev.sys
-assert(sys.mkdir(opt.dir))
-local lock, holder = sys.lock(opt.dir .. "/nightly.lock")
+assert(sys.mkdir(opt.out))
+-- Shards of one run work side by side; their merge takes the lock.
+local lock, holder = {}, nil
+if not ev.shard.current() then lock, holder = sys.lock(opt.out .. "/nightly.lock") end
 if not lock then
   io.stderr:write("nightly: another run is in progress: ", holder, "\n")
   return 75
@@ -43,7 +58,7 @@ end
 
 -- The baseline: a named run, or the previous one. An unknown name is a
 -- usage error, found before anything is evaluated or paid for.
-local hist = ev.history.open(opt.dir .. "/history")
+local hist = ev.history.open(opt.out .. "/history")
 local baseline
 if opt.baseline ~= "" then
   baseline = hist:find(opt.baseline)
@@ -51,7 +66,7 @@ if opt.baseline ~= "" then
     local known = {}
     for _, r in ipairs(hist:records()) do known[#known + 1] = r.label or r.run_id end
     io.stderr:write(("evalua: no run labelled or identified '%s' in %s/history (%s)\n"):format(opt.baseline,
-      opt.dir, #known > 0 and ("runs: " .. table.concat(known, ", ")) or "it has no runs yet"))
+      opt.out, #known > 0 and ("runs: " .. table.concat(known, ", ")) or "it has no runs yet"))
     ev.exit(2)
   end
 else
@@ -68,7 +83,7 @@ if opt.tier ~= "all" then ds = ds:sample { tier = opt.tier, by = "query_class", 
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
 
 local configured = require("evalua._judge").env().base_url
-local judge = configured and ev.judge.open { cache = opt.dir .. "/cache", concurrency = opt.concurrency }
+local judge = configured and ev.judge.open { cache = opt.out .. "/cache", concurrency = opt.concurrency }
   or ev.judge.open("offline")
 
 local label = opt.label ~= "" and opt.label or opt.variant
@@ -79,6 +94,7 @@ local res = ev.evaluate(ds, {
   meta = { label = label, notes = opt.notes ~= "" and opt.notes or nil, variant = opt.variant,
            tier = opt.tier },
 })
+if res.shard then return 0 end -- the part is written; the merge compares, gates and reports
 
 if baseline then ev.compare(res, hist, baseline) end
 hist:trend(res, 10)
@@ -95,7 +111,7 @@ local gates = ev.gate.check(res, {
 })
 
 -- A dated folder per run; runs within one second get -2, -3 (the lock makes this race-free).
-local folder = opt.dir .. "/reports/" .. os.date("!%Y-%m-%dT%H%M%SZ")
+local folder = opt.out .. "/reports/" .. os.date("!%Y-%m-%dT%H%M%SZ")
 local base, n = folder, 1
 while sys.stat(folder) do
   n = n + 1
@@ -103,9 +119,18 @@ while sys.stat(folder) do
 end
 ev.report.write(res, { dir = folder, name = "nightly", formats = { "md", "json", "csv", "html", "junit" },
                        title = ("Nightly: %s (%s tier)"):format(label, opt.tier) })
-hist:append(res, { label = label, notes = res.meta.notes })
+hist:append(res, { label = label, notes = res.meta.notes, report = folder .. "/nightly.html" })
 ev.report.print(res) -- --quiet silences progress only: a cron log keeps the table and the gates
 local status = ev.gate.exit_code(gates)
+-- The webhook URL is a secret (it carries the token): never echoed.
+local notify_url = opt.notify ~= "" and opt.notify
+  or not ev.sys.sandboxed() and os.getenv("EVALUA_NOTIFY_URL") or nil -- no environment under --sandbox
+if notify_url and notify_url ~= "" then
+  local n = ev.notify.send(notify_url, res, { title = ("nightly %s (%s tier)"):format(label, opt.tier),
+                                              report = folder .. "/nightly.html" })
+  if n.error then io.stderr:write("nightly: warning: the notification was not sent: ", n.error, "\n")
+  elseif n.sent then io.stderr:write("nightly: notified: ", n.why, "\n") end
+end
 io.stderr:write(("nightly: reports in %s; gates: %s\n"):format(folder,
   status == 0 and "pass" or status == 1 and "FAILED" or "undecided"))
 lock:unlock()

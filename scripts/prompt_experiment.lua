@@ -9,13 +9,14 @@
 --   evalua run scripts/prompt_experiment.lua --metric correctness --variant terse=my_prompt.txt
 --   evalua run scripts/prompt_experiment.lua --target system --metric token_f1   # answers from $OPENAI_BASE_URL
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/prompt_experiment.lua [options]",
   description = "Compares prompt variants (of a judge metric, or of the system under test) on the same rows, "
     .. "per query class, with paired tests.",
-  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "k", 3, "retrieved documents in the contexts" },
   { "target", "judge", "what the variants change", choices = { "judge", "system" } },
   { "metric", "faithfulness", "the metric compared (token_f1 needs --target system)",
@@ -28,10 +29,18 @@ local opt = ev.cli.parse(arg, {
   { "system-url", "", "--target system: base URL of the system's endpoint (default: $OPENAI_BASE_URL)" },
   { "system-model", "", "--target system: the system's model (default: $EVALUA_MODEL)" },
   { "concurrency", 16, "requests in flight" },
+  { "out", "out/prompt_experiment", "folder for the printed table (prompt_experiment.txt)" },
   { "resamples", 10000, "permutation test resamples" },
   { "seed", 1, "permutation test seed" },
   { "quiet", false, "no progress on stderr" },
 })
+
+-- What is printed is also kept, for --out.
+local shown = {}
+local function say(line)
+  print(line)
+  shown[#shown + 1] = line
+end
 
 -- ---- the variants ------------------------------------------------------------
 
@@ -182,14 +191,14 @@ end
 
 local varied = opt.target == "judge" and ("the judge's '%s' prompt"):format(STEP[opt.metric])
   or ("the answering prompt (pipeline %s)"):format(opt.pipeline)
-print(("metric: %s; varied: %s; judge: %s; %d items; each variant against '%s': "
+say(("metric: %s; varied: %s; judge: %s; %d items; each variant against '%s': "
   .. "paired permutation test (%d resamples, seed %d) and paired t-test"):format(opt.metric, varied,
   judge.kind == "offline" and "offline" or judge.model, #items, variants[1].name, opt.resamples, opt.seed))
 local head = { ("%-12s %4s  %-16s"):format("query_class", "n", variants[1].name) }
 for vi = 2, #variants do
   head[#head + 1] = ("  %-16s %7s %7s %8s %8s"):format(variants[vi].name, "delta", "changed", "p(perm)", "p(t)")
 end
-print(table.concat(head))
+say(table.concat(head))
 
 local all, by_class, classes = {}, {}, {}
 for i, it in ipairs(items) do
@@ -199,16 +208,21 @@ for i, it in ipairs(items) do
   table.insert(by_class[c], i)
 end
 table.sort(classes)
-print(line("all", all))
-for _, c in ipairs(classes) do print(line(c, by_class[c])) end
+say(line("all", all))
+for _, c in ipairs(classes) do say(line(c, by_class[c])) end
 
 for vi, v in ipairs(variants) do
   local n, first = 0, nil
   for i = 1, #items do
     if reasons[vi][i] then n, first = n + 1, first or reasons[vi][i] end
   end
-  if n > 0 then print(("%s: %d of %d unmeasured (first: %s)"):format(v.name, n, #items, first)) end
+  if n > 0 then say(("%s: %d of %d unmeasured (first: %s)"):format(v.name, n, #items, first)) end
 end
 if opt.target == "judge" and judge.kind == "offline" then
-  print("note: the offline judge does not read prompts, so its variants agree; run with --judge openai to compare prompts")
+  say("note: the offline judge does not read prompts, so its variants agree; run with --judge openai to compare prompts")
 end
+
+assert(ev.sys.mkdir(opt.out))
+local path = opt.out .. "/prompt_experiment.txt"
+assert(ev.sys.write_atomic(path, table.concat(shown, "\n") .. "\n"))
+io.stderr:write("wrote ", path, "\n")

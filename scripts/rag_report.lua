@@ -6,17 +6,19 @@
 --   evalua run scripts/rag_report.lua --judge openai        # $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL
 --   evalua run scripts/rag_report.lua --data mine.jsonl --corpus docs.jsonl --out reports
 local ev = require "evalua"
+local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
 local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/rag_report.lua [options]",
   description = "Evaluates RAG pipeline variants per query class and language and writes reports.",
-  { "data", "scripts/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
-  { "corpus", "scripts/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
+  { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
+  { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "out", "out", "folder for the reports" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },
   { "k", 5, "rank cutoff for recall, nDCG and the contexts given to the judge" },
-  { "format", { "md", "json", "csv", "html", "junit" }, "report formats to write", list = true },
+  { "baseline-system", "", "compare every variant with this one on the queries both answered (default: the first variant)" },
+  { "format", { "md", "json", "csv", "html", "junit" }, "report formats to write (md, json, csv, html, junit)", list = true },
   { "concurrency", 16, "judge requests in flight" },
   { "cache", "", "judge cache folder (default: the judge's own default)" },
   { "lenient", false, "skip bad input rows (listed in the report) instead of stopping" },
@@ -26,6 +28,18 @@ local opt = ev.cli.parse(arg, {
 
 local ds = ev.dataset.load(opt.data, { mode = opt.lenient and "lenient" or "strict" })
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
+
+-- A named baseline variant must be in the data: found before anything is judged.
+if opt["baseline-system"] ~= "" then
+  local seen, names = {}, {}
+  for _, r in ipairs(ds.rows) do
+    if r.variant ~= nil and not seen[r.variant] then seen[r.variant], names[#names + 1] = true, tostring(r.variant) end
+  end
+  if not seen[opt["baseline-system"]] then
+    ev.cli.usage_error("--baseline-system: no variant '%s' in %s (variants: %s)", opt["baseline-system"], opt.data,
+      table.concat(names, ", "))
+  end
+end
 
 local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil,
@@ -64,7 +78,12 @@ if opt["dry-run"] then
   return 0
 end
 
+-- The variants against one of them, paired by query, with p-values.
+if #res.systems > 1 then
+  ev.compare.systems(res, { baseline = opt["baseline-system"] ~= "" and opt["baseline-system"] or res.systems[1] })
+end
+
 ev.report.print(res)
 local paths = ev.report.write(res, { dir = opt.out, name = "rag_report", formats = opt.format,
                                      title = "RAG evaluation: " .. opt.data })
-io.stderr:write("wrote ", table.concat(paths, ", "), "\n")
+if #paths > 0 then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end

@@ -1,9 +1,10 @@
 -- Token F1 over many answer pairs: ev.text.token_f1_batch (C, one call),
 -- ev.text.token_f1 called per pair from Lua, and a plain-Lua implementation
--- of the same function, timed in the same process (CPU time).
--- usage: evalua run bench/text/token_f1.lua [PAIRS [LUA_PAIRS]]
+-- of the same function, timed in the same process (CPU time), each the best
+-- of RUNS runs.
+-- usage: evalua run bench/text/token_f1.lua [PAIRS [LUA_PAIRS [RUNS]]]
 --   defaults: 1000000 pairs; the plain-Lua reference runs on the first
---   200000 of them (it is slow) and is compared per pair.
+--   200000 of them (it is slow) and is compared per pair; 3 runs.
 -- The data holds ASCII English answers and Chinese answers (CJK unified
 -- ideographs only), where the plain-Lua version below computes exactly the
 -- SQuAD-style F1 of docs/text.md; every pair it scores is checked against C.
@@ -11,6 +12,7 @@ local ev = require "evalua"
 
 local N = math.tointeger(tonumber(arg[1])) or 1000000
 local NLUA = math.min(N, math.tointeger(tonumber(arg[2])) or 200000)
+local RUNS = math.tointeger(tonumber(arg[3])) or 3
 
 -- ---- data ---------------------------------------------------------------
 math.randomseed(20240601)
@@ -90,9 +92,9 @@ end
 
 -- ---- timing -----------------------------------------------------------------
 -- The best of `runs` timings: other processes on the machine only ever add.
-local function time(f, runs)
+local function time(f)
   local best, r = math.huge, nil
-  for _ = 1, runs or 1 do
+  for _ = 1, RUNS do
     r = nil
     collectgarbage()
     local t0 = os.clock()
@@ -102,12 +104,12 @@ local function time(f, runs)
   return best, r
 end
 
-local t_batch, batch = time(function() return ev.text.token_f1_batch(preds, golds) end, 3)
+local t_batch, batch = time(function() return ev.text.token_f1_batch(preds, golds) end)
 local t_single = time(function()
   local f, out = ev.text.token_f1, {}
   for i = 1, N do out[i] = f(preds[i], golds[i]) end
   return out
-end, 3)
+end)
 local t_lua, ref = time(function()
   local out = {}
   for i = 1, NLUA do out[i] = lua_token_f1(preds[i], golds[i]) end
@@ -120,7 +122,7 @@ for i = 1, NLUA do
 end
 
 local lua_rate = NLUA / t_lua
-print(("token F1, %d answer pairs (%d%% Chinese), CPU time, best of 3 for C"):format(N, 10))
+print(("token F1, %d answer pairs (%d%% Chinese), CPU time, best of %d runs each"):format(N, 10, RUNS))
 print(("  C batch   token_f1_batch      %8.3f s  %11.0f pairs/s  %6.1fx plain Lua"):format(t_batch, N / t_batch, N / t_batch / lua_rate))
 print(("  C single  token_f1 per pair   %8.3f s  %11.0f pairs/s  %6.1fx plain Lua"):format(t_single, N / t_single, N / t_single / lua_rate))
 print(("  plain Lua (first %d pairs) %8.3f s  %11.0f pairs/s   1.0x"):format(NLUA, t_lua, lua_rate))

@@ -3,11 +3,13 @@
 # about 20 judged per query) against the floor (`wc -l` reading the same
 # bytes) and a straightforward Lua implementation (reference.lua) run by
 # evalua itself, checks that the two reports agree, and gives peak memory
-# against the input size. Needs GNU time (/usr/bin/time).
+# against the input size. Every command is timed alike: the best of
+# $BENCH_RUNS runs (default 3). Needs GNU time (/usr/bin/time).
 # usage: bench/trec/run.sh [path/to/evalua] [NQ]    (files cached in $BENCH_DIR)
 set -eu
 bin=${1:-build/evalua}
 nq=${2:-50000}
+runs=${BENCH_RUNS:-3}
 src=$(cd "$(dirname "$0")" && pwd)
 dir=${BENCH_DIR:-${TMPDIR:-/tmp}/evalua-bench-trec}
 qrels=$dir/qrels.$nq
@@ -27,12 +29,12 @@ best() {
 }
 
 input_kb=$(( ($(stat -c %s "$qrels") + $(stat -c %s "$run")) / 1024 ))
-best 3 wc -l "$qrels" "$run"; t_wc=$bestt
-best 5 "$bin" trec -q $measures "$qrels" "$run"; t_ev=$bestt; m_ev=$bestm; cp "$dir/best.out" "$dir/evalua.out"
-best 1 "$bin" run "$src/reference.lua" "$qrels" "$run"; t_ref=$bestt; m_ref=$bestm
+best "$runs" wc -l "$qrels" "$run"; t_wc=$bestt
+best "$runs" "$bin" trec -q $measures "$qrels" "$run"; t_ev=$bestt; m_ev=$bestm; cp "$dir/best.out" "$dir/evalua.out"
+best "$runs" "$bin" run "$src/reference.lua" "$qrels" "$run"; t_ref=$bestt; m_ref=$bestm
 same=$(cmp -s "$dir/evalua.out" "$dir/best.out" && echo "identical" || echo "DIFFERENT")
 
-echo "input: $(wc -l < "$run") run lines, $(wc -l < "$qrels") qrels lines, $((input_kb / 1024)) MB"
+echo "input: $(wc -l < "$run") run lines, $(wc -l < "$qrels") qrels lines, $((input_kb / 1024)) MB; best of $runs runs each"
 printf '%-34s %8s s  %s\n' "wc -l (reading the bytes)" "$t_wc" ""
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / ($2 > 0 ? $2 : 0.005) }"; }
 printf '%-34s %8s s  %6sx wc -l   peak %d MB = %sx input\n' "evalua trec -q (5 measures)" "$t_ev" \

@@ -10,9 +10,13 @@
 --     { "format", { "md", "json" }, "report formats", list = true },
 --   })
 --
+-- Every script also takes --shard i/N|auto and --parts DIR (evalua.shard),
+-- unless it declares options of those names itself.
+--
 -- A usage error prints one line and exits with status 2, through the same
 -- exit request as ev.exit, so a pcall around parse cannot keep the run going.
 local options = require "evalua.options"
+local shard = require "evalua.shard"
 local sys = require "evalua._sys"
 
 local M = {}
@@ -52,14 +56,30 @@ local function show_default(spec)
   return tostring(d)
 end
 
+local COMMON = {
+  { "shard", "", "evaluate only shard i/N of the rows (or auto: from Slurm, Kubernetes, Buildkite, GitLab); see evalua merge" },
+  { "parts", "", "folder for a shard's part file (default: $EVALUA_PARTS or parts)" },
+}
+
+-- The script's options and the common ones it does not declare itself.
+local function with_common(spec)
+  local all, mine = {}, {}
+  for i, o in ipairs(spec) do all[i], mine[o[1]] = o, true end
+  for _, o in ipairs(COMMON) do
+    if not mine[o[1]] then all[#all + 1] = o end
+  end
+  return all
+end
+
 function M.help(spec)
   local out = { spec.usage or "evalua run SCRIPT [options]" }
   if spec.description then out[#out + 1] = "\n" .. spec.description end
   out[#out + 1] = "\noptions:"
-  for _, o in ipairs(spec) do
+  for _, o in ipairs(with_common(spec)) do
     local left = kind_of(o) == "boolean" and ("--" .. o[1]) or ("--" .. o[1] .. " " .. o[1]:upper())
     local def = show_default(o)
     local text = o[3] or ""
+    if o.choices then text = text .. " (one of: " .. table.concat(o.choices, ", ") .. ")" end
     if kind_of(o) ~= "boolean" and def ~= "" then text = text .. " (default: " .. def .. ")" end
     out[#out + 1] = ("  %-24s %s"):format(left, text)
   end
@@ -111,12 +131,26 @@ local function check_spec(spec)
   end
 end
 
+-- The run-wide options take effect: the shard, and a merge's --out.
+local function finish(opt, byname, argv)
+  local merging = shard.merging()
+  if merging and merging.out then
+    if not byname.out then usage_error("evalua merge --out: the script has no --out option") end
+    opt.out = merging.out
+  end
+  if byname.shard == COMMON[1] then
+    local ok, err = pcall(shard.configure, opt.shard, opt.parts, argv)
+    if not ok then usage_error("%s", tostring(err)) end
+  end
+  return opt
+end
+
 -- parse(arg, spec) -> opt; opt._ holds positional arguments when spec.positional is set.
 function M.parse(argv, spec)
   check_spec(spec)
-  local byname = {}
-  for _, o in ipairs(spec) do byname[o[1]] = o end
-  local opt, seen_list = defaults(spec), {}
+  local byname, all = {}, with_common(spec)
+  for _, o in ipairs(all) do byname[o[1]] = o end
+  local opt, seen_list = defaults(all), {}
   local i, n = 1, #(argv or {})
   while i <= n do
     local a = argv[i]
@@ -152,9 +186,17 @@ function M.parse(argv, spec)
     end
     i = i + 1
   end
-  return opt
+  return finish(opt, byname, argv)
 end
 
 M.usage_error = usage_error
+
+-- script_dir(arg) -> the folder of the running script (arg[0]), so a
+-- bundled script finds its data beside itself from any working folder.
+function M.script_dir(argv)
+  local script = argv and argv[0]
+  if type(script) ~= "string" then return "." end
+  return script:match("^(.*)/[^/]*$") or "."
+end
 
 return M

@@ -20,9 +20,10 @@ local dataset = require "evalua.dataset"
 local T = require "evalua._table"
 
 local options = require "evalua.options"
+local shard = require "evalua.shard"
 
 local KNOWN = options.set { "metrics", "system", "slices", "judge", "concurrency", "ci", "bottom", "id",
-                            "retrieval", "options", "progress", "quiet", "meta" }
+                            "retrieval", "options", "progress", "quiet", "meta", "shard" }
 
 local inf = math.huge
 
@@ -157,18 +158,8 @@ local function group_codes(ds, spec, dims)
   return sys_codes, systems
 end
 
-return function(data, spec)
-  spec = spec or {}
-  options.check(spec, KNOWN, "ev.evaluate", 2)
-  local ds = getmetatable(data) == dataset.Dataset and data or nil
-  if not ds then
-    if type(data) ~= "table" then error("evaluate: expected rows or a data set", 2) end
-    ds = dataset.from_rows(data)
-    ds.implicit = true -- rows given directly: no data set to name in reports
-  end
-  local metrics = {}
-  for i, s in ipairs(spec.metrics or {}) do metrics[i] = registry.resolve(s) end
-  if #metrics == 0 then error("evaluate: no metrics given", 2) end
+-- Score columns and details of every metric on every row of ds.
+local function compute(ds, metrics, spec)
   local scores = T.scores(ds.n, #metrics)
   local details = {}
   local record = recorder(scores, details)
@@ -182,10 +173,39 @@ return function(data, spec)
   end
   if #builtin > 0 then scores:eval(ds.table, builtin, spec.retrieval) end
   if #rowwise > 0 then run_rowwise(rowwise, ds, record, ctx, spec) end
-  local dims = slice_dims(spec)
-  local sys_codes, systems = group_codes(ds, spec, dims)
-  return results_mod.build {
-    dataset = ds, scores = scores, details = details, metrics = metrics, dims = dims,
-    sys_codes = sys_codes, systems = systems, spec = spec, judge = spec.judge,
-  }
+  return scores, details
+end
+
+-- Under a shard (spec.shard, --shard, $EVALUA_SHARD) only the shard's rows
+-- are evaluated, written to its part, and returned as results marked
+-- res.shard; under evalua merge the columns come from the parts.
+return function(data, spec)
+  spec = spec or {}
+  options.check(spec, KNOWN, "ev.evaluate", 2)
+  local ds = getmetatable(data) == dataset.Dataset and data or nil
+  if not ds then
+    if type(data) ~= "table" then error("evaluate: expected rows or a data set", 2) end
+    ds = dataset.from_rows(data)
+    ds.implicit = true -- rows given directly: no data set to name in reports
+  end
+  local metrics = {}
+  for i, s in ipairs(spec.metrics or {}) do metrics[i] = registry.resolve(s) end
+  if #metrics == 0 then error("evaluate: no metrics given", 2) end
+  local args = { metrics = metrics, dims = slice_dims(spec), spec = spec, judge = spec.judge, dataset = ds }
+  local s = not shard.merging() and shard.of_spec(spec)
+  local rows
+  if shard.merging() then
+    args.scores = T.scores(ds.n, #metrics)
+    args.details, args.judge_stats, args.merged = require("evalua.merge").evaluation(ds, metrics, args.scores)
+  else
+    if s then rows = shard.rows(ds, spec.id or "qid", s); args.dataset = ds:subset(rows) end
+    args.scores, args.details = compute(args.dataset, metrics, spec)
+  end
+  args.sys_codes, args.systems = group_codes(args.dataset, spec, args.dims)
+  local res = results_mod.build(args)
+  if s then
+    res:attach("shard", { index = s.index, count = s.count, rows = #rows,
+                          part = shard.record(ds, rows, res, spec.judge, s) }, "ev.evaluate")
+  end
+  return res
 end

@@ -13,6 +13,7 @@
 --   })
 --   return ev.gate.exit_code(results)   -- 0 pass, 1 a gate failed, 4 undecided
 local options = require "evalua.options"
+local shard = require "evalua.shard"
 
 local M = {}
 
@@ -70,6 +71,7 @@ local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regressio
 function M.check(res, spec)
   options.check(spec, KNOWN, "ev.gate.check", 2)
   local out = {}
+  if shard.skip(res) then return res:attach("gates", out, "ev.gate") end
   local coverage = spec.min_coverage or 0.8
   local names = {}
   for name in pairs(spec.thresholds or {}) do names[#names + 1] = name end
@@ -93,8 +95,7 @@ function M.check(res, spec)
       out[#out + 1] = regression_gate(res, system, spec.max_regressions, spec.regression_slices)
     end
   end
-  res.gates = out
-  return out
+  return res:attach("gates", out, "ev.gate")
 end
 
 -- exit_code(gates) -> 1 when any gate failed, else 4 when any is undecided, else 0

@@ -10,11 +10,13 @@
 -- exclusive lock, so two runs finishing at once never interleave and a
 -- record never points at a missing item file.
 local json = require "evalua.json"
+local shard = require "evalua.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.options"
 
 local M = {}
 local History = {}
+local DASHBOARD_OPTIONS = options.set { "title" }
 History.__index = History
 
 function M.open(dir)
@@ -119,8 +121,18 @@ function History:trend(res, n)
     end
   end
   runs[#runs + 1] = { label = res.meta.label or "this run", time = res.meta.time, values = values }
-  res.trend = { runs = runs }
-  return res.trend
+  return res:attach("trend", { runs = runs }, "history:trend")
+end
+
+-- dashboard([{title=}]) -> the path of index.html, the trend dashboard of
+-- every record (evalua.report.dashboard), rewritten atomically.
+function History:dashboard(opts)
+  opts = opts or {}
+  options.check(opts, DASHBOARD_OPTIONS, "history:dashboard", 2)
+  local html = require("evalua.report.dashboard")(self:records(), { title = opts.title or ("Trend: " .. self.dir) })
+  local path = self.dir .. "/index.html"
+  assert(sys.write_atomic(path, html))
+  return path
 end
 
 -- The current git commit when run inside a repository (read from .git, so
@@ -163,7 +175,72 @@ local function run_id(res)
   return t .. "-" .. sys.sha256(tostring(sys.now()) .. sys.getpid() .. tostring({})):sub(1, 8)
 end
 
-local function record_of(res, opts)
+-- Canonical text of plain data: keys sorted; functions, userdata and
+-- objects (tables with a metatable: a judge, an embedder) left out, as they
+-- have no stable text; nesting cut at a few levels.
+local function plain(x)
+  local t = type(x)
+  return t == "string" or t == "number" or t == "boolean" or (t == "table" and getmetatable(x) == nil)
+end
+
+local function canonical(v, depth)
+  local t = type(v)
+  if t == "string" then return ("%q"):format(v) end
+  if t == "number" then return math.type(v) == "integer" and tostring(v) or ("%.17g"):format(v) end
+  if t == "boolean" then return tostring(v) end
+  if t ~= "table" or depth > 4 then return "" end
+  local keys = {}
+  for k, x in pairs(v) do
+    if plain(x) then keys[#keys + 1] = tostring(k) end
+  end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do
+    local x = v[k]
+    if x == nil then x = v[tonumber(k)] end
+    parts[i] = k .. "=" .. canonical(x, depth + 1)
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- definition(metric) -> a short hash of what defines the metric (its
+-- description, direction, threshold and options), recorded per run so a
+-- comparison can say when a metric changed between runs.
+function M.definition(m)
+  local text = canonical({ description = m.description, higher_is_better = m.higher_is_better,
+                           threshold = m.threshold, judged = m.judged, options = m.options }, 0)
+  return sys.sha256(text):sub(1, 16)
+end
+
+-- The threshold gates of a run, as the dashboard draws them.
+local function gate_lines(res)
+  local out = {}
+  for _, g in ipairs(res.gates or {}) do
+    local m = g.threshold and res:metric(g.metric)
+    if m then
+      out[#out + 1] = { system = g.system, metric = g.metric, dim = g.dim, value = g.value, threshold = g.threshold,
+                        status = g.status, higher_is_better = m.higher_is_better }
+    end
+  end
+  return #out > 0 and out or nil
+end
+
+-- The path of target as seen from folder dir, when both are relative or
+-- both absolute (else target as given).
+local function relative(dir, target)
+  if (dir:sub(1, 1) == "/") ~= (target:sub(1, 1) == "/") then return target end
+  local a, b = {}, {}
+  for part in dir:gmatch("[^/]+") do if part ~= "." then a[#a + 1] = part end end
+  for part in target:gmatch("[^/]+") do if part ~= "." then b[#b + 1] = part end end
+  local k = 1
+  while a[k] and b[k] and a[k] == b[k] do k = k + 1 end
+  local out = {}
+  for _ = k, #a do out[#out + 1] = ".." end
+  for i = k, #b do out[#out + 1] = b[i] end
+  return table.concat(out, "/")
+end
+
+local function record_of(res, opts, self_dir)
   local judge = res.meta.judge
   return {
     run_id = run_id(res), time = res.meta.time, label = opts.label, notes = opts.notes,
@@ -177,17 +254,27 @@ local function record_of(res, opts)
       for i, m in ipairs(res.metrics) do names[i] = m.name end
       return names
     end)(),
+    metric_definitions = (function()
+      local defs = {}
+      for _, m in ipairs(res.metrics) do defs[m.name] = M.definition(m) end
+      return defs
+    end)(),
+    gates = gate_lines(res),
+    report = opts.report and relative(self_dir, opts.report) or nil,
     aggregates = res.aggregates,
   }
 end
 
--- append(res [, {label=, notes=}]) -> the record written
-local APPEND_OPTIONS = options.set { "label", "notes", "git_commit" }
+-- append(res [, {label=, notes=, report=, dashboard=}]) -> the record written.
+-- report: the path of this run's HTML report, linked from the dashboard;
+-- dashboard = false leaves index.html as it is.
+local APPEND_OPTIONS = options.set { "label", "notes", "git_commit", "report", "dashboard" }
 
 function History:append(res, opts)
   opts = opts or {}
   options.check(opts, APPEND_OPTIONS, "history:append", 2)
-  local rec = record_of(res, opts)
+  if shard.skip(res) then return nil end
+  local rec = record_of(res, opts, self.dir)
   local lines = {}
   for i, it in ipairs(res.items) do
     lines[i] = json.encode { id = it.id, system = it.system, scores = it.scores, slices = it.slices }
@@ -199,6 +286,7 @@ function History:append(res, opts)
     io.stderr:write(("evalua: warning: %s: removed a torn final record of %d bytes before appending\n")
       :format(self.file, dropped))
   end
+  if opts.dashboard ~= false then self:dashboard() end
   return rec
 end
 

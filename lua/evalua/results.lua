@@ -118,7 +118,12 @@ local function metadata(args)
     meta.dataset = { path = ds.path, hash = ds.hash, rows = ds.n, skipped = #ds.skipped,
                      sampling = ds.sampling }
   end
-  if args.judge and args.judge.stats then meta.judge = args.judge:stats() end
+  if args.judge_stats then meta.judge = args.judge_stats
+  elseif args.judge and args.judge.stats then meta.judge = args.judge:stats() end
+  if args.merged and #args.merged.missing > 0 then
+    -- a merge without some shards says which; a whole merge equals the one-process run
+    meta.shards = { count = args.merged.shards, missing = args.merged.missing, rows_merged = args.merged.rows }
+  end
   for k, v in pairs(args.spec.meta or {}) do meta[k] = v end
   return meta
 end
@@ -216,6 +221,33 @@ function Results:agg(system, metric, dim, value)
   return cell and cell[metric] or { n = 0, measured = 0 }
 end
 
+-- Sections other code adds to a run's results, each through attach:
+--   comparison         ev.compare(res, history, baseline)
+--   system_comparison  ev.compare.systems(res, {baseline=})
+--   trend              history:trend(res, n)
+--   gates              ev.gate.check(res, spec)
+--   shard              ev.evaluate under --shard (docs/scale.md)
+-- and any name of a user's own (a custom report reads res[name]). A name is
+-- attached once per owner: the same owner may replace its section, another
+-- may not, and the fields evaluate computes cannot be replaced at all.
+local CORE = options.set { "dataset", "scores", "details", "metrics", "systems", "sys_codes", "n", "id_field",
+                           "metric_index", "dims", "slice_values", "dim_codes", "slice_errors", "ci",
+                           "aggregates", "present", "worst", "bottom", "items", "skipped", "meta", "sections" }
+
+-- res:attach(name, value, owner) -> value; res.sections[name] = owner.
+function Results:attach(name, value, owner)
+  if type(name) ~= "string" or name == "" then error("res:attach: a section needs a name", 2) end
+  if CORE[name] then error(("res:attach: '%s' is computed by ev.evaluate and cannot be replaced"):format(name), 2) end
+  owner = owner or "script"
+  self.sections = self.sections or {}
+  local had = self.sections[name]
+  if had and had ~= owner then
+    error(("res:attach: section '%s' belongs to %s, not %s"):format(name, had, owner), 2)
+  end
+  self.sections[name], self[name] = owner, value
+  return value
+end
+
 function Results:metric(name)
   for _, m in ipairs(self.metrics) do
     if m.name == name then return m end
@@ -225,18 +257,15 @@ end
 -- Paired comparison of two systems of this run on items matched by id:
 -- { n=, mean_a=, mean_b=, delta=, p= } with a paired permutation test.
 function Results:compare(a, b, metric, opts)
-  local byid = {}
-  for _, it in ipairs(self.items) do
-    if it.system == a and it.scores[metric] ~= nil then byid[it.id] = it.scores[metric] end
-  end
-  local xs, ys = {}, {}
-  for _, it in ipairs(self.items) do
-    local x = byid[it.id]
-    if it.system == b and x ~= nil and it.scores[metric] ~= nil then
-      xs[#xs + 1], ys[#ys + 1] = x, it.scores[metric]
-    end
-  end
+  local j = self.metric_index[metric]
+  if not j then return M.paired({}, {}, opts) end
+  local xs, ys = require("evalua.compare").pair_systems(self, a, b, j)
   return M.paired(xs, ys, opts)
+end
+
+-- The id of row i (the spec's id field), read from the data set's columns.
+function Results:id(i)
+  return field(self, i, self.id_field)
 end
 
 -- paired(xs, ys) -> { n=, mean_a=, mean_b=, delta = mean_b - mean_a, p= }

@@ -59,6 +59,55 @@ local function readonly(name, real)
   })
 end
 
+-- evalua's own modules are frozen in place: the table every library file
+-- holds stays the same table (so markers such as json.array keep their
+-- identity), but its fields move behind a locked metatable, where a script
+-- can read them and cannot change them.
+local function freeze(t, name)
+  local mt = getmetatable(t)
+  if type(t) ~= "table" or mt == "sandbox: locked" then return t end
+  mt = mt or {}
+  local hidden = {}
+  for k, v in next, t do hidden[k] = v end
+  for k in next, hidden do rawset(t, k, nil) end
+  local lazy = type(mt.__index) == "function" and mt.__index -- the evalua table loads submodules on use
+  setmetatable(t, {
+    __index = not lazy and hidden or function(self, k)
+      local v = hidden[k]
+      if v ~= nil then return v end
+      v = lazy(self, k)
+      if rawget(self, k) ~= nil then hidden[k] = rawget(self, k); rawset(self, k, nil) end
+      return v
+    end,
+    __newindex = function(_, k)
+      error(("sandbox: the module '%s' is read-only (cannot set '%s')"):format(name, tostring(k)), 2)
+    end,
+    __pairs = function(self) return function(_, k) return next(hidden, k) end, self, nil end,
+    __len = function() return #hidden end,
+    __call = mt.__call,
+    __metatable = "sandbox: locked",
+  })
+  return t
+end
+
+local function ours(name) return name == "evalua" or name:sub(1, 7) == "evalua." end
+
+-- Every evalua module loaded from now on is frozen as it loads; those
+-- already loaded are frozen now.
+local function freeze_modules()
+  for name, mod in pairs(package.loaded) do
+    if ours(name) then freeze(mod, name) end
+  end
+  local searchers = package.searchers
+  for i, search in ipairs(searchers) do
+    searchers[i] = function(name)
+      local loader, extra = search(name)
+      if type(loader) ~= "function" or not ours(name) then return loader, extra end
+      return function(...) return freeze(loader(...), name) end, extra
+    end
+  end
+end
+
 local real_load = load
 
 -- Text chunks only: crafted bytecode can crash the interpreter.
@@ -161,6 +210,17 @@ end
 local function script_env()
   local env = {}
   for _, k in ipairs(BUILTINS) do env[k] = _G[k] end
+  -- rawset would put a field in front of a frozen module's own
+  local real_rawset = rawset
+  env.rawset = function(t, k, v)
+    if type(t) ~= "table" then
+      error(("bad argument #1 to 'rawset' (table expected, got %s)"):format(type(t)), 2)
+    end
+    if getmetatable(t) == "sandbox: locked" then
+      error(("sandbox: rawset on a locked table (cannot set '%s')"):format(tostring(k)), 2)
+    end
+    return real_rawset(t, k, v)
+  end
   for name, names in pairs(LIBRARIES) do env[name] = readonly(name, copy_of(_G[name], names)) end
   env.package = script_package()
   env._G = env
@@ -183,6 +243,7 @@ function M.apply()
   local registry = debug.getregistry()
   guard_files()
   remove_escapes()
+  freeze_modules()
   local libenv = {}
   for k, v in pairs(_G) do libenv[k] = v end
   libenv._G = libenv

@@ -5,7 +5,7 @@
 -- reads source/corpus.lua (the documents), source/queries.lua (questions and
 -- judgements) and source/concepts.lua (the hybrid's concept lexicon), runs the
 -- three retrieval pipelines of generator/pipelines.lua over the corpus, writes
--- corpus.jsonl, rag_eval.jsonl and human_labels.jsonl next to this file, and
+-- corpus.jsonl, rag_eval.jsonl and simulated_labels.jsonl next to this file, and
 -- prints summary statistics (docs/data.md quotes them). Every run writes the
 -- same bytes: fixed seeds, no dependence on table order.
 --   --out DIR      write the three files to DIR instead (to compare a fresh
@@ -280,7 +280,7 @@ local function cite_all(queries, results, docs)
 end
 
 local function label_lines(queries, results)
-  math.randomseed(SEED, 3)      -- human sample and disagreement
+  math.randomseed(SEED, 3)      -- simulated labels: sample and disagreement
   local lines = {}
   for _, p in ipairs(labels.sample(queries, results, LABELLED_PAIRS)) do
     lines[#lines + 1] = label_row(p, labels.judge(results[p.qid][p.variant]))
@@ -305,7 +305,7 @@ local function main()
   local out = opts.out or DIR
   write(out, "corpus.jsonl", corpus_lines)
   write(out, "rag_eval.jsonl", eval_lines)
-  write(out, "human_labels.jsonl", label_lines(queries, results))
+  write(out, "simulated_labels.jsonl", label_lines(queries, results))
 
   print_retrieval(queries, results)
   print_answers(queries, results)

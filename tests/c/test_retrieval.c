@@ -12,6 +12,7 @@
 #include "evalua/measures.h"
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
+#include "evalua/trec_eval.h"
 
 static void test_idtab(void) {
   struct evr_idtab t;
@@ -55,7 +56,8 @@ static void test_ranker(void) {
   CHECK_STR(evr_ranker_item(r, 1, &len, &score), "bb");
   CHECK(len == 2 && score == 5);
   CHECK(out.n_ret == 5);
-  double want[] = {EVR_UNJUDGED, EVR_UNJUDGED, 2, EVR_UNJUDGED, 0};
+  /* n is judged -1: in the pool but unjudged; bb and a are not judged */
+  double want[] = {EVR_POOL_UNJUDGED, EVR_UNJUDGED, 2, EVR_UNJUDGED, 0};
   for (int i = 0; i < 5; i++) CHECK(out.rel[i] == want[i]);
   CHECK(out.n_judged == 3 && out.judged[0] == 3 && out.judged[1] == 2 && out.judged[2] == 0);
   CHECK(out.n_repeats == 0 && !evr_ranker_repeat(r, &len));
@@ -245,6 +247,90 @@ static void test_trec_files(void) {
   unlink(qrels), unlink(run);
 }
 
+/* Evaluates qrels and run with map and P_1 (streamed when it can be) and
+ * checks the report against the run read whole. */
+static int stream_case(const char *qrels, const char *run, int parallel, int complete, struct evr_trec_report *rep,
+                       struct evr_error *err) {
+  struct evr_measures ms;
+  evr_measures_init(&ms);
+  CHECK(!evr_measures_add(&ms, "map", err) && !evr_measures_add(&ms, "P_1", err));
+  struct evr_trec_opts o = {1.0, 0, complete, 1};
+  struct evr_trec *t = evr_trec_new(), *whole = evr_trec_new();
+  if (parallel) evr_trec_set_parallel(t, one_then_other), evr_trec_set_parallel(whole, one_then_other);
+  CHECK(!evr_trec_read_qrels(t, qrels, err));
+  int r = evr_trec_evaluate_run(t, run, ms.cols, ms.n, &o, rep, err);
+  struct evr_trec_report w;
+  struct evr_error werr;
+  memset(&w, 0, sizeof w);
+  if (!r) {
+    CHECK(!evr_trec_read_qrels(whole, qrels, &werr) && !evr_trec_read_run(whole, run, &werr));
+    CHECK(!evr_trec_evaluate(whole, ms.cols, ms.n, &o, &w, &werr));
+    size_t k = 0; /* the whole report also lists the queries the qrels lack */
+    for (size_t j = 0; j < w.n; j++) {
+      if (w.rows[j].skipped && !strcmp(w.rows[j].skipped, "not in the qrels")) continue;
+      CHECK(k < rep->n && rep->rows[k].len == w.rows[j].len && !memcmp(rep->rows[k].qid, w.rows[j].qid, w.rows[j].len));
+      CHECK(!rep->rows[k].skipped == !w.rows[j].skipped);
+      for (size_t c = 0; c < ms.n; c++)
+        CHECK(!memcmp(&rep->values[k * ms.n + c], &w.values[j * ms.n + c], sizeof(double)));
+      k++;
+    }
+    CHECK(k == rep->n && rep->n_evaluated == w.n_evaluated);
+    CHECK(!memcmp(rep->summary, w.summary, ms.n * sizeof(double)));
+    size_t la, lb;
+    const char *a = evr_trec_runid(t, &la), *b = evr_trec_runid(whole, &lb);
+    CHECK(la == lb && !memcmp(a, b, la));
+  }
+  evr_trec_report_free(&w);
+  evr_trec_free(t), evr_trec_free(whole);
+  evr_measures_free(&ms);
+  return r;
+}
+
+static void test_trec_stream(void) {
+  char qrels[] = "/tmp/evalua-test-qrelsXXXXXX", run[] = "/tmp/evalua-test-runXXXXXX";
+  close(mkstemp(qrels)), close(mkstemp(run));
+  write_file(qrels, "q1 0 a 1\nq1 0 b 0\nq2 0 a 2\nq3 0 c 1\nq4 0 d 1\n");
+  /* grouped, queries out of qid order, one the qrels lack (q9), q4 missing,
+   * a comment and a blank line inside a query, no newline at the end */
+  const char *grouped = "q2 Q0 b 1 3 r\nq2 Q0 a 2 2 r\nq9 Q0 a 1 5 r\nq1 Q0 a 1 1 r\n# note\n\nq1 Q0 b 2 1 r\n"
+                        "q3 Q0 x 1 1 r\nq3 Q0 c 2 0.5 last";
+  for (int parallel = 0; parallel < 2; parallel++)
+    for (int complete = 0; complete < 2; complete++) {
+      struct evr_trec_report rep;
+      struct evr_error err;
+      write_file(run, grouped);
+      CHECK(!stream_case(qrels, run, parallel, complete, &rep, &err));
+      CHECK(rep.streamed && rep.n == 4 && rep.n_evaluated == (complete ? 4u : 3u));
+      CHECK_NEAR(rep.values[0], 0.5, 0); /* q1: b before a on their tie (ids descending) */
+      CHECK(complete ? !rep.rows[3].skipped : !strcmp(rep.rows[3].skipped, "not in the run"));
+      evr_trec_report_free(&rep);
+      /* q1 met again after q9: read whole, same values */
+      write_file(run, "q1 Q0 a 1 1 r\nq9 Q0 a 1 5 r\nq1 Q0 b 2 1 r\nq3 Q0 c 1 1 r\n");
+      CHECK(!stream_case(qrels, run, parallel, complete, &rep, &err));
+      CHECK(!rep.streamed && rep.n == 4);
+      evr_trec_report_free(&rep);
+    }
+  /* errors name the line in either half; a repeated document both lines */
+  const char *bad[][2] = {
+    {"q1 Q0 a 1 1 r\nq1 Q0 b 1 1 r\nq2 Q0 a 1 1 r\nq3 Q0 c 1 x r\n", ":4: score is not a number: 'x'"},
+    {"q1 Q0 a 1 y r\nq2 Q0 a 1 1 r\nq3 Q0 a 1 1 r\n", ":1: score is not a number: 'y'"},
+    {"q1 Q0 a 1 1 r\nq2 Q0 a 1 1 r\nq3 Q0 c 1 1 r\nq3 Q0 c 1 1 r\n",
+     ":4: document 'c' is retrieved twice for query 'q3' (first at line 3)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    for (int parallel = 0; parallel < 2; parallel++) {
+      struct evr_trec_report rep;
+      struct evr_error err;
+      char want[256];
+      write_file(run, bad[i][0]);
+      CHECK(stream_case(qrels, run, parallel, 0, &rep, &err) == -1);
+      snprintf(want, sizeof want, "%s%s", run, bad[i][1]);
+      CHECK_STR(err.msg, want);
+      evr_trec_report_free(&rep);
+    }
+  unlink(qrels), unlink(run);
+}
+
 int main(void) {
   test_idtab();
   test_ranker();
@@ -252,5 +338,6 @@ int main(void) {
   test_formulas();
   test_summaries();
   test_trec_files();
+  test_trec_stream();
   return check_report();
 }

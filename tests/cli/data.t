@@ -3,10 +3,10 @@ committed files byte for byte, so the data and its generator never drift.
 
   $ cd "$EVALUA_SRC"
   $ mkdir -p "$CRAMTMP/gen" && "$EVALUA" run scripts/data/generate.lua --out "$CRAMTMP/gen" > /dev/null
-  $ for f in corpus.jsonl rag_eval.jsonl human_labels.jsonl; do cmp "$CRAMTMP/gen/$f" "scripts/data/$f" && echo "$f same"; done
+  $ for f in corpus.jsonl rag_eval.jsonl simulated_labels.jsonl; do cmp "$CRAMTMP/gen/$f" "scripts/data/$f" && echo "$f same"; done
   corpus.jsonl same
   rag_eval.jsonl same
-  human_labels.jsonl same
+  simulated_labels.jsonl same
 
 Every row passes the data set schema, and the counts are as documented:
 

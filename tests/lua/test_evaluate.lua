@@ -120,4 +120,23 @@ function test_compare_two_systems_of_one_run()
   lu.assertTrue(c.p < 0.01)
 end
 
+-- Sections come through res:attach: named once per owner, never over the
+-- fields evaluate computes, and listed in res.sections.
+function test_sections_are_attached_by_their_owner()
+  local r = ev.evaluate(ROWS, { metrics = { value }, ci = false })
+  local gates = ev.gate.check(r, { thresholds = { value = { all = 0.1 } } })
+  lu.assertIs(r.gates, gates)
+  lu.assertEquals(r.sections, { gates = "ev.gate" })
+  lu.assertEquals(r:attach("mine", { note = "x" }).note, "x")
+  lu.assertEquals(r.sections.mine, "script")
+  lu.assertEquals(r:attach("mine", { note = "y" }).note, "y") -- the owner may replace its own
+  local ok, err = pcall(r.attach, r, "gates", {})
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "res:attach: section 'gates' belongs to ev.gate, not script")
+  ok, err = pcall(r.attach, r, "aggregates", {})
+  lu.assertStrContains(err, "res:attach: 'aggregates' is computed by ev.evaluate and cannot be replaced")
+  ok, err = pcall(r.attach, r, "", {})
+  lu.assertStrContains(err, "res:attach: a section needs a name")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -59,11 +59,12 @@ print(ev.text.edit_similarity("short", "shirt"))
 print(pcall(ev.text.edit_similarity, a, b))
 print(pcall(ev.text.rouge_l_batch, { "x", ("b c "):rep(40000) }, { "x", ("c b "):rep(40000) }))]], "--cpu-limit 5")
   lu.assertEquals(r.status, 0, r.stderr)
-  -- the function's name depends on which module table Lua finds it in first
-  lu.assertEquals(r.stdout:gsub("'evalua%.[_%w]+%.", "'"), "0.8\n"
-    .. "false\tbad argument #1 to 'edit_similarity' (inputs too long: the comparison needs "
+  -- a function called through pcall has no name at the call; Lua looks for
+  -- it in the module tables, whose fields the sandbox keeps out of reach
+  lu.assertEquals(r.stdout, "0.8\n"
+    .. "false\tbad argument #1 to '?' (inputs too long: the comparison needs "
     .. "over 1073741824 table cells, the limit under --sandbox)\n"
-    .. "false\tbad argument #1 to 'rouge_l_batch' (preds[2]: inputs too long: the comparison "
+    .. "false\tbad argument #1 to '?' (preds[2]: inputs too long: the comparison "
     .. "needs over 1073741824 table cells, the limit under --sandbox)\n")
 end
 

@@ -9,7 +9,7 @@ local sys = require "evalua._sys"
 local SRC = os.getenv("EVALUA_SRC") or os.getenv("PWD")
 
 local function nightly(dir, args, env)
-  return h.run(("cd %s && %s %s run scripts/nightly.lua --dir %s --quiet %s"):format(
+  return h.run(("cd %s && %s %s run scripts/nightly.lua --out %s --quiet %s"):format(
     SRC, env or "", h.bin, dir, args or ""))
 end
 
@@ -110,7 +110,7 @@ function TestNightly:test_a_killed_run_pays_for_nothing_twice()
   local mock = mockmod.start("--latency-ms 100")
   local dir = self.dir
   local env = ("OPENAI_BASE_URL=%s EVALUA_MODEL=judge-1 OPENAI_API_KEY=sk-test-nightly"):format(mock.url)
-  local cmd = ("cd %s && %s %s run scripts/nightly.lua --dir %s --quiet --variant hybrid --concurrency 4"):format(
+  local cmd = ("cd %s && %s %s run scripts/nightly.lua --out %s --quiet --variant hybrid --concurrency 4"):format(
     SRC, env, h.bin, dir)
   local p = io.popen(cmd .. " >/dev/null 2>&1 & echo $!")
   local pid = p:read("l")

@@ -5,8 +5,13 @@ local lu = require "luaunit"
 local h = require "tests.lua.helpers"
 local mockmod = require "tests.mock.mock"
 
+-- Each run writes into a folder of its own (--out), not into out/ of the
+-- working folder.
 local function run(script, args, env)
-  return h.run(("%s %s run %s %s"):format(env or "", h.bin, script, args or ""))
+  local out = h.tmpdir()
+  local r = h.run(("%s %s run %s --out %s %s"):format(env or "", h.bin, script, out, args or ""))
+  h.sh("rm -rf " .. out)
+  return r
 end
 
 local function mock_env(mock, dir)

@@ -114,7 +114,7 @@ print(package.loaded._G == _G, package.loaded.package == package, package.loaded
 print(("ab"):rep(2), require("evalua.json").encode({ ("x"):rep(3) }))]])
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertEquals(r.stdout, table.concat({
-    "nil\ttrue",
+    "nil\tfalse",
     "function\tfalse\tbad argument #1 to 'rawset' (table expected, got function)",
     "false\tscript.lua:4: sandbox: the 'string' table is read-only (cannot set 'upper')",
     "true\ttrue\ttrue",
@@ -133,10 +133,36 @@ function test_package_tables_cannot_be_changed()
     lu.assertStrContains(r.stderr, "is read-only (cannot set '", false, code)
   end
   local r = sandboxed([[
-rawset(package.preload, "evil", function() return "pwned" end)
+print(pcall(rawset, package.preload, "evil", function() return "pwned" end))
 print(pcall(require, "evil"))]])
   lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrContains(r.stdout, "false\tsandbox: rawset on a locked table (cannot set 'evil')\n")
   lu.assertStrContains(r.stdout, "false\tmodule 'evil' not found")
+end
+
+-- evalua's own modules are frozen in place: the library's markers keep
+-- their identity, and no field can be set, added or put in front.
+function test_evalua_modules_cannot_be_changed()
+  local r = sandboxed([[
+local ev, json = require "evalua", require "evalua.json"
+print(pcall(function() json.encode = print end))
+print(pcall(function() ev.judge = {} end))
+print(pcall(function() require("evalua._sys").open = io.open end))
+print(pcall(rawset, ev.text, "token_f1", print))
+print(pcall(setmetatable, json, nil))
+print(json.encode(setmetatable({}, json.array)), json.encode({ a = 1 }), ev.text.token_f1("a b", "a b"))
+local n = 0
+for _ in pairs(json) do n = n + 1 end
+print(n > 0, getmetatable(ev))]])
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, table.concat({
+    "false\tscript.lua:2: sandbox: the module 'evalua.json' is read-only (cannot set 'encode')",
+    "false\tscript.lua:3: sandbox: the module 'evalua' is read-only (cannot set 'judge')",
+    "false\tscript.lua:4: sandbox: the module 'evalua._sys' is read-only (cannot set 'open')",
+    "false\tsandbox: rawset on a locked table (cannot set 'token_f1')",
+    "false\tcannot change a protected metatable",
+    '[]\t{"a":1}\t1.0',
+    "true\tsandbox: locked", "" }, "\n"))
 end
 
 function test_names_off_the_allow_list_are_absent_or_refused()

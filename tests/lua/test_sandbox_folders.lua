@@ -43,7 +43,7 @@ print(#hist:records(), hist:latest().label, hist:latest().git_commit)]])
 end
 
 function TestFolders.test_nightly_runs_sandboxed()
-  local cmd = ("cd %s && %s run --sandbox --read scripts --out %s scripts/nightly.lua --tier smoke --dir %s/nightly")
+  local cmd = ("cd %s && %s run --sandbox --read scripts --out %s scripts/nightly.lua --tier smoke --out %s/nightly")
     :format(os.getenv("EVALUA_SRC") or ".", h.bin, dir, dir)
   for run = 1, 2 do
     local r = h.run(cmd)

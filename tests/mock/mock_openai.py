@@ -534,6 +534,8 @@ class Server:
             return None, True, latency
         if fault in ("429", "quota") or (fault and fault.isdigit()):
             return self.fault_answer(fault, directive, headers), False, latency
+        if path.startswith("/hooks/"):  # a chat webhook (Slack, Mattermost) answers "ok"
+            return response(200, b"ok", extra, "text/plain"), False, latency
         if path.endswith("/embeddings"):
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):

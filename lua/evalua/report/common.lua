@@ -2,6 +2,15 @@
 -- (system, slice) lines, coverage text and one-line summaries of metadata.
 local M = {}
 
+local ENTITIES = { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }
+
+-- Text for HTML, in an element or an attribute.
+function M.html_escape(s)
+  s = tostring(s == nil and "" or s)
+  if not s:find("[<>&\"']") then return s end
+  return (s:gsub("[<>&\"']", ENTITIES))
+end
+
 local formats = setmetatable({}, { __index = function(t, d) t[d] = "%." .. d .. "f" return t[d] end })
 
 -- A score or mean with fixed decimals (counts are printed with tostring).
@@ -62,6 +71,36 @@ function M.meta_lines(res)
       j.tokens_estimated and " (estimated)" or "", j.cost and j.cost > 0 and (", $" .. M.num(j.cost, 4)) or "")
   end
   if m.notes then out[#out + 1] = "notes: " .. m.notes end
+  return out
+end
+
+-- What makes the compared runs unlike (another judge, data set or metric
+-- definition): every format puts these at its top.
+function M.warnings(res)
+  return res.comparison and res.comparison.warnings or {}
+end
+
+-- The system comparison's rows, one line of text each (terminal, JUnit).
+function M.system_line(r)
+  return ("%s %s: %s -> %s  %s %s  n=%d%s%s"):format(r.system, r.metric, M.num(r.base), M.num(r.mean), r.arrow,
+    r.delta and ("%+.3f"):format(r.delta) or "-", r.n, r.p and ("  p=%.4f"):format(r.p) or "",
+    r.better and " better" or r.worse and " WORSE" or "")
+end
+
+-- The lowest items worth a reader's look: those under the metric's threshold
+-- or, without one, under the system's mean (over when lower is better), and
+-- the unmeasured; a list of perfect rows would say nothing.
+function M.lowest(res, system, m)
+  local list = res.bottom[system][m.name]
+  local a = res:agg(system, m.name)
+  local cut = m.threshold or (a and a.mean)
+  if cut == nil then return list end
+  local out = {}
+  for _, b in ipairs(list) do
+    if b.score == nil or (m.higher_is_better and b.score < cut) or (not m.higher_is_better and b.score > cut) then
+      out[#out + 1] = b
+    end
+  end
   return out
 end
 

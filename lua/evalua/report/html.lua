@@ -1,18 +1,13 @@
 -- A single self-contained HTML file: inline CSS and SVG, no script, no
--- network access when opened. Per metric, bars per slice and system with
--- confidence-interval whiskers and a score histogram per system; then the
+-- network access when opened. The results table with each mean's interval;
+-- then per metric a folded section (open in print): bars per slice and
+-- system with confidence-interval whiskers, a histogram per system and the
 -- lowest items with the judge's reasons. Every piece of data is escaped.
 local C = require "evalua.report.common"
 
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 
-local ENTITIES = { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }
-
-local function esc(s)
-  s = tostring(s == nil and "" or s)
-  if not s:find("[<>&\"']") then return s end
-  return (s:gsub("[<>&\"']", ENTITIES))
-end
+local esc = C.html_escape
 
 local function fmt(x) return ("%.1f"):format(x) end
 
@@ -99,7 +94,8 @@ local function bar_chart(res, metric)
     out[#out + 1] = ('<text class="label" transform="translate(%s,%d) rotate(35)">%s</text>')
       :format(fmt(x0 + 2), top + h + 12, esc(C.clip(C.slice_label(g.d, g.v), 24)))
   end
-  out[#out + 1] = "</svg>"
+  out[#out + 1] = ('<text class="tick mid" transform="translate(10,%d) rotate(-90)">mean %s</text></svg>')
+    :format(top + h // 2, esc(C.clip(metric, 24)))
   return table.concat(out)
 end
 
@@ -120,22 +116,60 @@ local function bins_of(res, metric, system)
   end
 end
 
+-- A histogram with its axes: bin edges under the bars, the item count at
+-- the top of the y axis, both axes titled.
 local function histogram(res, metric, system, color)
   local ymax, bins = y_max(res, metric), bins_of(res, metric, system)
   local measured = 0
   for _, c in ipairs(bins) do measured = measured + c end
   local peak = math.max(1, table.unpack(bins))
-  local w, h = 200, 70
+  local left, top, bw, h = 34, 18, 20, 70
+  local w = left + #bins * bw + 12
+  local base = top + h
   local out = { ('<svg class="chart hist" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s: %s histogram</title>')
-    :format(w, h + 30, w, h + 30, esc(system), esc(metric)) }
+    :format(w, base + 34, w, base + 34, esc(system), esc(metric)),
+    ('<text x="%d" y="12" class="label">%s (n=%d)</text>'):format(left, esc(C.clip(system, 28)), measured) }
   for i, c in ipairs(bins) do
     local bh = c / peak * h
-    out[#out + 1] = ('<rect x="%d" y="%s" width="18" height="%s" fill="%s"><title>%s to %s: %d</title></rect>')
-      :format((i - 1) * 20, fmt(h - bh), fmt(bh), color, C.num((i - 1) / 10 * ymax, 2), C.num(i / 10 * ymax, 2), c)
+    out[#out + 1] = ('<rect x="%d" y="%s" width="%d" height="%s" fill="%s"><title>%s to %s: %d</title></rect>')
+      :format(left + (i - 1) * bw, fmt(base - bh), bw - 2, fmt(bh), color, C.num((i - 1) / #bins * ymax, 2),
+              C.num(i / #bins * ymax, 2), c)
   end
-  out[#out + 1] = ('<text x="0" y="%d" class="tick start">0</text><text x="%d" y="%d" class="tick">%s</text>')
-    :format(h + 14, w, h + 14, C.num(ymax, 1))
-  out[#out + 1] = ('<text x="0" y="%d" class="label">%s (n=%d)</text></svg>'):format(h + 28, esc(system), measured)
+  out[#out + 1] = ('<path class="axis" d="M%d %dV%dH%d"/>'):format(left - 2, top, base, w - 8)
+  out[#out + 1] = ('<text x="%d" y="%d" class="tick">%d</text><text x="%d" y="%d" class="tick">0</text>')
+    :format(left - 5, top + 8, peak, left - 5, base)
+  for i = 0, #bins, 2 do
+    out[#out + 1] = ('<text x="%d" y="%d" class="tick mid">%s</text>'):format(left + i * bw - 1, base + 12,
+      C.num(i / #bins * ymax, 1))
+  end
+  out[#out + 1] = ('<text x="%d" y="%d" class="tick mid">%s</text>'):format(left + #bins * bw // 2, base + 27,
+    esc(C.clip(metric, 30)))
+  out[#out + 1] = ('<text class="tick mid" transform="translate(9,%d) rotate(-90)">items</text></svg>')
+    :format(top + h // 2)
+  return table.concat(out)
+end
+
+local function warnings_html(res)
+  local w = C.warnings(res)
+  if #w == 0 then return "" end
+  local out = { '<div class="warn"><strong>These runs are not alike:</strong><ul>' }
+  for _, x in ipairs(w) do out[#out + 1] = "<li>" .. esc(x) .. "</li>" end
+  out[#out + 1] = "</ul></div>"
+  return table.concat(out)
+end
+
+local function systems_html(res)
+  local sc = res.system_comparison
+  if not sc or #sc.rows == 0 then return "" end
+  local out = { ("<h2>Systems against %s</h2><table><tr><th>system</th><th>metric</th><th>paired</th><th>%s</th>"
+    .. "<th>system</th><th>delta</th><th>p</th></tr>"):format(esc(sc.baseline), esc(sc.baseline)) }
+  for _, r in ipairs(sc.rows) do
+    out[#out + 1] = ('<tr%s><td>%s</td><td>%s</td><td class=num>%d</td><td class=num>%s</td><td class=num>%s</td><td class=num>%s %s</td><td class=num>%s</td></tr>')
+      :format(r.worse and ' class="fail"' or r.better and ' class="pass"' or "", esc(r.system), esc(r.metric), r.n,
+              C.num(r.base), C.num(r.mean), r.arrow, C.num(r.delta), r.p and C.num(r.p, 4) or "-")
+  end
+  out[#out + 1] = ("</table><p>Means over the items both systems measured (matched by id); p: paired permutation test. "
+    .. "Green: significantly better, red: significantly worse (p &lt; %s).</p>"):format(sc.alpha)
   return table.concat(out)
 end
 
@@ -221,16 +255,25 @@ local function trend_html(res)
   return table.concat(out)
 end
 
+-- Laid out for screens 1280 to 1920 px wide and for print; the font stack
+-- names CJK fonts of each platform before the generic fallback, so Chinese,
+-- Japanese and Korean text never shows as boxes where one is installed.
 local CSS = [[
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ddd;padding:3px 8px;vertical-align:top}
-th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.worst{background:#fde2e1}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Noto Sans CJK JP","Noto Sans CJK KR","Source Han Sans SC","PingFang SC","Hiragino Sans","Microsoft YaHei","Yu Gothic","Malgun Gothic","WenQuanYi Micro Hei",sans-serif;margin:16px 24px;color:#222;max-width:1880px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}
+th{background:#f4f4f4;overflow-wrap:break-word}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.worst{background:#fde2e1}
+table.results{width:100%}.ci{display:block;font-size:11px;color:#666}.cov{display:block;font-size:11px;color:#8a5a00}
 .meta{color:#555}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px}
-svg.chart{margin:4px 8px 4px 0}.grid{stroke:#eee}.tick{font-size:10px;fill:#666;text-anchor:end}.tick.start{text-anchor:start}.wide{overflow-x:auto}
+.warn{border:2px solid #c77700;background:#fff4d6;padding:6px 12px;margin:12px 0}.warn ul{margin:4px 0}
+svg.chart{margin:4px 8px 4px 0}.grid{stroke:#eee}.axis{stroke:#888;fill:none}.tick{font-size:10px;fill:#666;text-anchor:end}.tick.start{text-anchor:start}.tick.mid{text-anchor:middle}.wide{overflow-x:auto}
 .label{font-size:11px;fill:#333}.whisker{stroke:#222;stroke-width:1.2;fill:none}.hists{display:flex;flex-wrap:wrap}
-tr.fail td{background:#fde2e1}tr.undecided td{background:#fff4d6}
-td.text{max-width:420px;white-space:pre-wrap;word-break:break-word}
+tr.fail td{background:#fde2e1}tr.undecided td{background:#fff4d6}tr.pass td{background:#e3f4e1}
+td.text{max-width:480px;white-space:pre-wrap;word-break:break-word}
+details.metric{border:1px solid #ddd;border-radius:4px;margin:10px 0;padding:0 12px}details.metric>summary{cursor:pointer;padding:8px 0;font-weight:600}
+@media print{@page{size:A4 landscape;margin:12mm}body{margin:0;max-width:none;font-size:10pt}.wide{overflow:visible}
+details::details-content{content-visibility:visible;display:block}details.metric{border:0;padding:0}
+h2,h3,summary{break-after:avoid}tr,svg{break-inside:avoid}}
 ]]
 
 local function legend(res)
@@ -243,8 +286,9 @@ local function legend(res)
 end
 
 local function summary_table(res)
-  local out = { "<table><tr><th>system</th><th>slice</th><th>n</th>" }
-  for _, m in ipairs(res.metrics) do out[#out + 1] = "<th>" .. esc(m.name) .. "</th>" end
+  local out = { '<table class="results"><tr><th>system</th><th>slice</th><th>n</th>' }
+  -- a long metric name may wrap after an underscore rather than widen its column
+  for _, m in ipairs(res.metrics) do out[#out + 1] = "<th>" .. esc(m.name):gsub("_", "_<wbr>") .. "</th>" end
   out[#out + 1] = "</tr>"
   for _, line in ipairs(C.lines(res)) do
     local n = res:agg(line.system, res.metrics[1].name, line.dim, line.value).n
@@ -252,9 +296,9 @@ local function summary_table(res)
     for _, m in ipairs(res.metrics) do
       local a = res:agg(line.system, m.name, line.dim, line.value)
       local cls = C.is_worst(res, line.system, m.name, line.dim, line.value) and "num worst" or "num"
-      local ci = a.lo and a.measured > 1 and (" [%s, %s]"):format(C.num(a.lo), C.num(a.hi)) or ""
-      local cov = C.coverage(a) and (" (" .. C.coverage(a) .. ")") or ""
-      out[#out + 1] = ('<td class="%s" title="%s">%s%s</td>'):format(cls, esc(ci), C.num(a.mean), esc(cov))
+      local ci = a.lo and a.measured > 1 and ('<span class="ci">[%s, %s]</span>'):format(C.num(a.lo), C.num(a.hi)) or ""
+      local cov = C.coverage(a) and ('<span class="cov">(' .. C.coverage(a) .. ")</span>") or ""
+      out[#out + 1] = ('<td class="%s">%s%s%s</td>'):format(cls, C.num(a.mean), ci, cov)
     end
     out[#out + 1] = "</tr>"
   end
@@ -262,23 +306,37 @@ local function summary_table(res)
   return table.concat(out)
 end
 
-local function bottom_tables(res)
+-- The lowest items of one metric, per system: only those under the
+-- threshold or the mean (common.lowest).
+local function lowest_html(res, m)
   local out = {}
   for _, system in ipairs(res.systems) do
-    for _, m in ipairs(res.metrics) do
-      local list = res.bottom[system][m.name]
-      if #list > 0 then
-        out[#out + 1] = ("<h3>%s: %s</h3><table><tr><th>id</th><th>score</th><th>query</th><th>answer</th><th>reason</th></tr>")
-          :format(esc(system), esc(m.name))
-        for _, b in ipairs(list) do
-          out[#out + 1] = ('<tr><td>%s</td><td class=num>%s</td><td class=text>%s</td><td class=text>%s</td><td class=text>%s</td></tr>')
-            :format(esc(b.id), C.num(b.score), esc(b.query), esc(b.answer), esc(b.reason))
-        end
-        out[#out + 1] = "</table>"
+    local list = C.lowest(res, system, m)
+    if #list > 0 then
+      out[#out + 1] = ("<h3>Lowest items: %s</h3><table><tr><th>id</th><th>score</th><th>query</th><th>answer</th><th>reason</th></tr>")
+        :format(esc(system))
+      for _, b in ipairs(list) do
+        out[#out + 1] = ('<tr><td>%s</td><td class=num>%s</td><td class=text>%s</td><td class=text>%s</td><td class=text>%s</td></tr>')
+          :format(esc(b.id), C.num(b.score), esc(b.query), esc(b.answer), esc(b.reason))
       end
+      out[#out + 1] = "</table>"
     end
   end
+  if #out == 0 then return "<p>No item is under the threshold or the mean.</p>" end
   return table.concat(out)
+end
+
+-- The summary line of a metric's folded section: its mean per system.
+local function metric_summary(res, m)
+  local parts = {}
+  for i, system in ipairs(res.systems) do
+    if i > 4 then
+      parts[#parts + 1] = ("+%d more"):format(#res.systems - 4)
+      break
+    end
+    parts[#parts + 1] = ("%s %s"):format(esc(system), C.num(res:agg(system, m.name).mean))
+  end
+  return ("%s <span class=meta>(%s)</span>"):format(esc(m.name), table.concat(parts, ", "))
 end
 
 local function problems(res)
@@ -309,21 +367,24 @@ return function(res, opts)
     "<h1>" .. esc(title) .. "</h1>", '<div class="meta">' }
   for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = "<div>" .. esc(l) .. "</div>" end
   out[#out + 1] = "</div>"
+  out[#out + 1] = warnings_html(res)
   out[#out + 1] = gates_html(res)
   out[#out + 1] = comparison_html(res)
+  out[#out + 1] = systems_html(res)
   out[#out + 1] = trend_html(res)
   out[#out + 1] = '<h2>Results</h2><div class="wide">' .. summary_table(res) .. "</div>"
-  out[#out + 1] = "<p>Cells show the mean; hover for the confidence interval. (m/n): only m of n items measured. Red: the worst slice of each metric.</p>"
+  out[#out + 1] = ("<p>Cells show the mean%s. (m/n): only m of n items measured. Red: the worst slice of each "
+    .. "metric.</p>"):format(res.ci and (" and, under it, its %g%% bootstrap confidence interval"):format(res.ci.level * 100) or "")
+  out[#out + 1] = "<h2>Metrics</h2><p>Each metric's charts and lowest items are folded below; open one to read it.</p>"
   for _, m in ipairs(res.metrics) do
-    out[#out + 1] = ('<h2 id="%s">%s</h2>'):format(esc("m-" .. m.name), esc(m.name))
+    out[#out + 1] = ('<details class="metric" id="%s"><summary>%s</summary>'):format(esc("m-" .. m.name), metric_summary(res, m))
     if m.description then out[#out + 1] = "<p>" .. esc(m.description) .. "</p>" end
     out[#out + 1] = chart_note(res) .. legend(res) .. bar_chart(res, m.name) .. '<div class="hists">'
     for i, system in ipairs(charted_systems(res)) do
       out[#out + 1] = histogram(res, m.name, system, PALETTE[(i - 1) % #PALETTE + 1])
     end
-    out[#out + 1] = "</div>"
+    out[#out + 1] = "</div>" .. lowest_html(res, m) .. "</details>"
   end
-  out[#out + 1] = "<h2>Lowest items</h2>" .. bottom_tables(res)
   out[#out + 1] = problems(res)
   out[#out + 1] = "</body></html>"
   return table.concat(out, "\n") .. "\n"

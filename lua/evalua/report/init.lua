@@ -5,6 +5,7 @@
 --   ev.report.write(res, { dir = "out", name = "rag_report",
 --                          formats = { "md", "json", "csv", "html", "junit" } })
 --   ev.report.register("slack", function(res, opts) return "..." end, "txt")
+local shard = require "evalua.shard"
 local sys = require "evalua._sys"
 
 local M = {}
@@ -43,6 +44,7 @@ function M.render(res, name, opts)
 end
 
 function M.print(res, opts)
+  if shard.skip(res) then return end
   opts = opts or {}
   if opts.color == nil then opts.color = sys.isatty("stdout") end
   io.stdout:write(M.render(res, "terminal", opts))
@@ -75,6 +77,7 @@ end
 -- report is written into a temporary folder first, so a run killed midway
 -- leaves at most that folder, never a partial dir.
 function M.write(res, opts)
+  if shard.skip(res) then return {} end
   local name, formats = opts.name or "report", {}
   for i, fmt in ipairs(opts.formats or { "md", "json" }) do formats[i] = format_of(fmt) end
   local dir, tmp = staging(opts.dir or "out")

@@ -5,12 +5,13 @@
 local json = require "evalua.json"
 local C = require "evalua._report"
 local columns = require "evalua.report.columns"
+local history = require "evalua.history"
 
 local function metric_list(res)
   local out = {}
   for i, m in ipairs(res.metrics) do
     out[i] = { name = m.name, description = m.description, judged = m.judged or false,
-               higher_is_better = m.higher_is_better }
+               higher_is_better = m.higher_is_better, definition = history.definition(m) }
   end
   return out
 end
@@ -24,7 +25,9 @@ local function document(res)
     bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = MARK,
     ci = res.ci, comparison = res.comparison and {
       baseline = res.comparison.baseline, alpha = res.comparison.alpha, rows = res.comparison.rows,
-      flips = res.comparison.flips } or nil,
+      flips = res.comparison.flips,
+      warnings = #(res.comparison.warnings or {}) > 0 and res.comparison.warnings or nil } or nil,
+    system_comparison = res.system_comparison,
     gates = res.gates,
   }
 end

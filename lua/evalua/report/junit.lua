@@ -46,8 +46,24 @@ return function(res)
         if g.status == "fail" then failures = failures + 1 elseif g.status == "undecided" then errors = errors + 1 end
       end
     end
+    local sc = res.system_comparison
+    if sc and sc.baseline ~= system and #sc.rows > 0 then
+      local lines = {}
+      for _, r in ipairs(sc.rows) do
+        if r.system == system then lines[#lines + 1] = C.system_line(r) end
+      end
+      cases[#cases + 1] = ('    <testcase classname="%s" name="versus %s"><system-out>%s</system-out></testcase>')
+        :format(xml("evalua." .. system), xml(sc.baseline), xml(table.concat(lines, "\n")))
+    end
     out[#out + 1] = ('  <testsuite name="%s" tests="%d" failures="%d" errors="%d">')
       :format(xml(system), #cases, failures, errors)
+    local warnings = C.warnings(res)
+    if #warnings > 0 then
+      -- what makes the compared runs unlike, where CI shows a suite's properties
+      out[#out + 1] = "    <properties>"
+      for _, w in ipairs(warnings) do out[#out + 1] = ('      <property name="warning" value="%s"/>'):format(xml(w)) end
+      out[#out + 1] = "    </properties>"
+    end
     for _, c in ipairs(cases) do out[#out + 1] = c end
     out[#out + 1] = "  </testsuite>"
   end

@@ -86,9 +86,11 @@ end
 local function bottom(res, out)
   out[#out + 1] = "## Lowest items"
   out[#out + 1] = ""
+  out[#out + 1] = "Items under the metric's threshold (or, without one, under the system's mean), and unmeasured ones."
+  out[#out + 1] = ""
   for _, system in ipairs(res.systems) do
     for _, m in ipairs(res.metrics) do
-      local list = res.bottom[system][m.name]
+      local list = C.lowest(res, system, m)
       if #list > 0 then
         out[#out + 1] = ("### %s: %s"):format(esc(system), esc(m.name))
         out[#out + 1] = ""
@@ -144,6 +146,23 @@ local function comparison(res, out)
   out[#out + 1] = ""
 end
 
+local function systems(res, out)
+  local sc = res.system_comparison
+  if not sc or #sc.rows == 0 then return end
+  out[#out + 1] = "## Systems against " .. esc(sc.baseline)
+  out[#out + 1] = ""
+  local rows = {}
+  for _, r in ipairs(sc.rows) do
+    rows[#rows + 1] = { esc(r.system), esc(r.metric), tostring(r.n), C.num(r.base), C.num(r.mean),
+      r.arrow .. " " .. C.num(r.delta), r.p and C.num(r.p, 4) or "-",
+      r.worse and "**worse**" or (r.better and "better" or "") }
+  end
+  table_rows(out, { "system", "metric", "paired", esc(sc.baseline), "system", "delta", "p", "" }, rows, "llrrrrrl")
+  out[#out + 1] = ("Means over the items both systems measured (matched by id); p: paired permutation test, "
+    .. "significant when p < %s."):format(sc.alpha)
+  out[#out + 1] = ""
+end
+
 local function problems(res, out)
   local u = C.unmeasured(res)
   if #u > 0 then
@@ -166,8 +185,13 @@ return function(res, opts)
   local out = { "# " .. esc(opts.title or "Evaluation report"), "" }
   for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = "- " .. esc(l) end
   out[#out + 1] = ""
+  for _, w in ipairs(C.warnings(res)) do
+    out[#out + 1] = "> **Warning:** " .. esc(w)
+    out[#out + 1] = ""
+  end
   gates(res, out)
   comparison(res, out)
+  systems(res, out)
   summary(res, out)
   by_dimension(res, out)
   bottom(res, out)

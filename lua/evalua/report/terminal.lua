@@ -53,6 +53,7 @@ return function(res, opts)
   end
   local out = {}
   for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = l end
+  for _, w in ipairs(C.warnings(res)) do out[#out + 1] = "warning: " .. w end
   out[#out + 1] = ""
   local function emit(r, f, is_header)
     local parts = {}
@@ -99,6 +100,18 @@ return function(res, opts)
             #f.to_fail, which, #f.to_pass)
         end
       end
+    end
+  end
+  local sc = res.system_comparison
+  if sc and #sc.rows > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = ("systems against %s (paired by id, permutation test, alpha %s):"):format(sc.baseline, sc.alpha)
+    local ws, wm = 0, 0
+    for _, r in ipairs(sc.rows) do ws, wm = math.max(ws, width(r.system)), math.max(wm, width(r.metric)) end
+    for _, r in ipairs(sc.rows) do
+      out[#out + 1] = ("  %s  %s  %s -> %s  %s %s  n=%d%s%s"):format(pad(r.system, ws), pad(r.metric, wm), C.num(r.base),
+        C.num(r.mean), r.arrow, r.delta and ("%+.3f"):format(r.delta) or "-", r.n, r.p and ("  p=%.4f"):format(r.p) or "",
+        r.better and "  better" or r.worse and "  WORSE" or "")
     end
   end
   for _, g in ipairs(res.gates or {}) do

@@ -14,6 +14,8 @@ struct evr_measures {
   size_t n, cap;
   struct evr_gains **gains; /* owned gain tables of ndcg columns */
   size_t n_gains;
+  double **owned;           /* owned parameter lists (evr_column.params) */
+  size_t n_owned;
 };
 
 void evr_measures_init(struct evr_measures *m);
@@ -26,7 +28,10 @@ void evr_measures_free(struct evr_measures *m);
 int evr_measures_add(struct evr_measures *m, const char *spec, struct evr_error *err);
 
 /* trec_eval's measures, in the order it prints them. */
-enum evr_trec_params { EVR_TP_NONE, EVR_TP_CUTOFFS, EVR_TP_LEVELS, EVR_TP_GAINS };
+/* Parameters: none; cutoffs (a column each, "P_5"); levels (a column
+ * each, "Rprec_mult_0.20"); nDCG gains; a list of numbers for one column,
+ * named with the list as written ("utility_2,-1,0,0") unless defaulted. */
+enum evr_trec_params { EVR_TP_NONE, EVR_TP_CUTOFFS, EVR_TP_LEVELS, EVR_TP_GAINS, EVR_TP_NUMBERS };
 #define EVR_TREC_RUNID (-1) /* kinds that only evalua trec prints */
 #define EVR_TREC_NUM_Q (-2)
 struct evr_trec_measure {

@@ -22,6 +22,10 @@ const char *evr_ranker_copy(struct evr_ranker *r, const char *id, size_t len);
 /* Records a judgment. Returns 0, 1 when id was already judged (the first
  * grade stays), or -1 when out of memory. */
 int evr_ranker_judge(struct evr_ranker *r, const char *id, size_t len, double grade);
+/* Whether id has a judgment (before finish): a row's list of gold ids
+ * beside its grades must name only graded ids, else its relevance is mixed
+ * graded and ungraded. */
+int evr_ranker_is_judged(const struct evr_ranker *r, const char *id, size_t len);
 /* Appends a retrieved id; score is used only when finishing by score. 0 or -1. */
 int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double score);
 

@@ -17,10 +17,12 @@ void evr_error_set(struct evr_error *e, const char *fmt, ...)
 #endif
   ;
 
-/* The grade of a retrieved document that has no judgment (or a negative
- * one, which trec_eval reads as "in the pool but unjudged"), and of every
- * later copy of a document already retrieved at a better rank. */
+/* The grade of a retrieved document that has no judgment, and of every
+ * later copy of a document already retrieved at a better rank; and of one
+ * judged with a negative grade, which trec_eval reads as "in the pool but
+ * unjudged" (only infAP tells the two apart). */
 #define EVR_UNJUDGED (-1.0)
+#define EVR_POOL_UNJUDGED (-2.0)
 
 struct evr_ranking {
   size_t n_ret;          /* documents retrieved (after any depth cut) */
@@ -41,6 +43,11 @@ enum evr_kind {
   EVR_LI_HIT_RATE_GRANULAR, EVR_LI_MRR_GRANULAR, /* LlamaIndex granular forms */
   EVR_LI_HIT_RATE, EVR_LI_MRR,                   /* LlamaIndex: undefined on empty input */
   EVR_RAGAS_ID_PRECISION, EVR_RAGAS_ID_RECALL,
+  /* trec_eval's set measures: the retrieved documents as a set */
+  EVR_SET_P, EVR_SET_RECALL, EVR_SET_MAP, EVR_SET_F, EVR_SET_RELATIVE_P,
+  EVR_RELATIVE_P, EVR_NUM_NONREL_JUDGED_RET, EVR_RPREC_MULT, EVR_UTILITY, EVR_11PT_AVG,
+  /* trec_eval's gain measures (gains as nDCG's) and judgment-sampling ones */
+  EVR_G, EVR_BIN_G, EVR_NDCG_REL, EVR_RNDCG, EVR_GM_BPREF, EVR_INFAP,
 };
 
 /* How a column's values combine over queries. */
@@ -56,7 +63,10 @@ struct evr_column {
   enum evr_kind kind;
   size_t k;      /* cutoff; 0 = the whole ranking */
   double x;      /* recall level of iprec_at_recall */
-  const struct evr_gains *gains; /* EVR_NDCG only; NULL = gain is the grade */
+  const struct evr_gains *gains; /* nDCG, G, ndcg_rel, Rndcg; NULL = gain is the grade */
+  const double *params;  /* set_F's beta, utility's four coefficients, 11pt_avg's levels */
+  size_t n_params;
+  double n_docs;         /* utility: documents in the collection (trec_eval's -N) */
   enum evr_agg agg;
   int integer;   /* a count: trec_eval prints it as an integer */
   char name[64];

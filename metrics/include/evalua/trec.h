@@ -48,6 +48,8 @@ void evr_trec_free(struct evr_trec *t);
 typedef void (*evr_parallel_fn)(void (*job)(void *), void *args[2]);
 /* Lets evr_trec_read_run read a run in two halves at once. */
 void evr_trec_set_parallel(struct evr_trec *t, evr_parallel_fn fn);
+/* The host's way of running two jobs, or NULL. */
+evr_parallel_fn evr_trec_parallel(const struct evr_trec *t);
 
 /* Read one qrels file and one run file ("-": standard input), each at most
  * once. 0, or -1 with err set ("FILE:LINE: problem" or "FILE: problem"). */
@@ -65,5 +67,27 @@ const char *evr_trec_runid(const struct evr_trec *t, size_t *len);
  * retrieved twice within the depth is an error naming both lines. */
 int evr_trec_rank(const struct evr_trec *t, size_t i, struct evr_ranker *r, size_t depth,
                   struct evr_ranking *out, struct evr_error *err);
+/* The same with the results of query i given: n results, in no particular
+ * order (the lines of a streamed query). */
+int evr_trec_rank_results(const struct evr_trec *t, size_t i, const struct evr_trec_result *results, size_t n,
+                          struct evr_ranker *r, size_t depth, struct evr_ranking *out, struct evr_error *err);
+
+/* Streaming a run grouped by query (every query's lines together, queries
+ * in any order), as most tools write runs: after the qrels are read, the
+ * run at path is read one query at a time in two halves (two threads when
+ * the host has them), its pages handed back as it goes, so that memory
+ * holds the qrels and a few megabytes of the run. fn gets each query of
+ * the qrels that the run has, as its place i in qid order (as
+ * evr_trec_query) with its results, from the thread of half h with ctx[h];
+ * queries the qrels lack are read past. The results are valid during the
+ * call only; fn returns 0 or -1 with err set (which ends the reading).
+ * Returns 0 when the run was streamed; 1, with the run left unread, when it
+ * cannot be: standard input or a pipe (not read twice), or a run that is
+ * not grouped (a query met again after another), which evr_trec_read_run
+ * then reads whole; -1 with err set on bad input. */
+typedef int (*evr_trec_group_fn)(void *ctx, size_t i, const struct evr_trec_result *results, size_t n,
+                                 struct evr_error *err);
+int evr_trec_stream_run(struct evr_trec *t, const char *path, evr_trec_group_fn fn, void *ctx[2],
+                        struct evr_error *err);
 
 #endif

@@ -1,11 +1,12 @@
--- Human judgements for calibrating a judge: a sample of (qid, variant) pairs
--- with faithfulness 1..5 and correct 0/1, as a careful annotator would judge
--- each kind of answer, plus the disagreement real annotators show.
+-- Simulated labels for trying out judge calibration: a sample of (qid,
+-- variant) pairs with faithfulness 1..5 and correct 0/1, drawn at random for
+-- each kind of answer the generator wrote (as a careful annotator would judge
+-- that kind), plus random disagreement. No person labelled these answers.
 local common = require "generator.common"
 
 local M = {}
 
--- Base judgement per answer kind -> faithfulness, correct.
+-- Base label per answer kind -> faithfulness, correct.
 local function base(res)
   if res.kind == "correct" then return (math.random() < 0.8) and 5 or 4, 1 end
   if res.kind == "partial" then return 4, (math.random() < 0.25) and 1 or 0 end
@@ -14,8 +15,8 @@ local function base(res)
   return res.core_correct and 2 or 1, res.core_correct and 1 or 0 -- hallucinated
 end
 
--- -> faithfulness, correct, after disagreement: faithfulness moves by one
--- point 20% of the time, correctness flips 4% of the time.
+-- -> faithfulness, correct, after simulated disagreement: faithfulness moves
+-- by one point 20% of the time, correctness flips 4% of the time.
 function M.judge(res)
   local faith, correct = base(res)
   if math.random() < 0.2 then faith = faith + (math.random() < 0.5 and -1 or 1) end

@@ -1,0 +1,198 @@
+/* trec_eval's evaluation of TREC files (trec_eval.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalua/ranking.h"
+#include "evalua/trec_eval.h"
+
+static const char not_in_run[] = "not in the run", not_in_qrels[] = "not in the qrels";
+
+/* What evaluating one query needs. */
+struct ctx {
+  const struct evr_trec *t;
+  const struct evr_column *cols;
+  size_t nc;
+  const struct evr_trec_opts *o;
+  struct evr_trec_report *rep;
+  size_t *positive;       /* per row: judged documents of grade > 0 (-c's num_rel) */
+  unsigned char *met;     /* per row: streamed and evaluated */
+  struct evr_ranker *rk;
+};
+
+/* Row k is query i of t with the given results. */
+static int eval_query(struct ctx *c, size_t k, size_t i, const struct evr_trec_result *res, size_t n,
+                      struct evr_error *err) {
+  struct evr_ranking r;
+  if (!c->rk) return evr_error_set(err, "out of memory"), -1;
+  if (evr_trec_rank_results(c->t, i, res, n, c->rk, c->o->depth, &r, err)) return -1;
+  evr_eval(c->cols, c->nc, &r, c->o->level, c->rep->values + k * c->nc);
+  size_t p = 0;
+  while (p < r.n_judged && r.judged[p] > 0) p++;
+  c->positive[k] = p;
+  return 0;
+}
+
+static int start(struct evr_trec_report *rep, size_t n, size_t nc, size_t **positive, struct evr_error *err) {
+  memset(rep, 0, sizeof *rep);
+  rep->nc = nc, rep->n = n;
+  rep->rows = calloc(n + 1, sizeof *rep->rows);
+  rep->values = malloc((n * nc + 1) * sizeof *rep->values);
+  rep->summary = malloc((nc + 1) * sizeof *rep->summary);
+  rep->measured = calloc(nc + 1, sizeof *rep->measured);
+  *positive = calloc(n + 1, sizeof **positive);
+  if (!rep->rows || !rep->values || !rep->summary || !rep->measured || !*positive)
+    return evr_error_set(err, "out of memory"), -1;
+  for (size_t v = 0; v < n * nc; v++) rep->values[v] = NAN;
+  return 0;
+}
+
+/* The "all" values: every evaluated row added in row (qid) order. */
+static int summarize(struct ctx *c, struct evr_error *err) {
+  struct evr_trec_report *rep = c->rep;
+  struct evr_acc *acc = calloc(c->nc + 1, sizeof *acc);
+  if (!acc) return evr_error_set(err, "out of memory"), -1;
+  double positive = 0;
+  for (size_t k = 0; k < rep->n; k++) {
+    if (rep->rows[k].skipped) continue;
+    rep->n_evaluated++;
+    positive += (double)c->positive[k];
+    for (size_t j = 0; j < c->nc; j++) evr_acc_add(&acc[j], &c->cols[j], rep->values[k * c->nc + j]);
+  }
+  for (size_t j = 0; j < c->nc; j++) {
+    rep->summary[j] = evr_acc_value(&acc[j], &c->cols[j]);
+    rep->measured[j] = acc[j].n;
+    if (c->o->complete && c->o->positive_num_rel && c->cols[j].kind == EVR_NUM_REL) rep->summary[j] = positive;
+  }
+  free(acc);
+  return 0;
+}
+
+/* ---- a run read whole -------------------------------------------------------- */
+
+/* Rows [from, to) of todo (row k is query at[k]), on one thread. */
+struct part {
+  struct ctx c;
+  const size_t *todo, *at;
+  size_t from, to;
+  int failed;
+  struct evr_error err;
+};
+
+static void eval_part(void *arg) {
+  struct part *p = arg;
+  p->c.rk = evr_ranker_new();
+  for (size_t j = p->from; j < p->to && !p->failed; j++) {
+    size_t k = p->todo[j];
+    struct evr_trec_query q;
+    evr_trec_query(p->c.t, p->at[k], &q);
+    p->failed = eval_query(&p->c, k, p->at[k], q.results, q.n_results, &p->err) != 0;
+  }
+  evr_ranker_free(p->c.rk);
+}
+
+/* The rows, their queries (at) and the rows to evaluate (todo). */
+static size_t pick(const struct evr_trec *t, int complete, int run_only, struct evr_trec_report *rep, size_t *at,
+                   size_t *todo) {
+  size_t n = 0, m = 0;
+  for (size_t i = 0; i < evr_trec_count(t); i++) {
+    struct evr_trec_query q;
+    evr_trec_query(t, i, &q);
+    if (!q.in_qrels && !run_only) continue;
+    const char *why = !q.in_qrels ? not_in_qrels : !q.in_run && !complete ? not_in_run : NULL;
+    rep->rows[n] = (struct evr_trec_row){q.qid, q.qid_len, why};
+    at[n] = i;
+    if (!why) todo[m++] = n;
+    n++;
+  }
+  rep->n = n;
+  return m;
+}
+
+/* Evaluates in two halves at once when the host runs two jobs; the first
+ * error in qid order is the one reported. */
+static int evaluate(const struct evr_trec *t, const struct evr_column *cols, size_t nc, const struct evr_trec_opts *o,
+                    int run_only, struct evr_trec_report *rep, struct evr_error *err) {
+  size_t nq = evr_trec_count(t), *positive = NULL;
+  size_t *at = malloc((nq + 1) * sizeof *at), *todo = malloc((nq + 1) * sizeof *todo);
+  int r = start(rep, nq, nc, &positive, err);
+  if (!r && (!at || !todo)) r = -1, evr_error_set(err, "out of memory");
+  struct ctx c = {t, cols, nc, o, rep, positive, NULL, NULL};
+  if (!r) {
+    size_t m = pick(t, o->complete, run_only, rep, at, todo);
+    struct part parts[2] = {{c, todo, at, 0, m / 2, 0, {""}}, {c, todo, at, m / 2, m, 0, {""}}};
+    void *args[2] = {&parts[0], &parts[1]};
+    evr_parallel_fn run_two = evr_trec_parallel(t);
+    if (run_two) run_two(eval_part, args);
+    else eval_part(&parts[0]), eval_part(&parts[1]);
+    for (int h = 1; h >= 0; h--)
+      if (parts[h].failed) *err = parts[h].err, r = -1;
+  }
+  if (!r) r = summarize(&c, err);
+  free(at), free(todo), free(positive);
+  return r;
+}
+
+int evr_trec_evaluate(const struct evr_trec *t, const struct evr_column *cols, size_t nc,
+                      const struct evr_trec_opts *o, struct evr_trec_report *rep, struct evr_error *err) {
+  return evaluate(t, cols, nc, o, 1, rep, err);
+}
+
+/* ---- a run streamed ------------------------------------------------------------ */
+
+static int on_query(void *arg, size_t i, const struct evr_trec_result *res, size_t n, struct evr_error *err) {
+  struct ctx *c = arg;
+  c->met[i] = 1;
+  return eval_query(c, i, i, res, n, err);
+}
+
+/* After streaming: rows in qid order (here row k is query k of t), and
+ * with -c the queries the run lacks, evaluated as retrieving nothing. */
+static int finish_stream(struct ctx *c, struct evr_error *err) {
+  for (size_t k = 0; k < c->rep->n; k++) {
+    struct evr_trec_query q;
+    evr_trec_query(c->t, k, &q);
+    c->rep->rows[k] = (struct evr_trec_row){q.qid, q.qid_len, NULL};
+    if (c->met[k]) continue;
+    if (!c->o->complete) c->rep->rows[k].skipped = not_in_run;
+    else if (eval_query(c, k, k, NULL, 0, err)) return -1;
+  }
+  return summarize(c, err);
+}
+
+static int stream(struct evr_trec *t, const char *path, struct ctx *c, struct evr_error *err) {
+  struct ctx half[2] = {*c, *c};
+  half[0].rk = evr_ranker_new(), half[1].rk = evr_ranker_new();
+  void *ctx[2] = {&half[0], &half[1]};
+  int r = half[0].rk && half[1].rk ? evr_trec_stream_run(t, path, on_query, ctx, err)
+                                   : (evr_error_set(err, "out of memory"), -1);
+  evr_ranker_free(half[0].rk), evr_ranker_free(half[1].rk);
+  if (r) return r;
+  c->rk = evr_ranker_new();
+  r = finish_stream(c, err);
+  evr_ranker_free(c->rk);
+  return r;
+}
+
+int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr_column *cols, size_t nc,
+                          const struct evr_trec_opts *o, struct evr_trec_report *rep, struct evr_error *err) {
+  size_t nq = evr_trec_count(t), *positive = NULL;
+  unsigned char *met = calloc(nq + 1, 1);
+  int r = start(rep, nq, nc, &positive, err);
+  if (!r && !met) r = -1, evr_error_set(err, "out of memory");
+  struct ctx c = {t, cols, nc, o, rep, positive, met, NULL};
+  if (!r) r = stream(t, path, &c, err);
+  free(met), free(positive);
+  if (r != 1) {
+    rep->streamed = !r;
+    return r;
+  }
+  evr_trec_report_free(rep);
+  if (evr_trec_read_run(t, path, err)) return -1;
+  return evaluate(t, cols, nc, o, 0, rep, err);
+}
+
+void evr_trec_report_free(struct evr_trec_report *rep) {
+  free(rep->rows), free(rep->values), free(rep->summary), free(rep->measured);
+  memset(rep, 0, sizeof *rep);
+}

@@ -79,6 +79,10 @@ function TestOffline:test_statements_verdicts_relevance()
                                    statements = { "August 7, 2016", "February 7, 2016" } }).value
   lu.assertEquals({ date[1].verdict, date[1].reason }, { 0, "the name August is not in the context" })
   lu.assertEquals(date[2].verdict, 1)
+  -- a context in Chinese may name in its own script what a statement names in Latin letters
+  local cn = j:ask("verdicts", { context = "中国区域默认 200 个存储桶。 Global regions allow 100 buckets.",
+                                 statements = { "Global regions allow 100 buckets, China regions 200." } }).value
+  lu.assertEquals(cn[1].verdict, 1)
   ev.judge.offline.check_names = false
   local off = j:ask("verdicts", { context = "The Denver Broncos won.", statements = { "The Boston Broncos won." } })
   ev.judge.offline.check_names = true

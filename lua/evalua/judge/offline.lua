@@ -170,8 +170,19 @@ local function found(word, context_set)
   return singular ~= nil and #singular > 1 and all_in(O.tokens(singular))
 end
 
-local function unsupported_name(statement, context_set)
-  if not O.check_names then return nil end
+-- Whether text holds a Chinese, Japanese or Korean character (U+2E80 on).
+local function has_cjk(text)
+  for _, cp in utf8.codes(text) do
+    if cp >= 0x2E80 and class(cp) == 2 then return true end
+  end
+  return false
+end
+
+-- A context with CJK text may name in its own script what a statement
+-- without any names in Latin letters ("China" for 中国): then names are
+-- left to the word overlap.
+local function unsupported_name(statement, context_set, cjk_context)
+  if not O.check_names or cjk_context and not has_cjk(statement) then return nil end
   -- a phrase without a lower-case word ("February 7, 2016") is all names
   local first = statement:find("%f[%w]%l") ~= nil
   for word in statement:gmatch("%S+") do
@@ -187,11 +198,12 @@ end
 function O.verdicts(statements, context, threshold)
   threshold = threshold or O.support_threshold
   local ctx = set_of(O.tokens(context))
+  local cjk = utf8.len(context) and has_cjk(context)
   local out = {}
   for i, s in ipairs(statements) do
     local share, found, total = O.support(s, ctx)
     local number = unsupported_number(s, ctx)
-    local name = not number and unsupported_name(s, ctx)
+    local name = not number and utf8.len(s) and unsupported_name(s, ctx, cjk)
     local reason
     if total == 0 then reason = "the statement has no words"
     elseif number then reason = ("the number %s is not in the context"):format(number)

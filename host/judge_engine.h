@@ -60,10 +60,11 @@ void judge_engine_free(struct judge_engine *e);
 
 /* Queues a POST of body to base_url + path. est_tokens feeds the tokens-per-
  * minute limit; prior_attempts > 0 resubmits a request that already made
- * that many attempts (its retry budget and backoff continue). Returns an id
- * > 0, or 0 when out of memory. */
+ * that many attempts (its retry budget and backoff continue). operation
+ * (or NULL) is sent as the header X-Evalua-Operation. Returns an id > 0, or
+ * 0 when out of memory. */
 uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
-                             size_t len, double est_tokens, int prior_attempts);
+                             size_t len, double est_tokens, int prior_attempts, const char *operation);
 
 /* Drives transfers for up to timeout_ms or until a request finishes, then
  * moves up to max finished requests into out; returns how many. */

@@ -1,6 +1,7 @@
 /* evalua._judge: the thin binding of the judge engine and cache. Lua gets
  * submit/poll/cancel primitives and never a curl callback; the API key is
  * read from the environment here and never pushed to Lua. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,14 @@ static int l_engine(lua_State *L) {
   return 1;
 }
 
+/* Letters, digits and _ only: the name goes into a header line. */
+static int operation_name_ok(const char *s) {
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (!(isalnum((unsigned char)s[n]) || s[n] == '_')) return 0;
+  return n > 0 && n <= 100;
+}
+
 static int l_submit(lua_State *L) {
   struct engine_ud *u = check_engine(L);
   const char *path = luaL_checkstring(L, 2);
@@ -224,8 +233,10 @@ static int l_submit(lua_State *L) {
   const char *body = luaL_checklstring(L, 3, &len);
   double est = luaL_optnumber(L, 4, 0);
   int prior = (int)luaL_optinteger(L, 5, 0);
+  const char *operation = luaL_optstring(L, 6, NULL);
   luaL_argcheck(L, path[0] == '/', 2, "path must start with '/'");
-  uint64_t id = judge_engine_submit(u->e, path, body, len, est, prior);
+  luaL_argcheck(L, !operation || operation_name_ok(operation), 6, "operation must be a word of at most 100 characters");
+  uint64_t id = judge_engine_submit(u->e, path, body, len, est, prior, operation);
   if (!id) return luaL_error(L, "judge: out of memory");
   lua_pushinteger(L, (lua_Integer)id);
   return 1;

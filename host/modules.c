@@ -20,6 +20,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._report", luaopen_evalua_report},
   {"evalua._json", luaopen_evalua_json},
   {"evalua._watch", luaopen_evalua_watch},
+  {"evalua._embed", luaopen_evalua_embed},
   {NULL, NULL},
 };
 

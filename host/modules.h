@@ -14,5 +14,6 @@ int luaopen_evalua_table(lua_State *L);
 int luaopen_evalua_report(lua_State *L);
 int luaopen_evalua_json(lua_State *L);
 int luaopen_evalua_watch(lua_State *L);
+int luaopen_evalua_embed(lua_State *L);
 
 #endif

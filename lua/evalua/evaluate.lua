@@ -164,6 +164,7 @@ local function compute(ds, metrics, spec)
   local details = {}
   local record = recorder(scores, details)
   local ctx = { judge = spec.judge, retrieval = spec.retrieval, options = spec.options or {} }
+  if type(spec.judge) == "table" and spec.judge.check_family then spec.judge:check_family(ds) end
   local builtin, rowwise = {}, {}
   for j, m in ipairs(metrics) do
     if m.builtin then builtin[#builtin + 1] = { j = j, name = m.name, kind = m.builtin }

@@ -212,23 +212,16 @@ local function judge_once(self, judge, vars, sample)
   local o, strict = self.options, self.strict
   local step = strict and "geval_strict" or "geval_score"
   local prompt = strict and self.prompts.strict or self.prompts.score
+  local want_lp = not strict and o.logprobs ~= false
+  local ask = { logprobs = want_lp or nil, top_logprobs = want_lp and (o.top_logprobs or 20) or nil,
+                temperature = self.temperature, sample = sample > 1 and sample - 1 or nil }
+  for k, v in pairs(vars) do ask[k] = v end
   local lo, hi = vars.lo, vars.hi
-  local raw, reason, tokens, why
-  if judge.kind == "offline" then
-    local r = E.ask(judge, step, vars, prompt)
-    if not r.ok then return nil, r.error end
-    raw, reason, why = r.value, r.reason, "the offline judge gives no logprobs"
-  else
-    local want_lp = not strict and o.logprobs ~= false
-    -- the score is checked before the answer may enter the cache
-    local r = judge:chat { messages = E.messages(step, vars, prompt), json = true,
-                           logprobs = want_lp or nil, top_logprobs = want_lp and (o.top_logprobs or 20) or nil,
-                           temperature = self.temperature, sample = sample > 1 and sample - 1 or nil,
-                           check = function(answer) return parse_score(answer.json, vars) end }
-    if not r.ok then return nil, r.error end
-    raw, reason, tokens = r.value, r.reason, r.logprobs
-    why = strict and "strict mode scores 0 or 1" or (not want_lp and "logprobs = false") or nil
-  end
+  -- the score is checked before the answer may enter the cache
+  local r = E.ask(judge, step, ask, prompt)
+  if not r.ok then return nil, r.error end
+  local raw, reason, tokens = r.value, r.reason, r.logprobs
+  local why = strict and "strict mode scores 0 or 1" or (not want_lp and "logprobs = false") or r.no_logprobs
   local value = raw
   if not why then
     local w, kept = M.weighted_score(tokens, raw, lo, hi)

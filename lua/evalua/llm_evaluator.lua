@@ -19,8 +19,11 @@ local template = require "evalua.template"
 local json = require "evalua.json"
 local options = require "evalua.options"
 local defaults = require "evalua.prompts.llm_evaluator"
+local vote = require "evalua.judge.vote"
 
 local M = {}
+
+local votes = {} -- step name -> how the answers of its samples combine (judge/vote.lua)
 
 -- ---- the machinery of judged steps ------------------------------------------
 
@@ -51,6 +54,7 @@ end
 -- Returns the default prompt pair.
 function M.step(name, def)
   local base = M.prompt(def.prompt, nil, name)
+  votes[name] = def.vote
   ops.register(name, {
     prompt = { system = "{{system}}", user = "{{user}}" },
     prepare = function(vars)
@@ -64,18 +68,49 @@ function M.step(name, def)
   return base
 end
 
--- ask(judge, name, vars [, prompt]) -> {ok = true, value =, reason =} | {ok = false, error =}
-function M.ask(judge, name, vars, prompt)
+-- ask(judge, name, vars [, prompt [, sampling]]) -> {ok = true, value =, reason =} | {ok = false, error =}
+-- With sampling = {samples = n > 1, temperature =} a step that declares how
+-- its answers combine (def.vote, judge/vote.lua) is asked n times (sample
+-- indices 0..n-1, temperature 1 unless given) and answers with the vote,
+-- plus samples, failed_samples and spread or agreement.
+function M.ask(judge, name, vars, prompt, sampling)
   vars._prompt = prompt
-  return judge:ask(name, vars)
+  local n = sampling and sampling.samples or 1
+  if n <= 1 or not votes[name] then return judge:ask(name, vars) end
+  local values, first, failed = {}, nil, nil
+  for s = 1, n do
+    local v = {}
+    for k, x in pairs(vars) do v[k] = x end
+    v.sample, v.temperature = s > 1 and s - 1 or nil, sampling.temperature or 1
+    local r = judge:ask(name, v)
+    if r.ok then values[#values + 1], first = r.value, first or r else failed = failed or r end
+  end
+  if #values == 0 then return failed end
+  local value, detail = vote.combine(votes[name], values)
+  if value == nil then return { ok = false, error = detail, unmeasured = true } end
+  return { ok = true, value = value, reason = first.reason, judge = first.judge, samples = #values,
+           failed_samples = n - #values, spread = detail.spread, agreement = detail.agreement }
 end
 
--- The chat messages of step `name` for vars, for callers that need more
--- than judge:ask gives (G-Eval asks for logprobs).
-function M.messages(name, vars, prompt)
-  vars._prompt = prompt
-  local op = ops.get(name)
-  return ops.render(op, ops.prepare(op, vars))
+-- sampling_of(o, what, level) -> {samples =, temperature =} from a metric's
+-- options, checked (errors at `level` as for error()); nil for one sample.
+function M.sampling_of(o, what, level)
+  local n, t = o.samples, o.temperature
+  if n ~= nil and (math.tointeger(n) == nil or n < 1) then
+    error(what .. ": samples must be a whole number >= 1", level + 1)
+  end
+  if t ~= nil and (type(t) ~= "number" or t < 0) then
+    error(what .. ": temperature must be a number >= 0", level + 1)
+  end
+  if (n or 1) == 1 then return nil end
+  return { samples = math.tointeger(n), temperature = t }
+end
+
+-- Copies the sampling details of an answer r onto a metric's result.
+function M.sampled(out, r)
+  out.samples, out.failed_samples = r.samples, r.failed_samples
+  out.spread, out.agreement = r.spread, r.agreement
+  return out
 end
 
 function M.unmeasured(reason, extra)
@@ -196,14 +231,25 @@ end
 -- The step shared by every LLMEvaluator: vars {instructions, keys, examples, inputs}.
 M.step("llm_evaluator", {
   prompt = defaults,
+  vote = "outputs",
   parse = function(answer, vars)
     local bad = check_keys(answer, vars.keys, "the answer")
     if bad then return nil, bad end
     return answer, type(answer.reason) == "string" and answer.reason or nil
   end,
-  -- The example whose inputs share the most tokens with these inputs
-  -- (Jaccard), its outputs copied; the first such example on a tie.
+  -- The metric's own offline function when it has one; else the example
+  -- whose inputs share the most tokens with these inputs (Jaccard), its
+  -- outputs copied; the first such example on a tie.
   offline = function(vars)
+    if vars.offline then
+      local out = vars.offline(vars.inputs)
+      local bad = check_keys(out, vars.keys, "the offline function's result")
+      if bad then return nil, bad end
+      return out, type(out.reason) == "string" and out.reason or nil
+    end
+    if #vars.examples == 0 then
+      return nil, "the offline judge needs examples or an offline function for '" .. vars.name .. "'"
+    end
     local function set_of(v)
       local s = {}
       for _, t in ipairs(offline.tokens(json.encode(v))) do s[t] = true end
@@ -253,9 +299,9 @@ local function score_of(outputs, score)
 end
 
 -- ev.llm_evaluator{name=, instructions=, inputs=, outputs=, examples=, score=,
---   prompt=, offline=, threshold=, higher_is_better=, description=} -> metric
+--   prompt=, offline=, threshold=, higher_is_better=, description=, samples=, temperature=} -> metric
 local KNOWN = options.set { "name", "instructions", "inputs", "outputs", "examples", "score", "prompt",
-                            "offline", "threshold", "higher_is_better", "description" }
+                            "offline", "threshold", "higher_is_better", "description", "samples", "temperature" }
 
 function M.new(o)
   if type(o) ~= "table" then error("ev.llm_evaluator: expected a table of options", 2) end
@@ -272,6 +318,7 @@ function M.new(o)
   end
   if o.offline ~= nil and type(o.offline) ~= "function" then error("llm_evaluator: offline must be a function", 2) end
   local prompt = M.prompt(defaults, o.prompt, o.name)
+  local sampling = M.sampling_of(o, "ev.llm_evaluator", 2) -- new is tail-called by __call
   local self = M.metric {
     name = o.name, judged = true, description = o.description or o.instructions,
     higher_is_better = o.higher_is_better ~= false, threshold = o.threshold,
@@ -280,19 +327,11 @@ function M.new(o)
 
   -- self:run(judge, inputs) -> {ok = true, outputs =, reason =} | {ok = false, error =}
   function self.run(_, judge, values)
-    if judge.kind == "offline" and o.offline then
-      local out = o.offline(values)
-      local bad = check_keys(out, outputs, "the offline function's result")
-      if bad then return { ok = false, error = bad } end
-      return { ok = true, outputs = out, reason = type(out.reason) == "string" and out.reason or nil }
-    end
-    if judge.kind == "offline" and #examples == 0 then
-      return { ok = false, error = "the offline judge needs examples or an offline function for '" .. o.name .. "'" }
-    end
     local r = M.ask(judge, "llm_evaluator",
-      { instructions = o.instructions, keys = outputs, examples = examples, inputs = values }, prompt)
+      { instructions = o.instructions, keys = outputs, examples = examples, inputs = values,
+        name = o.name, offline = o.offline }, prompt, sampling)
     if not r.ok then return { ok = false, error = r.error } end
-    return { ok = true, outputs = r.value, reason = r.reason }
+    return { ok = true, outputs = r.value, reason = r.reason, sampled = r }
   end
 
   self.fn = function(row, ctx)
@@ -304,7 +343,7 @@ function M.new(o)
     if not r.ok then return M.unmeasured(r.error) end
     local s, bad = score_of(r.outputs, score)
     if s == nil then return M.unmeasured(bad, { outputs = r.outputs }) end
-    local out = { score = s, reason = r.reason, outputs = r.outputs }
+    local out = M.sampled({ score = s, reason = r.reason, outputs = r.outputs }, r.sampled)
     if o.threshold then out.pass = s >= o.threshold end
     return out
   end

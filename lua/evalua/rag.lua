@@ -13,48 +13,18 @@ local offline = require "evalua.judge.offline"
 local registry = require "evalua.registry"
 local options = require "evalua.options"
 local P = require "evalua.prompts.rag"
+local inputs = require "evalua.rag.inputs"
+local formulas = require "evalua.rag.formulas"
+local steps = require "evalua.rag.steps"
 
-local M = { prompts = P }
+local M = { prompts = P, steps = steps, average_precision = formulas.average_precision,
+            reconcile = formulas.reconcile, pack = inputs.pack }
 
--- ---- rows ---------------------------------------------------------------------
-
-local FIELDS = { question = "query", answer = "answer", contexts = "contexts", reference = "gold_answers" }
-
--- The text of field `what` in row, or nil and why it is missing. A list of
--- reference answers gives its first; a row's own `reference` wins.
-local function field(o, row, what)
-  local from = (o.fields or {})[what] or FIELDS[what]
-  local v
-  if type(from) == "function" then v = from(row) else v = row[from] end
-  if what == "reference" and v == nil and from == FIELDS.reference then v = row.reference end
-  local name = type(from) == "string" and from or what
-  if what == "contexts" then
-    if type(v) == "string" then v = { v } end
-    if type(v) ~= "table" or #v == 0 then return nil, ("no '%s' in the row"):format(name) end
-    for i, c in ipairs(v) do
-      if type(c) ~= "string" then return nil, ("'%s[%d]' is not text"):format(name, i) end
-    end
-    return v
-  end
-  if type(v) == "table" then v = v[1] end
-  if type(v) ~= "string" or not v:find("%S") then return nil, ("no '%s' in the row"):format(name) end
-  return v
-end
-
--- Reads the named fields; returns the values table or nil, reason.
-local function read(o, row, names)
-  local out = {}
-  for _, n in ipairs(names) do
-    local v, why = field(o, row, n)
-    if v == nil then return nil, why end
-    out[n] = v
-  end
-  return out
-end
+local field, read = inputs.field, inputs.read
 
 local function threshold_of(o, default)
   local t = o.threshold == nil and default or o.threshold
-  if t ~= nil and type(t) ~= "number" then error("threshold must be a number", 4) end
+  if t ~= nil and type(t) ~= "number" then error("threshold must be a number", 3) end
   return t
 end
 
@@ -66,13 +36,13 @@ end
 -- Checks `prompts` against the steps a metric has and compiles them.
 local function prompts_of(o, name, steps)
   local given = o.prompts or {}
-  if type(given) ~= "table" then error(name .. ": prompts must be a table of step = prompt", 4) end
+  if type(given) ~= "table" then error(name .. ": prompts must be a table of step = prompt", 3) end
   for k in pairs(given) do
     if not steps[k] then
       local names = {}
       for s in pairs(steps) do names[#names + 1] = s end
       table.sort(names)
-      error(("%s: no prompt step '%s' (its steps: %s)"):format(name, tostring(k), table.concat(names, ", ")), 4)
+      error(("%s: no prompt step '%s' (its steps: %s)"):format(name, tostring(k), table.concat(names, ", ")), 3)
     end
   end
   local out = {}
@@ -80,272 +50,6 @@ local function prompts_of(o, name, steps)
   return out
 end
 
--- ---- judge operations -------------------------------------------------------
-
-local function parse_verdict_list(answer, want, key)
-  local list = type(answer) == "table" and answer[key]
-  if type(list) ~= "table" then return nil, ('expected {"%s": [...]}'):format(key) end
-  if want and #list ~= want then return nil, ("%d verdicts for %d statements"):format(#list, want) end
-  local out = {}
-  for i, v in ipairs(list) do
-    local verdict = type(v) == "table" and E.verdict(v.verdict)
-    if not verdict then return nil, ("%s[%d] has no verdict 1 or 0"):format(key, i) end
-    out[i] = { verdict = verdict, statement = type(v.statement) == "string" and v.statement or nil,
-               reason = type(v.reason) == "string" and v.reason or nil }
-  end
-  return out
-end
-
--- Statements checked against a context: the list given, in order.
-local function parse_checked(answer, vars)
-  local out, err = parse_verdict_list(answer, #vars.statements, "verdicts")
-  if not out then return nil, err end
-  for i, v in ipairs(out) do v.statement = vars.statements[i] end
-  return out
-end
-
-local function offline_checked(vars, o)
-  return offline.verdicts(vars.statements, table.concat(vars.contexts, "\n\n"), o.support_threshold)
-end
-
-local function parse_single_verdict(answer)
-  local v = type(answer) == "table" and E.verdict(answer.verdict)
-  if not v then return nil, 'expected {"verdict": 1 or 0}' end
-  return v, type(answer.reason) == "string" and answer.reason or nil
-end
-
-E.step("rag_statements", {
-  prompt = P.statements,
-  parse = function(answer)
-    local list = type(answer) == "table" and answer.statements
-    if type(list) ~= "table" then return nil, 'expected {"statements": [...]}' end
-    local out = {}
-    for i, s in ipairs(list) do
-      if type(s) ~= "string" then return nil, ("statements[%d] is not a string"):format(i) end
-      if s:find("%S") then out[#out + 1] = s end
-    end
-    return out
-  end,
-  offline = function(vars)
-    return offline.claims(vars.answer), "offline: one statement per sentence; refusals make none"
-  end,
-})
-
-E.step("rag_verdicts", { prompt = P.verdicts, parse = parse_checked, offline = offline_checked })
-E.step("rag_recall", { prompt = P.context_recall, parse = parse_checked, offline = offline_checked })
-
-E.step("rag_precision", {
-  prompt = P.context_precision,
-  parse = parse_single_verdict,
-  offline = function(vars, o)
-    local v = offline.verdicts({ vars.reference }, vars.context, o.support_threshold)[1]
-    return v.verdict, "offline: " .. v.reason
-  end,
-})
-
-M.offline_relevance_threshold = 1 / 3
-
-E.step("rag_context_relevance", {
-  prompt = P.context_relevance,
-  parse = function(answer) return parse_verdict_list(answer, nil, "verdicts") end,
-  offline = function(vars)
-    local out = {}
-    for i, s in ipairs(offline.sentences(vars.context)) do
-      local share, why = offline.relevance(vars.question, s)
-      out[i] = { statement = s, verdict = share >= M.offline_relevance_threshold and 1 or 0,
-                 reason = "offline: " .. why }
-    end
-    return out
-  end,
-})
-
--- Answers that decline to answer, for the offline judge.
-M.noncommittal_patterns = {
-  "i don't know", "i do not know", "not sure", "cannot answer", "can't answer", "no information",
-  "unable to answer", "不知道", "无法回答", "不清楚", "没有相关信息", "わかりません", "分かりません",
-}
-
-local function noncommittal(text)
-  local low = text:lower()
-  for _, p in ipairs(M.noncommittal_patterns) do
-    if low:find(p, 1, true) then return 1 end
-  end
-  return 0
-end
-
-E.step("rag_questions", {
-  prompt = P.questions,
-  parse = function(answer)
-    local list = type(answer) == "table" and answer.questions
-    if type(list) ~= "table" then return nil, 'expected {"questions": [...]}' end
-    local out = {}
-    for i, q in ipairs(list) do
-      if type(q) ~= "table" or type(q.question) ~= "string" then
-        return nil, ("questions[%d] has no question text"):format(i)
-      end
-      local nc = E.verdict(q.noncommittal)
-      if nc == nil then return nil, ("questions[%d] has no noncommittal 1 or 0"):format(i) end
-      if q.question:find("%S") then out[#out + 1] = { question = q.question, noncommittal = nc } end
-    end
-    if #out == 0 then return nil, "no questions" end
-    return out
-  end,
-  -- The answer's first n sentences stand in for generated questions.
-  offline = function(vars)
-    local out, nc = {}, noncommittal(vars.answer)
-    for i, s in ipairs(offline.sentences(vars.answer)) do
-      if i > vars.n then break end
-      out[i] = { question = s, noncommittal = nc }
-    end
-    if #out == 0 then out[1] = { question = vars.answer, noncommittal = nc } end
-    return out, "offline: the answer's sentences stand in for generated questions"
-  end,
-})
-
-E.step("rag_answer_relevance", {
-  prompt = P.answer_relevance,
-  parse = function(answer)
-    local v = type(answer) == "table" and tonumber(answer.relevance)
-    if not v or v ~= v or v < 0 or v > 1 then return nil, "expected relevance as a number from 0 to 1" end
-    return v, type(answer.reason) == "string" and answer.reason or nil
-  end,
-  offline = function(vars)
-    local v, why = offline.relevance(vars.question, vars.answer)
-    return v, "offline: " .. why
-  end,
-})
-
-local function parse_yes_no(answer)
-  local v = type(answer) == "table" and type(answer.verdict) == "string" and answer.verdict:upper():match("^%s*(%a+)")
-  if v ~= "YES" and v ~= "NO" then return nil, 'expected {"verdict": "YES" or "NO"}' end
-  return v, type(answer.reason) == "string" and answer.reason or nil
-end
-
-local function offline_in_line(vars, o)
-  local v = offline.verdicts({ vars.response }, vars.context, o.support_threshold)[1]
-  return v.verdict == 1 and "YES" or "NO", "offline: " .. v.reason
-end
-
-E.step("rag_relevancy", { prompt = P.relevancy, parse = parse_yes_no, offline = offline_in_line })
-E.step("rag_relevancy_refine", {
-  prompt = P.relevancy_refine, parse = parse_yes_no,
-  offline = function(vars, o)
-    if vars.previous == "YES" then return "YES", "offline: the earlier verdict was YES" end
-    return offline_in_line(vars, o)
-  end,
-})
-
--- Token F1 of two texts over content tokens (the offline judge's grading).
-local function token_f1(a, b)
-  local ca, cb = {}, {}
-  for _, t in ipairs(offline.content_tokens(a)) do ca[t] = (ca[t] or 0) + 1 end
-  local nb, na, common = 0, 0, 0
-  for _, t in ipairs(offline.content_tokens(b)) do cb[t] = (cb[t] or 0) + 1; nb = nb + 1 end
-  for t, n in pairs(ca) do
-    na = na + n
-    common = common + math.min(n, cb[t] or 0)
-  end
-  if common == 0 then return 0 end
-  local p, r = common / na, common / nb
-  return 2 * p * r / (p + r)
-end
-M.token_f1 = token_f1
-
-E.step("rag_correctness", {
-  prompt = P.correctness,
-  parse = function(answer)
-    local v = type(answer) == "table" and tonumber(answer.score)
-    if not v or v ~= v or v < 1 or v > 5 then return nil, "expected score as a number from 1 to 5" end
-    return v, type(answer.reason) == "string" and answer.reason or nil
-  end,
-  offline = function(vars)
-    local f1 = token_f1(vars.answer, vars.reference)
-    return math.floor(1 + 4 * f1 + 0.5), ("offline: 1 + 4 x token F1 with the reference (F1 %.2f)"):format(f1)
-  end,
-})
-
--- How well an answer does for the offline pairwise judge: its token F1 with
--- the reference, or without one, the share of question words it contains.
-local function offline_merit(vars, text)
-  if vars.reference then return token_f1(text, vars.reference) end
-  return (offline.relevance(vars.question, text))
-end
-
-E.step("rag_pairwise", {
-  prompt = P.pairwise,
-  parse = function(answer)
-    local b = type(answer) == "table" and type(answer.better) == "string" and answer.better:match("^%s*(.-)%s*$")
-    if b then b = b:upper() == "TIE" and "tie" or b:upper() end
-    if b ~= "A" and b ~= "B" and b ~= "tie" then return nil, 'expected {"better": "A", "B" or "tie"}' end
-    return b, type(answer.reason) == "string" and answer.reason or nil
-  end,
-  offline = function(vars)
-    local a, b = offline_merit(vars, vars.first), offline_merit(vars, vars.second)
-    local what = vars.reference and "token F1 with the reference" or "share of question words"
-    local why = ("offline: %s %.2f for A, %.2f for B"):format(what, a, b)
-    if math.abs(a - b) < 1e-9 then return "tie", why end
-    return a > b and "A" or "B", why
-  end,
-})
-
--- ---- scoring (pure functions, tested on their own) --------------------------------
-
--- Rank-weighted average precision over verdicts in rank order:
--- sum_k (precision@k * v_k) / (number of useful chunks); 0 when none is useful.
-function M.average_precision(verdicts)
-  local hits, sum = 0, 0
-  for k, v in ipairs(verdicts) do
-    if v == 1 then
-      hits = hits + 1
-      sum = sum + hits / k
-    end
-  end
-  if hits == 0 then return 0 end
-  return sum / hits
-end
-
-function M.cosine(a, b)
-  local dot, na, nb = 0, 0, 0
-  for i = 1, math.max(#a, #b) do
-    local x, y = a[i] or 0, b[i] or 0
-    dot, na, nb = dot + x * y, na + x * x, nb + y * y
-  end
-  if na == 0 or nb == 0 then return 0 end
-  return dot / math.sqrt(na * nb)
-end
-
--- Counts of content tokens (stopwords left out) over one shared vocabulary:
--- the offline judge's stand-in for embeddings.
-function M.token_vectors(texts)
-  local index, size, vectors = {}, 0, {}
-  for i, text in ipairs(texts) do
-    local v = {}
-    for _, t in ipairs(offline.content_tokens(text)) do
-      if not index[t] then size = size + 1; index[t] = size end
-      v[index[t]] = (v[index[t]] or 0) + 1
-    end
-    vectors[i] = v
-  end
-  for _, v in ipairs(vectors) do
-    for j = 1, size do v[j] = v[j] or 0 end
-  end
-  return vectors
-end
-
--- Pairwise verdicts of both orders -> one result. first: the verdict when A
--- was shown first; swapped: the verdict (in the labels the judge saw) when B
--- was shown first. A = 1, B = 0, tie = 0.5 per order; the score is their mean.
-function M.reconcile(first, swapped)
-  local back = ({ A = "B", B = "A", tie = "tie" })[swapped]
-  local value = { A = 1, B = 0, tie = 0.5 }
-  local score = (value[first] + value[back]) / 2
-  local verdict
-  if first == back then verdict = first
-  elseif score > 0.5 then verdict = "A"
-  elseif score < 0.5 then verdict = "B"
-  else verdict = "inconsistent" end
-  return { score = score, verdict = verdict, agreement = first == back, orders = { first, back } }
-end
 
 -- ---- the metrics ---------------------------------------------------------------------
 
@@ -354,7 +58,7 @@ local function failed(step, r)
 end
 
 local makers, known = {}, {}
-local COMMON = { "name", "description", "prompts", "fields" }
+local COMMON = { "name", "description", "prompts", "fields", "samples", "temperature" }
 
 -- extra: the metric's own option names besides COMMON.
 local function define(name, description, make, extra)
@@ -383,9 +87,56 @@ local function row_fn(o, fields, score, hint)
   end
 end
 
+-- weights option -> function(statement, i) -> weight.
+local function weigher(w)
+  if w == nil or w == "equal" then return nil end
+  if w == "words" then return function(statement) return #offline.content_tokens(statement) end end
+  if type(w) == "function" then return w end
+  error("faithfulness: weights must be \"equal\", \"words\" or a function(statement, i) -> number", 3)
+end
+
+-- sum_i w_i s_i / sum_i w_i over the statements' scores s_i (a verdict, or
+-- a grade / 2); nil and why when no statement weighs anything.
+local function weighted_share(checked, weigh)
+  local sum, total = 0, 0
+  for i, x in ipairs(checked) do
+    local w = 1
+    if weigh then
+      w = weigh(x.statement, i)
+      if type(w) ~= "number" or w ~= w or w < 0 or w == math.huge then
+        error(("faithfulness: the weight of statement %d is %s, not a number >= 0"):format(i, tostring(w)), 0)
+      end
+      x.weight = w
+    end
+    sum, total = sum + w * (x.grade and x.grade / 2 or x.verdict), total + w
+  end
+  if total == 0 then return nil, "every statement weighs 0" end
+  return sum / total
+end
+
+local function faithfulness_reason(checked, graded)
+  local full, part = 0, 0
+  for _, x in ipairs(checked) do
+    if graded then
+      full, part = full + (x.grade == 2 and 1 or 0), part + (x.grade == 1 and 1 or 0)
+    else
+      full = full + x.verdict
+    end
+  end
+  if graded then
+    return ("%d of %d statements are fully and %d partly supported by the contexts"):format(full, #checked, part)
+  end
+  return ("%d of %d statements are supported by the contexts"):format(full, #checked)
+end
+
 define("faithfulness", "share of the answer's statements that the contexts support", function(o)
   local m = base(o, "faithfulness", o.description)
-  local prompts = prompts_of(o, "faithfulness", { statements = P.statements, verdicts = P.verdicts })
+  local sampling = E.sampling_of(o, "ev.rag.faithfulness", 2)
+  local graded = o.graded == true
+  if o.graded ~= nil and type(o.graded) ~= "boolean" then error("faithfulness: graded must be true or false", 2) end
+  local weigh = weigher(o.weights)
+  local prompts = prompts_of(o, "faithfulness",
+    { statements = P.statements, verdicts = graded and P.graded_verdicts or P.verdicts })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
   m.fn = row_fn(o, { "answer", "contexts" }, function(judge, v, row)
@@ -393,19 +144,21 @@ define("faithfulness", "share of the answer's statements that the contexts suppo
     local r = E.ask(judge, "rag_statements", { question = v.question, answer = v.answer }, prompts.statements)
     if not r.ok then return failed("statements", r) end
     if #r.value == 0 then return E.unmeasured("the answer makes no statements to check") end
-    local c = E.ask(judge, "rag_verdicts", { contexts = v.contexts, statements = r.value }, prompts.verdicts)
+    local c = E.ask(judge, graded and "rag_graded" or "rag_verdicts", { contexts = v.contexts, statements = r.value },
+      prompts.verdicts, sampling)
     if not c.ok then return failed("verdicts", c) end
-    local supported = 0
-    for _, x in ipairs(c.value) do supported = supported + x.verdict end
-    return finish({ score = supported / #c.value, verdicts = c.value,
-                    reason = ("%d of %d statements are supported by the contexts"):format(supported, #c.value) },
-                  threshold)
+    local score, why = weighted_share(c.value, weigh)
+    if not score then return E.unmeasured(why, { verdicts = c.value }) end
+    local reason = faithfulness_reason(c.value, graded)
+    if weigh then reason = reason .. (o.weights == "words" and " (weighted by words)" or " (weighted)") end
+    return finish(E.sampled({ score = score, verdicts = c.value, reason = reason }, c), threshold)
   end)
   return m
-end, { "threshold" })
+end, { "threshold", "graded", "weights" })
 
 define("context_recall", "share of the reference's sentences that the contexts support", function(o)
   local m = base(o, "context_recall", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.context_recall", 2)
   local prompts = prompts_of(o, "context_recall", { verdicts = P.context_recall })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
@@ -413,12 +166,12 @@ define("context_recall", "share of the reference's sentences that the contexts s
     local sentences = offline.sentences(v.reference)
     if #sentences == 0 then return E.unmeasured("the reference has no sentences") end
     local c = E.ask(judge, "rag_recall", { question = field(o, row, "question") or "", contexts = v.contexts,
-                                           statements = sentences }, prompts.verdicts)
+                                           statements = sentences }, prompts.verdicts, sampling)
     if not c.ok then return failed("verdicts", c) end
     local found = 0
     for _, x in ipairs(c.value) do found = found + x.verdict end
-    return finish({ score = found / #c.value, verdicts = c.value,
-                    reason = ("%d of %d reference sentences are found in the contexts"):format(found, #c.value) },
+    return finish(E.sampled({ score = found / #c.value, verdicts = c.value,
+                    reason = ("%d of %d reference sentences are found in the contexts"):format(found, #c.value) }, c),
                   threshold)
   end)
   return m
@@ -426,10 +179,11 @@ end, { "threshold" })
 
 define("context_precision", "rank-weighted average precision of the chunks judged useful", function(o)
   local m = base(o, "context_precision", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.context_precision", 2)
   local prompts = prompts_of(o, "context_precision", { verdict = P.context_precision })
   local against = o.against or "reference"
   if against ~= "reference" and against ~= "answer" then
-    error("context_precision: against must be \"reference\" or \"answer\"", 3)
+    error("context_precision: against must be \"reference\" or \"answer\"", 2)
   end
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
@@ -438,14 +192,14 @@ define("context_precision", "rank-weighted average precision of the chunks judge
     local verdicts, flags = {}, {}
     for k, chunk in ipairs(v.contexts) do
       local r = E.ask(judge, "rag_precision", { question = v.question, reference = v[against], context = chunk,
-                                                rank = k }, prompts.verdict)
+                                                rank = k }, prompts.verdict, sampling)
       if not r.ok then return failed(("chunk %d"):format(k), r) end
-      verdicts[k] = { rank = k, verdict = r.value, reason = r.reason }
+      verdicts[k] = { rank = k, verdict = r.value, reason = r.reason, agreement = r.agreement }
       flags[k] = r.value
     end
     local useful = 0
     for _, f in ipairs(flags) do useful = useful + f end
-    return finish({ score = M.average_precision(flags), verdicts = verdicts,
+    return finish({ score = formulas.average_precision(flags), verdicts = verdicts, samples = sampling and sampling.samples,
                     reason = ("%d of %d chunks judged useful"):format(useful, #flags) }, threshold)
   end, hint)
   return m
@@ -453,13 +207,15 @@ end, { "threshold", "against" })
 
 define("context_relevance", "share of the contexts' statements that are relevant to the question", function(o)
   local m = base(o, "context_relevance", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.context_relevance", 2)
   local prompts = prompts_of(o, "context_relevance", { verdicts = P.context_relevance })
   local threshold = threshold_of(o, 0.5)
   m.threshold = threshold
   m.fn = row_fn(o, { "question", "contexts" }, function(judge, v)
     local per, relevant, total = {}, 0, 0
     for k, chunk in ipairs(v.contexts) do
-      local r = E.ask(judge, "rag_context_relevance", { question = v.question, context = chunk }, prompts.verdicts)
+      local r = E.ask(judge, "rag_context_relevance", { question = v.question, context = chunk }, prompts.verdicts,
+        sampling)
       if not r.ok then return failed(("chunk %d"):format(k), r) end
       local n = 0
       for _, x in ipairs(r.value) do n = n + x.verdict end
@@ -467,43 +223,37 @@ define("context_relevance", "share of the contexts' statements that are relevant
       relevant, total = relevant + n, total + #r.value
     end
     if total == 0 then return E.unmeasured("the contexts make no statements") end
-    return finish({ score = relevant / total, contexts = per,
+    return finish({ score = relevant / total, contexts = per, samples = sampling and sampling.samples,
                     reason = ("%d of %d context statements are relevant"):format(relevant, total) }, threshold)
   end)
   return m
 end, { "threshold" })
 
-local function relevance_direct(o, prompts, judge, v)
-  local r = E.ask(judge, "rag_answer_relevance", { question = v.question, answer = v.answer }, prompts.direct)
+local function relevance_direct(o, prompts, judge, v, sampling)
+  local r = E.ask(judge, "rag_answer_relevance", { question = v.question, answer = v.answer }, prompts.direct, sampling)
   if not r.ok then return failed("relevance", r) end
-  return { score = r.value, reason = r.reason, mode = "direct" }
+  return E.sampled({ score = r.value, reason = r.reason, mode = "direct" }, r)
 end
 
-local function relevance_embedding(o, prompts, judge, v)
+local function relevance_embedding(o, prompts, judge, v, sampling)
   local n = math.tointeger(o.n or 3)
-  local r = E.ask(judge, "rag_questions", { answer = v.answer, n = n }, prompts.questions)
+  local r = E.ask(judge, "rag_questions", { answer = v.answer, n = n }, prompts.questions, sampling)
   if not r.ok then return failed("questions", r) end
   local qs, all_nc = r.value, true
   for _, q in ipairs(qs) do all_nc = all_nc and q.noncommittal == 1 end
   if all_nc then
     return { score = 0, questions = qs, mode = "embedding", reason = "every generated question is noncommittal" }
   end
-  local texts = { v.question }
-  for i, q in ipairs(qs) do texts[i + 1] = q.question end
-  local vectors
-  if judge.kind == "offline" then
-    vectors = M.token_vectors(texts)
-  else
-    local e = judge:embed { input = texts, model = o.embed_model }
-    if not e.ok then
-      return E.unmeasured("embeddings: " .. tostring(e.error)
-        .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)")
-    end
-    vectors = e.embeddings
+  local texts = {}
+  for i, q in ipairs(qs) do texts[i] = q.question end
+  local sims, errs = judge:similarity({ v.question }, { texts }, { model = o.embed_model })
+  if not sims[1] then
+    return E.unmeasured("embeddings: " .. tostring(errs[1])
+      .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)")
   end
   local sum = 0
   for i, q in ipairs(qs) do
-    q.cosine = M.cosine(vectors[1], vectors[i + 1])
+    q.cosine = sims[1][i]
     sum = sum + q.cosine
   end
   return { score = sum / #qs, questions = qs, mode = "embedding",
@@ -513,18 +263,19 @@ end
 define("answer_relevance", "how well the answer addresses the question (generated questions vs the real one)",
   function(o)
     local m = base(o, "answer_relevance", o.description)
+    local sampling = E.sampling_of(o, "ev.rag.answer_relevance", 2)
     local mode = o.mode or "embedding"
     if mode ~= "embedding" and mode ~= "direct" then
-      error("answer_relevance: mode must be \"embedding\" or \"direct\"", 3)
+      error("answer_relevance: mode must be \"embedding\" or \"direct\"", 2)
     end
     local n = o.n or 3
-    if math.tointeger(n) == nil or n < 1 then error("answer_relevance: n must be a whole number >= 1", 3) end
+    if math.tointeger(n) == nil or n < 1 then error("answer_relevance: n must be a whole number >= 1", 2) end
     local prompts = prompts_of(o, "answer_relevance", { questions = P.questions, direct = P.answer_relevance })
     local threshold = threshold_of(o, 0.5)
     m.threshold = threshold
     m.fn = row_fn(o, { "question", "answer" }, function(judge, v)
       local run = mode == "direct" and relevance_direct or relevance_embedding
-      return finish(run(o, prompts, judge, v), threshold)
+      return finish(run(o, prompts, judge, v, sampling), threshold)
     end)
     return m
   end, { "threshold", "mode", "n", "embed_model" })
@@ -532,30 +283,16 @@ define("answer_relevance", "how well the answer addresses the question (generate
 M.answer_relevance_direct = M.answer_relevance { name = "answer_relevance_direct", mode = "direct",
   description = "the judge's 0-1 rating of how well the answer addresses the question" }
 
--- Contexts packed in order into groups of at most budget characters (a
--- longer single context is a group of its own).
-function M.pack(contexts, budget)
-  local groups, cur, size = {}, {}, 0
-  for _, c in ipairs(contexts) do
-    if #cur > 0 and size + #c > budget then
-      groups[#groups + 1] = table.concat(cur, "\n\n")
-      cur, size = {}, 0
-    end
-    cur[#cur + 1] = c
-    size = size + #c
-  end
-  if #cur > 0 then groups[#groups + 1] = table.concat(cur, "\n\n") end
-  return groups
-end
 
 define("relevancy", "YES when the answer is in line with the contexts (LlamaIndex's relevancy)", function(o)
   local m = base(o, "relevancy", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.relevancy", 2)
   local mode = o.mode or "refine"
   if mode ~= "refine" and mode ~= "per_source" then
-    error("relevancy: mode must be \"refine\" or \"per_source\"", 3)
+    error("relevancy: mode must be \"refine\" or \"per_source\"", 2)
   end
   local budget = o.budget or 6000
-  if type(budget) ~= "number" or budget < 1 then error("relevancy: budget must be a number of characters", 3) end
+  if type(budget) ~= "number" or budget < 1 then error("relevancy: budget must be a number of characters", 2) end
   local prompts = prompts_of(o, "relevancy", { check = P.relevancy, refine = P.relevancy_refine })
   local threshold = threshold_of(o, mode == "refine" and 1 or 0.5)
   m.threshold = threshold
@@ -564,7 +301,8 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
     if mode == "per_source" then
       local yes = 0
       for k, chunk in ipairs(v.contexts) do
-        local r = E.ask(judge, "rag_relevancy", { query = v.question, response = v.answer, context = chunk }, prompts.check)
+        local r = E.ask(judge, "rag_relevancy", { query = v.question, response = v.answer, context = chunk },
+          prompts.check, sampling)
         if not r.ok then return failed(("chunk %d"):format(k), r) end
         steps[k] = { rank = k, verdict = r.value, reason = r.reason }
         if r.value == "YES" then yes = yes + 1 end
@@ -573,10 +311,11 @@ define("relevancy", "YES when the answer is in line with the contexts (LlamaInde
                       reason = ("%d of %d chunks support the answer"):format(yes, #steps) }, threshold)
     end
     local verdict = "NO"
-    for k, group in ipairs(M.pack(v.contexts, budget)) do
+    for k, group in ipairs(inputs.pack(v.contexts, budget)) do
       local name, p = "rag_relevancy", prompts.check
       if k > 1 then name, p = "rag_relevancy_refine", prompts.refine end
-      local r = E.ask(judge, name, { query = v.question, response = v.answer, context = group, previous = verdict }, p)
+      local r = E.ask(judge, name, { query = v.question, response = v.answer, context = group, previous = verdict }, p,
+        sampling)
       if not r.ok then return failed(("part %d"):format(k), r) end
       steps[k] = { part = k, verdict = r.value, reason = r.reason }
       verdict = r.value
@@ -590,41 +329,107 @@ end, { "threshold", "mode", "budget" })
 
 define("correctness", "1-5 grade of the answer against the reference, passing at 4", function(o)
   local m = base(o, "correctness", o.description)
+  local sampling = E.sampling_of(o, "ev.rag.correctness", 2)
   local prompts = prompts_of(o, "correctness", { grade = P.correctness })
   local threshold = threshold_of(o, 4)
   m.threshold = threshold
   m.fn = row_fn(o, { "question", "answer", "reference" }, function(judge, v)
-    local r = E.ask(judge, "rag_correctness", v, prompts.grade)
+    local r = E.ask(judge, "rag_correctness", v, prompts.grade, sampling)
     if not r.ok then return failed("grade", r) end
-    return finish({ score = r.value, reason = r.reason }, threshold)
+    return finish(E.sampled({ score = r.value, reason = r.reason }, r), threshold)
   end)
   return m
 end, { "threshold" })
 
--- compare(judge, {question=, a=, b=, reference=} [, prompt]) -> both orders
--- judged and reconciled, or unmeasured when either order fails.
-function M.compare(judge, v, prompt)
+-- Semantic answer similarity of rows: the cosine of each answer's embedding
+-- with its closest gold answer's, every text embedded once per call.
+local function sas_rows(o, threshold, rows, ctx)
+  local out, answers, golds, at = {}, {}, {}, {}
+  local judge, why = E.judge_of(ctx)
+  for i = 1, #rows do
+    local a, missing = field(o, rows[i], "answer")
+    local g, none
+    if a then g, none = inputs.references(o, rows[i]) end
+    if not judge then out[i] = E.unmeasured(why)
+    elseif not g then out[i] = E.unmeasured(missing or none)
+    else answers[#answers + 1], golds[#golds + 1], at[#at + 1] = a, g, i end
+  end
+  if #answers == 0 then return out end
+  local sims, errs = judge:similarity(answers, golds, { model = o.embed_model })
+  for k, i in ipairs(at) do
+    local cos = sims[k]
+    if not cos then
+      out[i] = E.unmeasured("embeddings: " .. tostring(errs[k]))
+    else
+      local best = 1
+      for j = 2, #cos do if cos[j] > cos[best] then best = j end end
+      out[i] = finish({ score = cos[best], gold = best, cosines = cos,
+                        reason = ("cosine %.3f with gold answer %d of %d"):format(cos[best], best, #cos) }, threshold)
+    end
+  end
+  return out
+end
+
+define("sas", "semantic answer similarity: embedding cosine of the answer with the closest gold answer",
+  function(o)
+    local m = base(o, "sas", o.description)
+    if o.samples ~= nil or o.temperature ~= nil then
+      error("ev.rag.sas: samples and temperature do not apply: embeddings are deterministic", 2)
+    end
+    local threshold = threshold_of(o, nil)
+    m.threshold = threshold
+    m.batch = function(rows, ctx) return sas_rows(o, threshold, rows, ctx) end
+    m.fn = function(row, ctx) return sas_rows(o, threshold, { row }, ctx)[1] end
+    return m
+  end, { "threshold", "embed_model" })
+
+-- compare(judge, {question=, a=, b=, reference=} [, prompt [, sampling]])
+-- -> both orders judged and reconciled, or unmeasured when either order
+-- fails. position_bias is "first" or "second" when the judge preferred the
+-- same position in both orders (so the answers' order, not their content,
+-- decided), else nil.
+function M.compare(judge, v, prompt, sampling)
   local base_vars = { question = v.question, reference = v.reference }
   local function ask(first, second)
     local vars = { first = first, second = second }
     for k, x in pairs(base_vars) do vars[k] = x end
-    return E.ask(judge, "rag_pairwise", vars, prompt)
+    return E.ask(judge, "rag_pairwise", vars, prompt, sampling)
   end
   local r1 = ask(v.a, v.b)
   if not r1.ok then return failed("A shown first", r1) end
   local r2 = ask(v.b, v.a)
   if not r2.ok then return failed("B shown first", r2) end
-  local out = M.reconcile(r1.value, r2.value)
+  local out = formulas.reconcile(r1.value, r2.value)
   out.reasons = { r1.reason, r2.reason }
+  out.position_bias = r1.value == r2.value and ({ A = "first", B = "second" })[r1.value] or nil
+  out.samples = sampling and sampling.samples
   local words = { A = "A is better", B = "B is better", tie = "a tie", inconsistent = "inconsistent" }
   out.reason = ("%s (A shown first: %s; B shown first: %s)"):format(words[out.verdict],
     words[out.orders[1]], words[out.orders[2]])
+  if out.position_bias then out.reason = out.reason .. ": the " .. out.position_bias .. " position won both times" end
+  return out
+end
+
+-- The position-bias rate of a pairwise metric in results res: the share of
+-- measured comparisons where the judge preferred the same position in both
+-- orders. {n =, first =, second =, rate =} (rate nil without comparisons).
+function M.position_bias(res, name)
+  name = name or "pairwise"
+  local out = { n = 0, first = 0, second = 0 }
+  for _, d in pairs(res.details and res.details[name] or {}) do
+    if type(d) == "table" and d.orders then
+      out.n = out.n + 1
+      if d.position_bias then out[d.position_bias] = out[d.position_bias] + 1 end
+    end
+  end
+  if out.n > 0 then out.rate = (out.first + out.second) / out.n end
   return out
 end
 
 define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 for a tie or an inconsistent verdict",
   function(o)
     local m = base(o, "pairwise", o.description)
+    local sampling = E.sampling_of(o, "ev.rag.pairwise", 2)
     local prompts = prompts_of(o, "pairwise", { compare = P.pairwise })
     local fa, fb = o.a or "answer", o.b or "answer_b"
     m.fn = function(row, ctx)
@@ -636,14 +441,15 @@ define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 f
       if type(a) ~= "string" then return E.unmeasured(("no '%s' in the row"):format(fa)) end
       if type(b) ~= "string" then return E.unmeasured(("no '%s' in the row"):format(fb)) end
       local ref = o.reference ~= false and field(o, row, "reference") or nil
-      return M.compare(judge, { question = q, a = a, b = b, reference = ref }, prompts.compare)
+      return M.compare(judge, { question = q, a = a, b = b, reference = ref }, prompts.compare, sampling)
     end
     return m
   end, { "a", "b", "reference" })
 
 for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
-                        "context_recall", "context_relevance", "relevancy", "correctness" } do
+                        "context_recall", "context_relevance", "relevancy", "correctness", "sas" } do
   registry.register(M[name])
 end
 
 return M
+

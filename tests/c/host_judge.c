@@ -93,7 +93,7 @@ static const char *chat(const char *directive, const char *tag) {
 
 static uint64_t submit(struct judge_engine *e, const char *directive, const char *tag) {
   const char *b = chat(directive, tag);
-  return judge_engine_submit(e, "/chat/completions", b, strlen(b), 10, 0);
+  return judge_engine_submit(e, "/chat/completions", b, strlen(b), 10, 0, NULL);
 }
 
 /* Polls until n results are in (or 30 s pass); returns how many arrived. */
@@ -296,8 +296,8 @@ static void test_rate_limits_space_the_starts(void) {
   e = judge_engine_new(&c, &err);
   const char *b = chat("{}", "t0");
   t0 = now_s();
-  judge_engine_submit(e, "/chat/completions", b, strlen(b), 60000, 0); /* empties the bucket */
-  judge_engine_submit(e, "/chat/completions", b, strlen(b), 100, 0);   /* waits 100 ms */
+  judge_engine_submit(e, "/chat/completions", b, strlen(b), 60000, 0, NULL); /* empties the bucket */
+  judge_engine_submit(e, "/chat/completions", b, strlen(b), 100, 0, NULL);   /* waits 100 ms */
   CHECK(collect(e, r, 2) == 2);
   CHECK(now_s() - t0 >= 0.1);
   free_results(r, 2);
@@ -322,7 +322,7 @@ static void test_cancel_and_dead_servers(void) {
   c.backoff_ms = 1;
   const char *err;
   e = judge_engine_new(&c, &err);
-  judge_engine_submit(e, "/chat/completions", "{}", 2, 0, 0);
+  judge_engine_submit(e, "/chat/completions", "{}", 2, 0, 0, NULL);
   CHECK(collect(e, &r, 1) == 1);
   CHECK(r.status == 0 && r.attempts == 3 && r.retryable);
   CHECK(r.error && strncmp(r.error, "connection failed: ", 19) == 0);

@@ -97,11 +97,11 @@ end
 
 function TestGeval:test_invalid_answers_are_unmeasured()
   lu.assertEquals(metric():score(row('{"reason": "x", "score": 9 }'), judge()),
-    { unmeasured = true, reason = "invalid judge answer: score 9 is outside 1-5" })
+    { unmeasured = true, reason = "invalid judge answer for 'geval_score': score 9 is outside 1-5" })
   lu.assertEquals(metric():score(row('{"reason": "x", "score": 3.5 }'), judge()).reason,
-    "invalid judge answer: expected score as a whole number")
+    "invalid judge answer for 'geval_score': expected score as a whole number")
   lu.assertEquals(metric():score(row('{"reason": "x"}'), judge()).reason,
-    "invalid judge answer: expected score as a whole number")
+    "invalid judge answer for 'geval_score': expected score as a whole number")
   local r = metric():score(row { id = "g1", answers = { "Four.", "I said four." } }, judge())
   lu.assertEquals(r.unmeasured, true)
   lu.assertStrContains(r.reason, "neither was the repaired one")
@@ -176,7 +176,7 @@ function TestGeval:test_strict_mode_is_zero_or_one_with_threshold_one()
   local body = mock:requests()[1].body
   lu.assertEquals(body.logprobs, nil)
   lu.assertStrContains(body.messages[1].content, "Give score 1 only when")
-  lu.assertEquals(m:score(row('{"score": 3 }'), judge()).reason, "invalid judge answer: score 3 is outside 0-1")
+  lu.assertEquals(m:score(row('{"score": 3 }'), judge()).reason, "invalid judge answer for 'geval_strict': score 3 is outside 0-1")
 end
 
 function TestGeval:test_rubric_and_scale_in_the_prompt()

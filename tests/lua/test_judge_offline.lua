@@ -63,6 +63,30 @@ function TestOffline:test_statements_verdicts_relevance()
                                                   "Incomplete uploads deleted after 7 days." }, context = ctx }).value
   lu.assertEquals({ nums[1].verdict, nums[1].reason }, { 0, "the number 30 is not in the context" })
   lu.assertEquals(nums[2].verdict, 1)
+  -- so does a capitalised name past the first word (a swapped name keeps the
+  -- other words); acronyms, possessives, hyphens and plurals are found
+  local names = j:ask("verdicts", { context = "The Denver Broncos beat the Carolina Panthers at Levi's Stadium in "
+      .. "February. The Standard tier restore URL takes hours.", statements = {
+    "The Denver Broncos beat the Tennessee Titans.", "Carolina lost at Levi's Stadium in February.",
+    "They played in March.", "The Standard-tier restore URL takes hours.", "The restore URLs take hours in the SDK." } }).value
+  lu.assertEquals({ names[1].verdict, names[1].reason }, { 0, "the name Tennessee is not in the context" })
+  lu.assertEquals(names[2].verdict, 1)
+  lu.assertEquals({ names[3].verdict, names[3].reason }, { 0, "the name March is not in the context" })
+  lu.assertEquals(names[4].verdict, 1) -- standard and tier are in the context, and 4 of 5 words
+  lu.assertEquals(names[5].reason, "2 of 5 words are in the context (40%; supported from 50%)") -- no name: acronyms
+  -- a phrase without a lower-case word is all names, its first word too
+  local date = j:ask("verdicts", { context = "The game was played on February 7, 2016.",
+                                   statements = { "August 7, 2016", "February 7, 2016" } }).value
+  lu.assertEquals({ date[1].verdict, date[1].reason }, { 0, "the name August is not in the context" })
+  lu.assertEquals(date[2].verdict, 1)
+  -- a context in Chinese may name in its own script what a statement names in Latin letters
+  local cn = j:ask("verdicts", { context = "中国区域默认 200 个存储桶。 Global regions allow 100 buckets.",
+                                 statements = { "Global regions allow 100 buckets, China regions 200." } }).value
+  lu.assertEquals(cn[1].verdict, 1)
+  ev.judge.offline.check_names = false
+  local off = j:ask("verdicts", { context = "The Denver Broncos won.", statements = { "The Boston Broncos won." } })
+  ev.judge.offline.check_names = true
+  lu.assertEquals(off.value[1].verdict, 1) -- broncos, won: 2 of 3 words
   -- question 分片上传的中止阈值是多少: 10 content characters (的, 是 are stopwords); 6 in the text
   lu.assertEquals(j:ask("relevance", { question = "分片上传的中止阈值是多少", text = "连续三个分片失败后中止上传。" }),
                   { ok = true, value = 0.6, reason = "6 of 10 question words appear in the text", judge = "offline" })
@@ -73,7 +97,7 @@ function TestOffline:test_the_offline_judge_needs_no_network_and_cannot_chat()
   local j = ev.judge.open("offline")
   lu.assertEquals(j.kind, "offline")
   lu.assertEquals(j:chat { messages = { { role = "user", content = "x" } } }.error,
-                  "the offline judge cannot chat or embed; it answers judge:ask(op, vars)")
+                  "the offline judge cannot chat; it answers judge:ask(op, vars) and judge:embed{input=}")
   lu.assertEquals(j:stats().requests, 0)
   lu.assertErrorMsgContains("does not apply to the offline judge", ev.judge.open, { kind = "offline", model = "x" })
 end

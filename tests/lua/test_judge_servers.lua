@@ -53,7 +53,7 @@ function TestServers:test_an_answer_that_fails_its_check_is_not_cached()
   local m = ev.geval { name = "g", steps = { "Judge." }, logprobs = false }
   local row = { query = "q", answer = "a " .. say { answer = '{"pass": true, "score": 0.9, "reason": "ok"}' } }
   lu.assertEquals(m:score(row, judge { cache = dir }),
-    { unmeasured = true, reason = "invalid judge answer: expected score as a whole number" })
+    { unmeasured = true, reason = "invalid judge answer for 'geval_score': expected score as a whole number" })
   lu.assertEquals(entries(dir), 0)
   h.sh("rm -rf " .. dir)
 end

@@ -37,6 +37,17 @@ local ROW = { query = "Can I cancel?", answer = "Yes, any time." }
 TestLLMEvaluator = {}
 function TestLLMEvaluator:setUp() mock:reset() end
 
+-- Three samples (the mock answers attempts 1, 2, 3 of the same request in
+-- turn): the score output by mean, the reason by majority.
+function TestLLMEvaluator:test_samples_vote_per_output()
+  local m = polite { samples = 3, instructions = "Decide whether the answer is polite. " .. say { answers = {
+    '{"reason": "kind", "score": 1}', '{"reason": "curt", "score": 0}', '{"reason": "kind", "score": 1}' } } }
+  local r = m:score(ROW, judge())
+  lu.assertEquals({ r.score, r.outputs.reason, r.samples }, { 2 / 3, "kind", 3 })
+  lu.assertEquals(mock:stats().requests, 3)
+  lu.assertErrorMsgContains("samples must be a whole number >= 1", polite, { samples = 1.5 })
+end
+
 function TestLLMEvaluator:test_prompt_has_instructions_keys_examples_and_inputs()
   local r = replying('{"reason": "friendly", "score": 1}'):score(ROW, judge())
   lu.assertEquals(r, { score = 1, reason = "friendly", outputs = { reason = "friendly", score = 1 } })

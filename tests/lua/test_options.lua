@@ -16,10 +16,15 @@ end
 function test_rag_constructors_refuse_unknown_options()
   refuses("ev.rag.faithfulness: unknown option 'treshold' (did you mean 'threshold'?)",
     "local m = ev.rag.faithfulness { treshold = 0.9 }")
-  refuses("ev.rag.relevancy: unknown option 'raise_error' (options: budget, description, fields, mode, name, prompts, threshold)",
+  refuses("ev.rag.relevancy: unknown option 'raise_error' (options: budget, description, fields, mode, name, prompts, samples, temperature, threshold)",
     "local m = ev.rag.relevancy { raise_error = true }")
-  refuses("ev.rag.pairwise: unknown option 'threshold' (options: a, b, description, fields, name, prompts, reference)",
+  refuses("ev.rag.pairwise: unknown option 'threshold' (options: a, b, description, fields, name, prompts, reference, samples, temperature)",
     "local m = ev.rag.pairwise { threshold = 1 }")
+  -- a bad value is an error at the caller's line too
+  refuses("ev.rag.correctness: samples must be a whole number >= 1", "local m = ev.rag.correctness { samples = 0 }")
+  refuses('context_precision: against must be "reference" or "answer"',
+    'local m = ev.rag.context_precision { against = "x" }')
+  refuses("threshold must be a number", 'local m = ev.rag.correctness { threshold = "x" }')
   lu.assertEquals(ev.rag.faithfulness { threshold = 0.9 }.threshold, 0.9)
 end
 

@@ -51,7 +51,33 @@ end
 function TestPairwise:test_second_position_always_wins_is_inconsistent()
   local r = run("B", "B")
   lu.assertEquals({ r.score, r.verdict, r.agreement }, { 0.5, "inconsistent", false })
-  lu.assertEquals(r.reason, "inconsistent (A shown first: B is better; B shown first: A is better)")
+  lu.assertEquals(r.reason, "inconsistent (A shown first: B is better; B shown first: A is better): "
+    .. "the second position won both times")
+  lu.assertEquals(r.position_bias, "second")
+end
+
+function TestPairwise:test_position_bias_rate_over_a_run()
+  local function row(id, v1, v2) return { qid = id, query = "q", answer = "one " .. says(v1), answer_b = "two " .. says(v2) } end
+  local rows = { row("1", "A", "B"),      -- answer one both times: no position preference
+                 row("2", "A", "A"),      -- the first shown both times
+                 row("3", "B", "B"),      -- the second shown both times
+                 row("4", "tie", "tie") } -- a tie prefers no position
+  local res = ev.evaluate(rows, { metrics = { rag.pairwise }, judge = judge() })
+  lu.assertEquals(rag.position_bias(res), { n = 4, first = 1, second = 1, rate = 0.5 })
+  lu.assertEquals(rag.position_bias(res, "nosuch"), { n = 0, first = 0, second = 0 })
+end
+
+-- Three samples per order: each order's verdict is the majority of its
+-- samples (the mock answers attempts 1, 2, 3 of the same request in turn).
+function TestPairwise:test_samples_vote_per_order()
+  local function votes(list) return say { answers = list } end
+  local function reply(b) return ('{"reason": "r", "better": "%s"}'):format(b) end
+  local row = { query = "q", answer = "one " .. votes { reply("A"), reply("B"), reply("A") },
+                answer_b = "two " .. votes { reply("B"), reply("B"), reply("tie") } }
+  local r = rag.pairwise { samples = 3 }:score(row, judge())
+  lu.assertEquals(r.orders, { "A", "A" }) -- A first: A, B, A -> A; B first: B, B, tie -> B, i.e. answer one
+  lu.assertEquals({ r.verdict, r.samples }, { "A", 3 })
+  lu.assertEquals(mock:stats().requests, 6)
 end
 
 function TestPairwise:test_ties()

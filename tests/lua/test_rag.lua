@@ -39,6 +39,58 @@ function TestRag:test_faithfulness_is_supported_over_total_with_verdicts_kept()
   lu.assertEquals(requests(), 2)
 end
 
+function TestRag:test_graded_faithfulness_counts_partly_supported_as_half_and_weighs()
+  local row = {
+    query = "q", answer = "One. Two. Three. " .. answer { statements = { "s1", "s2", "s3" } },
+    contexts = { "c" .. answer { verdicts = { { grade = 2, reason = "all there" }, { grade = "partly" },
+                                              { grade = 0 } } } } }
+  local r = rag.faithfulness { graded = true }:score(row, judge())
+  lu.assertEquals(r.score, (2 + 1 + 0) / (2 * 3))
+  lu.assertEquals(r.reason, "1 of 3 statements are fully and 1 partly supported by the contexts")
+  lu.assertEquals(r.verdicts[1], { statement = "s1", grade = 2, reason = "all there" })
+  lu.assertEquals(mock:requests()[2].headers["x-evalua-operation"], "rag_graded")
+  -- weights 1, 2, 3: (1 * 1 + 2 * 0.5 + 3 * 0) / 6
+  local w = rag.faithfulness { graded = true, weights = function(_, i) return i end }:score(row, judge())
+  lu.assertEquals(w.score, 2 / 6)
+  lu.assertEquals(w.reason, "1 of 3 statements are fully and 1 partly supported by the contexts (weighted)")
+  local bad = rag.faithfulness { graded = true, weights = function() return -1 end }
+  lu.assertErrorMsgContains("the weight of statement 1 is -1, not a number >= 0", bad.score, bad, row, judge())
+  lu.assertErrorMsgContains("weights must be", rag.faithfulness, { weights = "length" })
+  row.contexts = { "c" .. answer { verdicts = { { grade = 3 }, { grade = 1 }, { grade = 1 } } } }
+  lu.assertEquals(rag.faithfulness { graded = true }:score(row, judge()).reason,
+    "verdicts: invalid judge answer for 'rag_graded': verdicts[1] has no grade 0, 1 or 2")
+end
+
+-- n samples: the mock answers attempts 1, 2, 3 of the same request in turn
+-- (samples differ only in their cache key, so their bodies are the same).
+function TestRag:test_samples_vote_per_statement_and_average_scores()
+  local function answers(list)
+    local t = {}
+    for i, v in ipairs(list) do t[i] = json.encode(v) end
+    return say { answers = t }
+  end
+  local row = { query = "q", answer = "x " .. answer { statements = { "s1", "s2" } },
+    contexts = { "c" .. answers { { verdicts = { { verdict = 1 }, { verdict = 0 } } },
+                                  { verdicts = { { verdict = 1 }, { verdict = 1 } } },
+                                  { verdicts = { { verdict = 0 }, { verdict = 0 } } } } } }
+  local r = rag.faithfulness { samples = 3 }:score(row, judge())
+  -- s1: 1, 1, 0 -> 1; s2: 0, 1, 0 -> 0
+  lu.assertEquals(r.score, 0.5)
+  lu.assertEquals({ r.verdicts[1].votes, r.verdicts[2].votes }, { { 1, 1, 0 }, { 0, 1, 0 } })
+  lu.assertAlmostEquals(r.agreement, 2 / 3, 1e-15)
+  lu.assertEquals({ r.samples, r.failed_samples }, { 3, 0 })
+  lu.assertEquals(requests(), 4) -- statements once, verdicts three times
+  local seen = mock:requests()
+  lu.assertEquals({ seen[2].body.temperature, seen[4].body.temperature }, { 1, 1 })
+  -- scores: the mean, with the spread
+  local c = { query = "q", gold_answers = { "g" },
+              answer = "a " .. answers { { score = 3 }, { score = 4 }, { score = 5 } } }
+  local g = rag.correctness { samples = 3, temperature = 0.7 }:score(c, judge())
+  lu.assertEquals({ g.score, g.spread, g.samples }, { 4, 1, 3 })
+  lu.assertErrorMsgContains("samples must be a whole number >= 1", rag.correctness, { samples = 0 })
+  lu.assertErrorMsgContains("samples and temperature do not apply", rag.sas, { samples = 3 })
+end
+
 function TestRag:test_answers_in_code_fences_and_with_trailing_commas_are_read()
   local row = { query = "q", answer = "A. " .. answer('Here you go:\n```json\n{"statements": ["a", "b",]}\n```'),
                 contexts = { "c" .. answer('```\n{"verdicts": [{"verdict": 0}, {"verdict": 1}]}\n```') } }
@@ -230,6 +282,23 @@ function TestRag:test_a_prompt_replaced_by_a_string_is_what_the_judge_sees()
   lu.assertEquals(seen[2].body.messages[1].content, 'Check ["s"].')
 end
 
+-- The judge names each request's operation in a header; the mock answers by
+-- it, so reworded prompts still get answers of the right shape.
+function TestRag:test_each_request_names_its_operation_whatever_the_prompt_says()
+  local m = rag.faithfulness { prompts = { statements = { system = "Split the text." },
+                                           verdicts = { system = "Check each line." } } }
+  local row = { query = "q", answer = "Paris is the capital. It has 9 bridges.",
+                contexts = { "Paris is the capital of France." } }
+  local r = m:score(row, judge())
+  lu.assertEquals(r.score, 1 / 2) -- sentence 1: 2 of 2 content words in the context; sentence 2: 0 of 3
+  local ops = {}
+  for i, q in ipairs(mock:requests()) do ops[i] = q.headers["x-evalua-operation"] end
+  lu.assertEquals(ops, { "rag_statements", "rag_verdicts" })
+  mock:reset()
+  judge():chat { messages = { { role = "user", content = "hi" } } }
+  lu.assertNil(mock:requests()[1].headers["x-evalua-operation"]) -- a plain chat names none
+end
+
 function TestRag:test_prompt_errors_name_the_step_and_variable()
   lu.assertErrorMsgContains("faithfulness: no prompt step 'verdict' (its steps: statements, verdicts)",
     rag.faithfulness, { prompts = { verdict = "x" } })
@@ -256,6 +325,21 @@ function TestRag:test_offline_faithfulness_by_token_overlap()
   lu.assertEquals(r.verdicts[1].reason, "4 of 6 words are in the context (67%; supported from 50%)")
 end
 
+function TestRag:test_offline_graded_faithfulness_and_word_weights()
+  local row = { query = ROW.query, contexts = ROW.contexts,
+                answer = "A single object can be up to 50 TiB. Billing is monthly. Objects live in Nimbus regions." }
+  local off = ev.judge.open("offline")
+  -- 1: single object can up 50 tib, 4 of 6 words but 50 is not in the context: partly;
+  -- 2: billing monthly, 0 of 2: unsupported; 3: objects live nimbus regions, 2 of 4: fully
+  local r = rag.faithfulness { graded = true }:score(row, off)
+  lu.assertEquals(r.score, (1 + 0 + 2) / 6)
+  lu.assertEquals(r.verdicts[1].reason, "partly: the number 50 is not in the context")
+  -- weighted by content words 6, 2, 4: (6 * 0.5 + 2 * 0 + 4 * 1) / 12
+  local w = rag.faithfulness { graded = true, weights = "words" }:score(row, off)
+  lu.assertAlmostEquals(w.score, 7 / 12, 1e-15)
+  lu.assertEquals({ w.verdicts[1].weight, w.verdicts[2].weight, w.verdicts[3].weight }, { 6, 2, 4 })
+end
+
 function TestRag:test_offline_precision_recall_and_relevance()
   local off = ev.judge.open("offline")
   -- reference "5 TiB per object": content words 5 tib per object; chunk 1 has 5, tib (50%): useful
@@ -265,19 +349,17 @@ function TestRag:test_offline_precision_recall_and_relevance()
   lu.assertEquals(rag.context_relevance:score(ROW, off).score, 0.5)
   -- direct relevance: single, can of the 6 question words
   lu.assertEquals(rag.answer_relevance_direct:score(ROW, off).score, 2 / 6)
-  -- correctness: F1 of {single object can up 5 tib billing monthly} and {5 tib per object}:
-  -- 3 common, P = 3/8, R = 3/4, F1 = 0.5 -> 1 + 4 * 0.5 = 3
-  lu.assertEquals(rag.correctness:score(ROW, off).score, 3)
+  -- correctness: SQuAD token F1 (ev.text) of {single object can be up to 5 tib billing is monthly}
+  -- and {5 tib per object}: 3 common, P = 3/11, R = 3/4, F1 = 0.4 -> 1 + 4 * 0.4 = 2.6, rounded 3
+  local c = rag.correctness:score(ROW, off)
+  lu.assertEquals(c.score, 3)
+  lu.assertEquals(c.reason, "offline: 1 + 4 x token F1 with the reference (F1 0.40)")
 end
 
-function TestRag:test_offline_answer_relevance_cosine_of_token_counts()
+function TestRag:test_offline_answer_relevance_is_unmeasured_with_the_reason()
   local r = rag.answer_relevance:score(ROW, ev.judge.open("offline"))
-  -- question {big can single file nimbus storage}; sentence 1 {single object can up 5 tib}:
-  -- 2 shared, cosine 2/6; sentence 2 {billing monthly}: 0. Mean 1/6.
-  lu.assertAlmostEquals(r.score, 1 / 6, 1e-15)
-  lu.assertEquals(#r.questions, 2)
-  local nc = rag.answer_relevance:score({ query = "q?", answer = "I don't know." }, ev.judge.open("offline"))
-  lu.assertEquals(nc.score, 0)
+  lu.assertEquals(r, { unmeasured = true, reason = "questions: the offline judge cannot write the questions an "
+    .. "answer replies to; answer_relevance needs a model judge (offline, sas compares answers with gold answers)" })
 end
 
 function TestRag:test_registered_names_resolve()

@@ -29,15 +29,16 @@ The directive's JSON may hold:
   latency_ms   latency of this request (overrides --latency-ms)
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
+  embed_dim    the length of this input's embedding (default 8)
 
-Without "answer", chat replies are heuristic: when the system prompt asks
-for a JSON shape the judge operations use ("statements", "verdicts",
-"relevance", "verdict", "questions", "score", "better", "steps", or "exactly
-these keys: [...]"), a valid answer of that shape computed by token overlap
-from the <question>, <answer>, <context>, <statements>, <passage>, <text>,
-<reference> ... sections of the user message; otherwise a short text, or
-{"answer": ...} when JSON was asked. Logprobs split the reply into words,
-digits and punctuation marks, each with the spaces before it.
+Without "answer", chat replies are heuristic: a request whose
+X-Evalua-Operation header names a judge operation (the judge sends it) gets a
+valid answer of that operation's shape, computed by token overlap from the
+<question>, <answer>, <context>, <statements>, <passage>, <text>,
+<reference> ... sections of the user message (OPERATIONS below); otherwise
+a short text, or {"answer": ...} when JSON was asked. Logprobs split the
+reply into words, digits and punctuation marks, each with the spaces before
+it.
 Usage counts whitespace-separated words (CJK characters count one each).
 
 Server behaviours of other OpenAI-compatible servers, set by POST
@@ -164,9 +165,13 @@ def labelled(user):
     return dict(re.findall(r"^([A-Z][A-Za-z ]+):\n(.*?)(?=\n\n|\Z)", user, re.S | re.M))
 
 
-def score_answer(system, user):
-    m = re.search(r"from (\d+) to (\d+)", system)
-    lo, hi = (int(m.group(1)), int(m.group(2))) if m else ((0, 1) if "score 1 only" in system else (1, 5))
+def score_answer(op, system, user):
+    """A whole-number score by token overlap: geval_strict 0-1, rag_correctness
+    1-5, geval_score the range its system prompt states (the scale is a
+    parameter of the request, not of the operation)."""
+    m = re.search(r"(\d+) to (\d+)", system)
+    lo, hi = {"geval_strict": (0, 1), "rag_correctness": (1, 5)}.get(op) or (
+        (int(m.group(1)), int(m.group(2))) if m else (1, 5))
     blocks = labelled(user)
     answer = section(user, "answer") or blocks.get("Actual Output", "")
     other = (section(user, "reference") or blocks.get("Expected Output") or blocks.get("Context")
@@ -175,51 +180,107 @@ def score_answer(system, user):
     return {"reason": "overlap with the reference", "score": score}
 
 
-def op_answer(system, user):
-    """A JSON answer in the shape the system prompt asks for, by token overlap."""
-    question = section(user, "question") or section(user, "query")
-    if '"verdicts"' in system:
-        if "<statements>" in user:
-            ctx = section(user, "context") or section(user, "passage")
-            return {"verdicts": [checked(s, ctx) for s in json.loads(section(user, "statements") or "[]")]}
-        out = []
-        for s in sentences(section(user, "passage") or section(user, "context")):
-            share = relevance(question, s)[0]
-            out.append({"statement": s, "verdict": 1 if share >= 1 / 3 else 0, "reason": "question overlap"})
-        return {"verdicts": out}
-    if '"statements"' in system:
-        return {"statements": sentences(section(user, "answer"))}
-    if '"questions"' in system:
-        m = re.search(r"Write (\d+)", system)
-        answer = section(user, "answer")
-        dodge = 1 if re.search(r"(?i)(don't know|do not know|cannot|not sure|no idea)", answer) else 0
-        words = " ".join(answer.split()[:12])
-        return {"questions": [{"question": "Question %d about: %s?" % (i + 1, words), "noncommittal": dodge}
-                              for i in range(int(m.group(1)) if m else 3)]}
-    if '"relevance"' in system:
-        score, found, total = relevance(question, section(user, "text") or section(user, "answer"))
-        return {"relevance": round(score, 4), "reason": "%d of %d question words" % (found, total)}
-    if '"verdict"' in system:
-        claim = section(user, "expected_answer") or section(user, "response") or section(user, "reference")
-        ok = overlap(content_words(claim), section(user, "passage") or section(user, "context")) >= 0.5
-        yes_no = '"YES"' in system or '"NO"' in system
-        return {"reason": "overlap with the passage", "verdict": ("YES" if ok else "NO") if yes_no else int(ok)}
-    if '"better"' in system:
-        ref = section(user, "reference") or question
-        fa, fb = f1(section(user, "answer_A"), ref), f1(section(user, "answer_B"), ref)
-        return {"reason": "overlap with the reference", "better": "A" if fa > fb else "B" if fb > fa else "tie"}
-    if '"steps"' in system:
-        return {"steps": ["Read the case.", "Compare the actual output with the criterion.",
-                          "Decide how far the criterion is met."]}
-    if '"score"' in system:
-        return score_answer(system, user)
-    m = re.search(r"exactly these keys: (\[.*?\])", user)
-    if m:
-        return {k: (1 if k in ("score", "verdict", "passing") else "mock") for k in json.loads(m.group(1))}
-    return None
+def checked_list(system, user):
+    ctx = section(user, "context") or section(user, "passage")
+    return {"verdicts": [checked(s, ctx) for s in json.loads(section(user, "statements") or "[]")]}
 
 
-def chat_answer(req, directive):
+def graded_list(system, user):
+    ctx = section(user, "context") or section(user, "passage")
+    out = []
+    for s in json.loads(section(user, "statements") or "[]"):
+        share = overlap(content_words(s), ctx)
+        out.append({"statement": s, "grade": 2 if share >= 0.5 else 1 if share >= 0.25 else 0,
+                    "reason": "%d%% of its words are in the context" % round(share * 100)})
+    return {"verdicts": out}
+
+
+def relevant_sentences(system, user):
+    question = section(user, "question")
+    out = []
+    for s in sentences(section(user, "passage") or section(user, "context")):
+        share = relevance(question, s)[0]
+        out.append({"statement": s, "verdict": 1 if share >= 1 / 3 else 0, "reason": "question overlap"})
+    return {"verdicts": out}
+
+
+def statements(system, user):
+    return {"statements": sentences(section(user, "answer"))}
+
+
+def questions(system, user):
+    m = re.search(r"(\d+)", system)  # how many: a parameter of the request
+    answer = section(user, "answer")
+    dodge = 1 if re.search(r"(?i)(don't know|do not know|cannot|not sure|no idea)", answer) else 0
+    words = " ".join(answer.split()[:12])
+    return {"questions": [{"question": "Question %d about: %s?" % (i + 1, words), "noncommittal": dodge}
+                          for i in range(int(m.group(1)) if m else 3)]}
+
+
+def relevance_answer(system, user):
+    question = section(user, "question")
+    score, found, total = relevance(question, section(user, "text") or section(user, "answer"))
+    return {"relevance": round(score, 4), "reason": "%d of %d question words" % (found, total)}
+
+
+def in_passage(user):
+    claim = section(user, "expected_answer") or section(user, "response") or section(user, "reference")
+    return overlap(content_words(claim), section(user, "passage") or section(user, "context")) >= 0.5
+
+
+def verdict_01(system, user):
+    return {"reason": "overlap with the passage", "verdict": int(in_passage(user))}
+
+
+def verdict_yes_no(system, user):
+    return {"reason": "overlap with the passage", "verdict": "YES" if in_passage(user) else "NO"}
+
+
+def better(system, user):
+    ref = section(user, "reference") or section(user, "question")
+    fa, fb = f1(section(user, "answer_A"), ref), f1(section(user, "answer_B"), ref)
+    return {"reason": "overlap with the reference", "better": "A" if fa > fb else "B" if fb > fa else "tie"}
+
+
+def steps(system, user):
+    return {"steps": ["Read the case.", "Compare the actual output with the criterion.",
+                      "Decide how far the criterion is met."]}
+
+
+def declared_keys(system, user):
+    m = re.search(r'(\["[^"]*"(?:,\s*"[^"]*")*\])', user)  # the declared output keys, a JSON list
+    keys = json.loads(m.group(1)) if m else []
+    return {k: (1 if k in ("score", "verdict", "passing") else "mock") for k in keys}
+
+
+# The answer of each judge operation, chosen by the X-Evalua-Operation header
+# the judge sends (never by the prompt's wording, which users edit).
+OPERATIONS = {
+    "statements": statements, "rag_statements": statements,
+    "verdicts": checked_list, "rag_verdicts": checked_list, "rag_recall": checked_list,
+    "rag_graded": graded_list,
+    "rag_context_relevance": relevant_sentences,
+    "relevance": relevance_answer, "rag_answer_relevance": relevance_answer,
+    "rag_questions": questions,
+    "rag_precision": verdict_01,
+    "rag_relevancy": verdict_yes_no, "rag_relevancy_refine": verdict_yes_no,
+    "rag_pairwise": better,
+    "geval_steps": steps,
+    "geval_score": lambda system, user: score_answer("geval_score", system, user),
+    "geval_strict": lambda system, user: score_answer("geval_strict", system, user),
+    "rag_correctness": lambda system, user: score_answer("rag_correctness", system, user),
+    "llm_evaluator": declared_keys,
+}
+
+
+def op_answer(op, system, user):
+    """A JSON answer in the shape operation op asks for, by token overlap;
+    None for a request without a known operation."""
+    fn = OPERATIONS.get(op or "")
+    return fn(system, user) if fn else None
+
+
+def chat_answer(req, directive, op):
     msgs = req.get("messages") or []
     system = " ".join(str(m.get("content", "")) for m in msgs if m.get("role") == "system")
     user = str(msgs[-1].get("content", "")) if msgs else ""
@@ -227,9 +288,9 @@ def chat_answer(req, directive):
         return "y" * int(directive["answer_bytes"])
     if "answer" in directive:
         return directive["answer"]
-    op = op_answer(system, user)
-    if op is not None:
-        return json.dumps(op, ensure_ascii=False)
+    out = op_answer(op, system, user)
+    if out is not None:
+        return json.dumps(out, ensure_ascii=False)
     text = "mock answer: " + " ".join(DIRECTIVE.sub("", user).split()[:8])
     if (req.get("response_format") or {}).get("type") == "json_object":
         return json.dumps({"answer": text})
@@ -254,8 +315,8 @@ def logprobs_for(text, top):
     return {"content": out}
 
 
-def chat_response(req, directive, cfg):
-    text = chat_answer(req, directive)
+def chat_response(req, directive, cfg, op):
+    text = chat_answer(req, directive, op)
     if cfg.get("wrap") and (req.get("response_format") or {}).get("type") == "json_object":
         text = ("Here is my assessment:\n```json\n%s\n```\nI hope this helps." if cfg["wrap"] == "fence"
                 else "Sure. My answer is %s as requested.") % text
@@ -308,7 +369,10 @@ def embedding(text, dim=8):
 def embed_response(req):
     inputs = req.get("input")
     inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-    data = [{"object": "embedding", "index": i, "embedding": embedding(s)} for i, s in enumerate(inputs)]
+    def dim(s):  # an input may ask for its own length: <<mock {"embed_dim": 4}>>
+        m = DIRECTIVE.search(s)
+        return int(json.loads(m.group(1)).get("embed_dim", 8)) if m else 8
+    data = [{"object": "embedding", "index": i, "embedding": embedding(s, dim(s))} for i, s in enumerate(inputs)]
     n = sum(count_tokens(s) for s in inputs)
     return {"object": "list", "data": data, "model": req.get("model") or "mock-embed",
             "usage": {"prompt_tokens": n, "total_tokens": n}}
@@ -475,7 +539,7 @@ class Server:
         if path.endswith("/embeddings"):
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):
-            answer = chat_response(req, directive, cfg)
+            answer = chat_response(req, directive, cfg, headers.get("x-evalua-operation"))
             if req.get("stream") and cfg.get("sse"):
                 return response(200, sse_body(answer), extra, "text/event-stream"), False, latency
             msg = answer["choices"][0]["message"]

@@ -149,24 +149,87 @@ local function unsupported_number(statement, context_set)
   end
 end
 
--- A statement is supported when its numbers all occur in the context and
--- at least `threshold` of its content words do.
+-- A capitalised word (a name, a month) past the statement's first word
+-- (or anywhere in a phrase without a lower-case word) that the context
+-- never mentions: a swapped name keeps most of a
+-- sentence's words, so overlap alone misses it too. Acronyms (URL, SDK)
+-- are left to the word overlap, and a name is found in the context whole
+-- ("Levi's" as levis), piece by piece ("Standard-tier" as standard, tier)
+-- or without a plural s. O.check_names = false turns the check off.
+O.check_names = true
+
+local function found(word, context_set)
+  local function all_in(list)
+    for _, t in ipairs(list) do
+      if not context_set[t] and not O.stopwords[t] then return false end
+    end
+    return true
+  end
+  if all_in(O.tokens(word)) or all_in(O.tokens((word:gsub("%p", " ")))) then return true end
+  local singular = word:match("^(.-)s%p*$")
+  return singular ~= nil and #singular > 1 and all_in(O.tokens(singular))
+end
+
+-- Whether text holds a Chinese, Japanese or Korean character (U+2E80 on).
+local function has_cjk(text)
+  for _, cp in utf8.codes(text) do
+    if cp >= 0x2E80 and class(cp) == 2 then return true end
+  end
+  return false
+end
+
+-- A context with CJK text may name in its own script what a statement
+-- without any names in Latin letters ("China" for 中国): then names are
+-- left to the word overlap.
+local function unsupported_name(statement, context_set, cjk_context)
+  if not O.check_names or cjk_context and not has_cjk(statement) then return nil end
+  -- a phrase without a lower-case word ("February 7, 2016") is all names
+  local first = statement:find("%f[%w]%l") ~= nil
+  for word in statement:gmatch("%S+") do
+    if not first and word:match("^%p*%u%l") and not found(word, context_set) then
+      return (word:gsub("^%p+", ""):gsub("%p+$", ""))
+    end
+    first = false
+  end
+end
+
+-- A statement is supported when its numbers and names all occur in the
+-- context and at least `threshold` of its content words do.
 function O.verdicts(statements, context, threshold)
   threshold = threshold or O.support_threshold
   local ctx = set_of(O.tokens(context))
+  local cjk = utf8.len(context) and has_cjk(context)
   local out = {}
   for i, s in ipairs(statements) do
     local share, found, total = O.support(s, ctx)
     local number = unsupported_number(s, ctx)
+    local name = not number and utf8.len(s) and unsupported_name(s, ctx, cjk)
     local reason
     if total == 0 then reason = "the statement has no words"
     elseif number then reason = ("the number %s is not in the context"):format(number)
+    elseif name then reason = ("the name %s is not in the context"):format(name)
     else
       reason = ("%d of %d words are in the context (%d%%; supported from %d%%)"):format(
         found, total, math.floor(share * 100 + 0.5), math.floor(threshold * 100 + 0.5))
     end
-    out[i] = { statement = s, verdict = total > 0 and not number and share >= threshold and 1 or 0,
+    out[i] = { statement = s, verdict = total > 0 and not number and not name and share >= threshold and 1 or 0,
                reason = reason }
+  end
+  return out
+end
+
+-- Graded verdicts: 2 (fully) when a statement is supported as above; 1
+-- (partly) when its words pass but a number or name does not, or when at
+-- least half the threshold of its words occur; else 0.
+function O.grades(statements, context, threshold)
+  threshold = threshold or O.support_threshold
+  local ctx = set_of(O.tokens(context))
+  local out = {}
+  for i, v in ipairs(O.verdicts(statements, context, threshold)) do
+    local share, _, total = O.support(v.statement, ctx)
+    local grade = v.verdict == 1 and 2 or (total > 0 and share >= threshold / 2 and 1) or 0
+    out[i] = { statement = v.statement, grade = grade,
+               reason = ("%s: %s"):format(({ [0] = "unsupported", "partly", "fully" })[grade], v.reason) }
   end
   return out
 end

@@ -27,6 +27,16 @@ function S.saw(s, model, fingerprint)
   end
 end
 
+-- Notes a warning about the run; true when it is new.
+function S.warn(s, msg)
+  s.warnings = s.warnings or {}
+  for _, w in ipairs(s.warnings) do
+    if w == msg then return false end
+  end
+  s.warnings[#s.warnings + 1] = msg
+  return true
+end
+
 function S.dry(s, prompt, completion, cost)
   local d = s.dry
   d.requests = d.requests + 1
@@ -45,6 +55,7 @@ function S.snapshot(s)
   -- tokens of answers without server usage are estimates (docs/judge.md)
   out.tokens_estimated = s.estimated_requests > 0
   out.system_fingerprints = table.move(s.fingerprints, 1, #s.fingerprints, 1, {})
+  out.warnings = s.warnings and table.move(s.warnings, 1, #s.warnings, 1, {}) or nil
   return out
 end
 

@@ -28,6 +28,18 @@ Reply with JSON only, one entry per statement:
   user = CONTEXTS .. "\n<statements>\n{{statements | json}}\n</statements>",
 }
 
+P.graded_verdicts = {
+  system = [[You are a fact checker who may only use the context you are given. For each statement in the list, in the same order, grade how far the context supports it:
+- grade 2: fully supported: every part of the statement can be concluded from the context;
+- grade 1: partly supported: some of it can be concluded, the rest is missing from the context or contradicted by it;
+- grade 0: unsupported: the context contradicts it, or says nothing that supports it.
+What you may know yourself does not count.
+
+Reply with JSON only, one entry per statement:
+{"verdicts": [{"statement": "the statement", "grade": 2, "reason": "one sentence"}]}]],
+  user = CONTEXTS .. "\n<statements>\n{{statements | json}}\n</statements>",
+}
+
 P.context_recall = {
   system = [[You compare a reference answer with passages a search system retrieved. For each sentence of the reference, in the same order, decide:
 - verdict 1: the passages contain the information the sentence states, so it could have been written from them;

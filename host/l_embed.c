@@ -1,0 +1,145 @@
+/* evalua._embed: the offline embedder (metrics/embed.c). Texts embedded in
+ * one call share the IDF learnt from all of them.
+ *   similarity(queries, candidates [, {char_weight =}]) -> {{cos...}...}
+ *     candidates[i] is a string or a list of strings for queries[i]
+ *   embed(texts [, {char_weight =, dimensions =}]) -> {{x...}...} (unit vectors) */
+#include <stdlib.h>
+
+#include <lauxlib.h>
+
+#include "evalua/embed.h"
+#include "l_lists.h"
+#include "modules.h"
+
+#define EMB_MT "evalua.embedder"
+
+struct emb { evembed *e; evtext_ws *ws; size_t *first; };
+
+static int emb_gc(lua_State *L) {
+  struct emb *u = luaL_checkudata(L, 1, EMB_MT);
+  evembed_free(u->e);
+  evtext_ws_free(u->ws);
+  free(u->first);
+  u->e = NULL, u->ws = NULL, u->first = NULL;
+  return 0;
+}
+
+/* An embedder in a userdata on the stack, freed by the collector, so an
+ * argument error cannot leak it. */
+static struct emb *new_emb(lua_State *L, int opts) {
+  evembed_opts o;
+  evembed_defaults(&o);
+  o.char_weight = lists_opt_number(L, opts, "char_weight", o.char_weight);
+  luaL_argcheck(L, o.char_weight >= 0 && o.char_weight <= 1, opts, "char_weight must be from 0 to 1");
+  struct emb *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->e = NULL, u->ws = NULL, u->first = NULL;
+  luaL_setmetatable(L, EMB_MT);
+  if (!(u->e = evembed_new(&o)) || !(u->ws = evtext_ws_new())) luaL_error(L, "not enough memory");
+  return u;
+}
+
+/* Adds the string at the top of the stack (label[i], or label[i][j]). */
+static void add(lua_State *L, struct emb *u, int arg, const char *label, lua_Integer i, lua_Integer j) {
+  if (lua_type(L, -1) != LUA_TSTRING) {
+    const char *got = lists_a_typename(L, -1);
+    if (j) luaL_argerror(L, arg, lua_pushfstring(L, "%s[%I][%I] is %s, expected a string", label, i, j, got));
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s[%I] is %s, expected a string", label, i, got));
+  }
+  evtext_str s;
+  s.s = lua_tolstring(L, -1, &s.len);
+  evtext_error err;
+  int rc = evembed_add(u->e, u->ws, s, &err);
+  if (rc == EVTEXT_EUTF8) {
+    const char *where = j ? lua_pushfstring(L, "%s[%I][%I]", label, i, j) : lua_pushfstring(L, "%s[%I]", label, i);
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s is not valid UTF-8 (byte %I)", where, (lua_Integer)err.byte + 1));
+  }
+  if (rc != EVTEXT_OK) luaL_error(L, "not enough memory");
+  lua_pop(L, 1);
+}
+
+static void fit(lua_State *L, struct emb *u) {
+  if (evembed_fit(u->e) != EVTEXT_OK) luaL_error(L, "not enough memory");
+}
+
+static int l_similarity(lua_State *L) {
+  static const char *const names[] = {"char_weight", NULL};
+  lua_settop(L, 3);
+  size_t m = lists_check_list(L, 1), mc = lists_check_list(L, 2);
+  if (mc != m) luaL_argerror(L, 2, lua_pushfstring(L, "#candidates is %I but #queries is %I", (lua_Integer)mc, (lua_Integer)m));
+  lists_check_options(L, 3, names);
+  struct emb *u = new_emb(L, 3);
+  if (!(u->first = malloc((m + 1) * sizeof *u->first))) luaL_error(L, "not enough memory");
+  for (size_t i = 1; i <= m; i++) {
+    lua_rawgeti(L, 1, (lua_Integer)i);
+    add(L, u, 1, "queries", (lua_Integer)i, 0);
+  }
+  u->first[0] = m;
+  for (size_t i = 1; i <= m; i++) {
+    lua_rawgeti(L, 2, (lua_Integer)i);
+    if (lua_istable(L, -1)) {
+      size_t k = (size_t)lua_rawlen(L, -1);
+      for (size_t j = 1; j <= k; j++) {
+        lua_rawgeti(L, -1, (lua_Integer)j);
+        add(L, u, 2, "candidates", (lua_Integer)i, (lua_Integer)j);
+      }
+      lua_pop(L, 1);
+    } else {
+      add(L, u, 2, "candidates", (lua_Integer)i, 0);
+    }
+    u->first[i] = evembed_count(u->e);
+  }
+  fit(L, u);
+  lua_createtable(L, (int)m, 0);
+  for (size_t i = 0; i < m; i++) {
+    size_t a = u->first[i], b = u->first[i + 1];
+    lua_createtable(L, (int)(b - a), 0);
+    for (size_t k = a; k < b; k++) {
+      lua_pushnumber(L, evembed_cosine(u->e, i, k));
+      lua_rawseti(L, -2, (lua_Integer)(k - a + 1));
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int l_embed(lua_State *L) {
+  static const char *const names[] = {"char_weight", "dimensions", NULL};
+  lua_settop(L, 2);
+  size_t n = lists_check_list(L, 1);
+  lists_check_options(L, 2, names);
+  lua_Integer dim = lists_opt_integer(L, 2, "dimensions", 512);
+  luaL_argcheck(L, dim >= 1 && dim <= 65536, 2, "dimensions must be from 1 to 65536");
+  struct emb *u = new_emb(L, 2);
+  for (size_t i = 1; i <= n; i++) {
+    lua_rawgeti(L, 1, (lua_Integer)i);
+    add(L, u, 1, "texts", (lua_Integer)i, 0);
+  }
+  fit(L, u);
+  double *v = lists_new_array(L, (size_t)dim);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    evembed_dense(u->e, i, v, (size_t)dim);
+    lua_createtable(L, (int)dim, 0);
+    for (lua_Integer d = 0; d < dim; d++) {
+      lua_pushnumber(L, v[d]);
+      lua_rawseti(L, -2, d + 1);
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static const luaL_Reg embed_funcs[] = {
+  {"similarity", l_similarity},
+  {"embed", l_embed},
+  {NULL, NULL},
+};
+
+int luaopen_evalua_embed(lua_State *L) {
+  luaL_newmetatable(L, EMB_MT);
+  lua_pushcfunction(L, emb_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  luaL_newlib(L, embed_funcs);
+  return 1;
+}

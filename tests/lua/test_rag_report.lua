@@ -54,6 +54,20 @@ function test_dry_run_sends_nothing()
   lu.assertEquals(mock:stats().requests, before)
 end
 
+-- Offline, the report's header says what the offline judge can and cannot
+-- estimate, and answer_relevance is unmeasured with the reason.
+function test_offline_header_names_what_it_cannot_estimate()
+  local dir = h.tmpdir()
+  local r = h.run(("%s run scripts/rag_report.lua --quiet --out %s/out --format json"):format(h.bin, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local lines = {}
+  for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  lu.assertEquals(lines[3], "judge: offline (deterministic heuristics, no network)")
+  lu.assertStrContains(lines[4], "offline judge: estimates faithfulness, ")
+  lu.assertStrContains(lines[4], "; cannot estimate answer_relevance (no model to write questions)")
+  h.sh("rm -rf " .. dir)
+end
+
 local status = lu.LuaUnit.run()
 mock:stop()
 h.sh("rm -rf " .. dir)

@@ -61,6 +61,7 @@ function M.meta_lines(res)
   local j = m.judge
   if j and j.model == "offline" then
     out[#out + 1] = "judge: offline (deterministic heuristics, no network)"
+    if j.coverage then out[#out + 1] = "offline judge: " .. j.coverage end
   elseif j then
     local fp = j.system_fingerprints and #j.system_fingerprints > 0
       and (" (" .. table.concat(j.system_fingerprints, ", ") .. ")") or ""

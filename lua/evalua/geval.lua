@@ -15,6 +15,7 @@
 local E = require "evalua.llm_evaluator"
 local options = require "evalua.options"
 local offline = require "evalua.judge.offline"
+local mean_sd = require("evalua.judge.vote").mean_sd
 local P = require "evalua.prompts.geval"
 
 local M = { prompts = P }
@@ -195,15 +196,6 @@ local function case_of(o, params, row)
     texts[p] = v
   end
   return case, texts
-end
-
-local function mean_sd(xs)
-  local m = 0
-  for _, x in ipairs(xs) do m = m + x / #xs end
-  if #xs < 2 then return m, 0 end
-  local ss = 0
-  for _, x in ipairs(xs) do ss = ss + (x - m) ^ 2 end
-  return m, math.sqrt(ss / (#xs - 1))
 end
 
 -- ---- the metric -------------------------------------------------------------------------

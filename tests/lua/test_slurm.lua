@@ -13,13 +13,6 @@ local function untimed(path)
   return (s:gsub("%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ", "TIME"))
 end
 
-local function capture(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
-
 TestSlurm = {}
 
 function TestSlurm:setUp()
@@ -39,7 +32,7 @@ end
 function TestSlurm:wait(job, seconds)
   local deadline = sys.monotonic() + seconds
   while sys.monotonic() < deadline do
-    local state = capture(("%s scontrol show job %s 2>&1"):format(self.env, job)):match("JobState=(%S+)")
+    local state = h.run(("%s scontrol show job %s"):format(self.env, job)).stdout:match("JobState=(%S+)")
     if state and state ~= "PENDING" and state ~= "RUNNING" and state ~= "CONFIGURING"
        and state ~= "COMPLETING" then
       return state

@@ -79,22 +79,32 @@ local function from_engine(d)
 end
 
 -- post(sender, body) -> result; the answer is stored once valid(body) holds.
+-- A valid cached answer for key, counted as a hit; nil otherwise.
+local function cache_hit(x, key, valid)
+  local hit = M.cached(x.dir, key)
+  if not (hit and valid(hit)) then return nil end
+  x.stats.cache_hits = x.stats.cache_hits + 1
+  return { ok = true, body = hit, latency_ms = 0, attempts = 0, cached = true }
+end
+
+-- Under a dry run, the refusal (what = what was not done), counted; nil otherwise.
+local function dry_run(x, what)
+  if not (x.dry_run or M.dry_run_all) then return nil end
+  x.stats.dry_run = x.stats.dry_run + 1
+  return { ok = false, error = "dry run: " .. what, dry_run = true }
+end
+
 function M.post(s, body, valid)
   local key = M.key("http", s.url, body)
-  local hit = M.cached(s.dir, key)
-  if hit and valid(hit) then
-    s.stats.cache_hits = s.stats.cache_hits + 1
-    return { ok = true, body = hit, latency_ms = 0, attempts = 0, cached = true }
-  end
+  local hit = cache_hit(s, key, valid)
+  if hit then return hit end
   local lead = s.inflight[key]
   if lead then
     local r = from_engine(sched.await(s.engine, lead))
     if r.ok then r.cached, r.shared = true, true; s.stats.cache_hits = s.stats.cache_hits + 1; return r end
   end
-  if s.dry_run or M.dry_run_all then
-    s.stats.dry_run = s.stats.dry_run + 1
-    return { ok = false, error = "dry run: request not sent", dry_run = true }
-  end
+  local refused = dry_run(s, "request not sent")
+  if refused then return refused end
   s.stats.requests = s.stats.requests + 1
   local id = s.engine:submit(s.path, body)
   s.inflight[key] = id
@@ -119,15 +129,8 @@ end
 -- run(runner, input) -> result: cmd with input on stdin, its stdout as body.
 function M.run(x, input, valid)
   local key = M.key("exec", x.cmd, input)
-  local hit = M.cached(x.dir, key)
-  if hit and valid(hit) then
-    x.stats.cache_hits = x.stats.cache_hits + 1
-    return { ok = true, body = hit, latency_ms = 0, attempts = 0, cached = true }
-  end
-  if x.dry_run or M.dry_run_all then
-    x.stats.dry_run = x.stats.dry_run + 1
-    return { ok = false, error = "dry run: command not run", dry_run = true }
-  end
+  local early = cache_hit(x, key, valid) or dry_run(x, "command not run")
+  if early then return early end
   x.stats.requests = x.stats.requests + 1
   local inp, err = os.tmpname(), os.tmpname()
   local f = assert(io.open(inp, "wb"))

@@ -583,7 +583,7 @@ static void push_judged(lua_State *L, const struct evr_trec_query *q) {
   lua_newtable(L);
   lua_Integer n = 0;
   for (size_t j = 0; j < q->n_judged; j++) {
-    lua_pushlstring(L, q->judged[j].doc, q->judged[j].len);
+    lua_pushlstring(L, q->judged[j].doc, evr_trec_doc_len(&q->judged[j]));
     lua_pushinteger(L, q->judged[j].grade);
     lua_setfield(L, -4, lua_tostring(L, -2));
     if (q->judged[j].grade >= 1) lua_rawseti(L, -2, ++n);

@@ -37,7 +37,8 @@ struct query {
 
 struct evr_trec {
   struct file qrels, run;
-  struct evr_idtab qids;
+  struct evr_idtab qids; /* emptied while a run is streamed (see drop_ids) */
+  int ids_dropped;
   struct query *queries;
   size_t n_queries, cap_queries;
   uint32_t *order; /* query indices in qid byte order */
@@ -271,6 +272,8 @@ static size_t field_len(const char *p) {
   return (size_t)(p - s);
 }
 
+size_t evr_trec_doc_len(const struct evr_trec_judgment *j) { return field_len(j->doc); }
+
 typedef int (*line_fn)(void *ctx, size_t no, const struct line *l, struct evr_error *err);
 
 /* Gives the lines of [p, stop), each ending with a newline, to fn; *no is
@@ -447,7 +450,28 @@ static const char *keep_id(struct evr_trec *t, const char *id, size_t len) {
   return dst;
 }
 
+/* Once the qrels are read, the hash table of their query ids is given
+ * back (64 MB a million queries) before they are indexed: a streamed run
+ * finds its queries by bisection (find_query), which needs no memory of
+ * its own, and intern fills the table again when a run is read whole. */
+static void drop_ids(struct evr_trec *t) {
+  evr_idtab_free(&t->qids);
+  evr_idtab_init(&t->qids);
+  t->ids_dropped = 1;
+}
+
+/* Fills the table of query ids again after drop_ids. */
+static int rebuild_ids(struct evr_trec *t) {
+  int found;
+  if (evr_idtab_reserve(&t->qids, t->n_queries)) return -1;
+  for (size_t q = 0; q < t->n_queries; q++)
+    if (!evr_idtab_put(&t->qids, t->queries[q].qid, t->queries[q].len, (uint32_t)q, &found)) return -1;
+  t->ids_dropped = 0;
+  return 0;
+}
+
 static long intern(struct evr_trec *t, const char *qid, size_t len) {
+  if (t->ids_dropped && rebuild_ids(t)) return -1;
   uint32_t *v = evr_idtab_get(&t->qids, qid, len);
   if (v) return *v;
   int found;
@@ -515,7 +539,7 @@ static int qrels_line(void *ctx, size_t no, const struct line *l, struct evr_err
     return bad_line(err, rd->f, no, "relevance is not an integer:", l->f[3], l->len[3]);
   long q = query_of(rd, l->f[0], l->len[0]);
   if (q < 0 || t->n_judged == t->cap_judged) return oom(err, rd->f);
-  t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[2], (uint32_t)l->len[2], grade, (uint32_t)q, 0};
+  t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[2], grade, (uint32_t)q};
   hand_back(rd->f, &rd->dropped, l->f[0]);
   return 0;
 }
@@ -687,6 +711,7 @@ static int read_qrels(struct evr_trec *t, struct evr_error *err) {
   if (each_line(&t->qrels, 4, &rd, qrels_line, err)) return -1;
   hand_back_all(&t->qrels); /* read again query by query, as they are evaluated */
   if (t->qrels.mapped) madvise(t->qrels.data, t->qrels.size, MADV_NORMAL);
+  drop_ids(t);
   return index_queries(t, 0) ? oom(err, &t->qrels) : 0;
 }
 
@@ -895,9 +920,10 @@ int evr_trec_rank_results(const struct evr_trec *t, size_t i, const struct evr_t
   evr_ranker_reset(r);
   for (size_t j = 0; j < q.n_judged; j++) {
     const struct evr_trec_judgment *d = &q.judged[j];
-    int dup = evr_ranker_judge(r, d->doc, d->len, (double)d->grade);
+    size_t len = field_len(d->doc);
+    int dup = evr_ranker_judge(r, d->doc, len, (double)d->grade);
     if (dup < 0) return evr_error_set(err, "out of memory"), -1;
-    if (dup) return twice(err, &t->qrels, &q, d->doc, d->len, "is judged twice");
+    if (dup) return twice(err, &t->qrels, &q, d->doc, len, "is judged twice");
   }
   for (size_t j = 0; j < q.n_results; j++)
     if (evr_ranker_add(r, q.results[j].doc, q.results[j].len, q.results[j].score))
@@ -945,20 +971,36 @@ static int stream_flush(struct reader *rd) {
   return r;
 }
 
+/* The index of query qid, found in the qid order by bisection; -1 when
+ * the qrels lack it. */
+static long find_query(const struct evr_trec *t, const char *qid, size_t len) {
+  struct qkey key = {qid, (uint32_t)len, 0};
+  size_t lo = 0, hi = t->n_queries;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const struct query *e = &t->queries[t->order[mid]];
+    int c = by_qid(&key, &(struct qkey){e->qid, e->len, 0});
+    if (c == 0) return (long)t->order[mid];
+    if (c < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return -1;
+}
+
 /* A line of a new query: the previous query is complete. A query met a
  * second time means the run is not grouped. */
 static long stream_next(struct reader *rd, const char *qid, size_t len) {
   struct stream *s = rd->st;
   struct stream_shared *sh = s->sh;
   if (s->failed || s->ungrouped || stream_flush(rd)) return -1;
-  uint32_t *v = evr_idtab_get(&sh->t->qids, qid, len);
-  s->q = v ? (long)*v : (long)sh->t->n_queries;
-  if (v && sh->claimed && atomic_exchange_explicit(&sh->claimed[*v], 1, memory_order_relaxed)) {
+  long q = find_query(sh->t, qid, len);
+  s->q = q >= 0 ? q : (long)sh->t->n_queries;
+  if (q >= 0 && sh->claimed && atomic_exchange_explicit(&sh->claimed[q], 1, memory_order_relaxed)) {
     s->ungrouped = 1;
     return -1;
   }
   /* the qrels' pages too, less often: each query touches a few of them again */
-  if (hand_back(&sh->t->run, &s->dropped, qid) && ++s->steps % 16 == 0) hand_back_all(&sh->t->qrels);
+  if (hand_back(&sh->t->run, &s->dropped, qid) && ++s->steps % 4 == 0) hand_back_all(&sh->t->qrels);
   return s->q;
 }
 

@@ -15,12 +15,13 @@
 
 struct evr_trec;
 
+/* 16 bytes, as qrels run to tens of millions of lines: the docno's length
+ * is not kept, as a field of the qrels line it ends at a space or tab
+ * (evr_trec_doc_len). */
 struct evr_trec_judgment {
   const char *doc;
-  uint32_t len;
   int32_t grade;
-  uint32_t q;    /* query index (insertion order) */
-  uint32_t pad;
+  uint32_t q; /* query index (insertion order) */
 };
 
 struct evr_trec_result {
@@ -39,6 +40,9 @@ struct evr_trec_query {
   size_t n_results;
   int in_qrels, in_run;
 };
+
+/* The length of a judged docno. */
+size_t evr_trec_doc_len(const struct evr_trec_judgment *j);
 
 struct evr_trec *evr_trec_new(void);
 void evr_trec_free(struct evr_trec *t);

@@ -58,8 +58,7 @@ function Provider:__tostring() return ("provider %s (%s)"):format(self.name, sel
 -- Every provider opened after ev.provider.dry_run(true) (and those open
 -- now) counts what it would send and sends nothing.
 function M.dry_run(on)
-  sender.dry_run_all = on ~= false
-  require("evalua.judge").dry_run(on)
+  require("evalua.judge").dry_run(on) -- the switch is the run's (evalua.run), shared with the judges
 end
 
 -- ---- offline --------------------------------------------------------------------

@@ -6,17 +6,12 @@
 local C = require "evalua._judge"
 local sched = require "evalua.judge.sched"
 local sys = require "evalua._sys"
+local run = require "evalua.run"
 
 local M = {}
 
 local VERSION = "evalua-provider-1"
 
-local function truthy(v)
-  return v ~= nil and v ~= "" and v ~= "0" and v:lower() ~= "false" and v:lower() ~= "no"
-end
-
--- A run-wide dry run (ev.provider.dry_run(true) or $EVALUA_DRY_RUN).
-M.dry_run_all = truthy(C.env().dry_run)
 
 function M.new_stats()
   return { requests = 0, cache_hits = 0, failures = 0, dry_run = 0, latency_ms = 0 }
@@ -89,7 +84,7 @@ end
 
 -- Under a dry run, the refusal (what = what was not done), counted; nil otherwise.
 local function dry_run(x, what)
-  if not (x.dry_run or M.dry_run_all) then return nil end
+  if not (x.dry_run or run.current():dry()) then return nil end -- ev.provider.dry_run, $EVALUA_DRY_RUN
   x.stats.dry_run = x.stats.dry_run + 1
   return { ok = false, error = "dry run: " .. what, dry_run = true }
 end

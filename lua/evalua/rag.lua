@@ -446,10 +446,20 @@ define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 f
     return m
   end, { "a", "b", "reference" })
 
-for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
-                        "context_recall", "context_relevance", "relevancy", "correctness", "sas" } do
-  registry.register(M[name])
+local JUDGED = { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
+                 "context_recall", "context_relevance", "relevancy", "correctness", "sas" }
+
+-- Registers the judged metrics' names in the current run, beside (never
+-- over) a metric of the same name the script registered.
+function M.register_all()
+  local have = {}
+  for _, m in ipairs(registry.registered()) do have[m.name] = true end
+  for _, name in ipairs(JUDGED) do
+    if not have[name] then registry.register(M[name]) end
+  end
 end
+
+M.register_all()
 
 return M
 

@@ -9,10 +9,11 @@
 -- Built-in names resolve to retrieval measures (ev.metrics), answer metrics
 -- (ev.text) or judged metrics registered by other modules; ev.register adds
 -- a user's own, after which it is indistinguishable from a built-in one.
-local M = {}
+-- The names live in the current run (evalua.run), so a fresh run starts
+-- with the built-in metrics only.
+local run = require "evalua.run"
 
-local registered = {}
-local order = {}
+local M = {}
 
 local function check_metric(m, level)
   if type(m) ~= "table" then error("a metric is a table {name=, fn=|batch=}", level) end
@@ -35,14 +36,15 @@ function M.register(name, fn, opts)
     m.name, m.fn = name, fn
   end
   check_metric(m, 3)
-  if not registered[m.name] then order[#order + 1] = m.name end
-  registered[m.name] = m
+  local r = run.current()
+  if not r.metrics[m.name] then r.metric_order[#r.metric_order + 1] = m.name end
+  r.metrics[m.name] = m
   return m
 end
 
 function M.registered()
-  local out = {}
-  for i, name in ipairs(order) do out[i] = registered[name] end
+  local r, out = run.current(), {}
+  for i, name in ipairs(r.metric_order) do out[i] = r.metrics[name] end
   return out
 end
 
@@ -87,7 +89,8 @@ end
 function M.resolve(spec)
   if type(spec) == "table" then return check_metric(spec, 3) end
   if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
-  if not registered[spec] then require "evalua.rag" end -- registers the judged metrics' names; a load error is raised
+  local registered = run.current().metrics
+  if not registered[spec] then require("evalua.rag").register_all() end -- the judged metrics' names; a load error is raised
   if registered[spec] then return registered[spec] end
   if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
   if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end

@@ -10,6 +10,7 @@ local sched = require "evalua.judge.sched"
 local ops = require "evalua.judge.ops"
 local base = require "evalua.judge.base"
 local stats_mod = require "evalua.judge.stats"
+local run = require "evalua.run"
 
 local H = {
   -- USD per million tokens by model name: {prompt = x, completion = y}.
@@ -21,7 +22,6 @@ Judge.__index = Judge
 Judge.__name = "evalua.Judge"
 
 local private = setmetatable({}, { __mode = "k" }) -- judge -> its state
-local global_dry_run = false
 
 local OPTIONS = {
   kind = true, base_url = true, model = true, embed_model = true, concurrency = true,
@@ -33,9 +33,6 @@ local OPTIONS = {
 }
 local CACHE_MODES = { rw = true, ro = true, off = true, refresh = true }
 
-local function truthy_env(v)
-  return v ~= nil and v ~= "" and v ~= "0" and v:lower() ~= "false" and v:lower() ~= "no"
-end
 
 -- The URL without user:password@, for keys, messages and stats.
 local function public_url(url)
@@ -126,7 +123,7 @@ function H.open(cfg)
     engine = engine, dir = dir, read = mode == "rw" or mode == "ro",
     inflight = mode ~= "off" and {} or nil, -- cache key -> engine id of a request being sent
     write = mode == "rw" or mode == "refresh", price = price, budget = cfg.budget or {},
-    dry_run = cfg.dry_run or truthy_env(env.dry_run) or global_dry_run,
+    dry_run = cfg.dry_run or run.current():dry(),
     max_retries = cfg.max_retries or 5, repair = cfg.json_repair ~= false,
     stats = stats_mod.new(model), spent = { tokens = 0, cost = 0 },
     reserved = { tokens = 0, cost = 0 }, dry_keys = {},
@@ -615,10 +612,12 @@ function Judge:__tostring()
   return ("judge %s (http at %s)"):format(self.model, self.base_url)
 end
 
--- Every HTTP judge opened from now on (and those open now) only counts
--- what it would send.
+-- Every HTTP judge opened from now on in this run (and those open now)
+-- only counts what it would send.
 function H.dry_run(on)
-  global_dry_run = on
+  local r = run.current()
+  r.dry_run = on
+  on = r:dry() -- $EVALUA_DRY_RUN stays on
   for _, st in pairs(private) do st.dry_run = on end
 end
 

@@ -6,9 +6,10 @@
 --   parse(answer, prepared) turns the decoded JSON answer into value, reason,
 --     or nil and a message when the answer has the wrong shape;
 --   offline(prepared, judge_options) computes value, reason without a model.
--- Prompts are plain strings a later module may replace; register() adds ops.
+-- Prompts are plain strings a later module may replace; register() adds a run's own.
 local json = require "evalua.judge.json"
 local offline = require "evalua.judge.offline"
+local run = require "evalua.run"
 
 local R = { registry = {} }
 
@@ -124,15 +125,20 @@ R.registry.relevance = {
 
 -- The operation named name, or an error naming the known ones.
 function R.get(name)
-  local op = R.registry[name]
+  local own = run.current().ops
+  local op = own[name] or R.registry[name]
   if op then return op end
   local known = {}
   for k in pairs(R.registry) do known[#known + 1] = k end
+  for k in pairs(own) do
+    if not R.registry[k] then known[#known + 1] = k end
+  end
   table.sort(known)
   error(("judge:ask: unknown operation '%s' (known: %s)"):format(tostring(name), table.concat(known, ", ")), 3)
 end
 
--- Adds (or replaces) an operation after checking its shape.
+-- Adds (or replaces, for this run) an operation after checking its shape;
+-- it lives in the current run (evalua.run), beside the built-in ones.
 function R.register(name, op)
   if type(name) ~= "string" or not name:match("^[%w_]+$") then
     error("ev.judge.register_op: name must be a word", 2)
@@ -146,7 +152,7 @@ function R.register(name, op)
       error("ev.judge.register_op: op." .. f .. " must be a function", 2)
     end
   end
-  R.registry[name] = op
+  run.current().ops[name] = op
 end
 
 -- The chat messages for op with the prepared strings substituted. Values

@@ -3,20 +3,20 @@
 -- the coroutine yields and the map loop resumes it when the answer is in;
 -- anywhere else the call drives the engine itself until its answer arrives.
 -- Finished requests are filed by engine and id, so whoever polls an engine
--- delivers answers for everyone waiting on it.
+-- delivers answers for everyone waiting on it. The files are the current
+-- run's (evalua.run).
+local run = require "evalua.run"
+
 local S = {}
 
 S.WAIT = setmetatable({}, { __name = "evalua.judge.WAIT" })
 
-local workers = setmetatable({}, { __mode = "k" }) -- coroutine -> true
-local ready = setmetatable({}, { __mode = "k" })   -- engine -> {id -> result}
-local want = setmetatable({}, { __mode = "k" })    -- engine -> {id -> waiters}
-
-function S.add_worker(co) workers[co] = true end
+function S.add_worker(co) run.current().workers[co] = true end
 
 -- Polls eng for up to timeout_ms; files what finished; returns how many.
 function S.drive(eng, timeout_ms)
   local done = eng:poll(timeout_ms)
+  local ready = run.current().ready
   local box = ready[eng]
   if not box then
     box = {}
@@ -33,10 +33,11 @@ end
 -- wait for one request (identical requests share it); the result leaves the
 -- file when the last of them has it.
 function S.take(eng, id)
-  local box = ready[eng]
+  local cur = run.current()
+  local box = cur.ready[eng]
   local r = box and box[id]
   if r then
-    local w = want[eng]
+    local w = cur.want[eng]
     local n = (w and w[id] or 1) - 1
     if n > 0 then w[id] = n else
       box[id] = nil
@@ -49,16 +50,17 @@ end
 -- Waits for request id on eng and returns its engine result (a table the
 -- waiters share: read it, do not change it).
 function S.await(eng, id)
-  local w = want[eng]
+  local cur = run.current()
+  local w = cur.want[eng]
   if not w then
     w = {}
-    want[eng] = w
+    cur.want[eng] = w
   end
   w[id] = (w[id] or 0) + 1
   local co = coroutine.running()
   -- A worker yields to ev.map, unless a C function (a table.sort comparator,
   -- a gsub callback) sits between it and the map: then it blocks instead.
-  if workers[co] and coroutine.isyieldable() then
+  if cur.workers[co] and coroutine.isyieldable() then
     return coroutine.yield(S.WAIT, eng, id)
   end
   while true do

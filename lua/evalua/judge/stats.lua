@@ -1,7 +1,7 @@
 -- The judges' accounts: per judge and summed over the run.
-local S = {}
+local run = require "evalua.run"
 
-local all = {} -- every judge's accounts, in the order judges were opened
+local S = {}
 
 local COUNTS = { "requests", "attempts", "cache_hits", "failures", "budget_refused", "invalid",
                  "asks", "prompt_tokens", "completion_tokens", "cache_errors", "estimated_requests" }
@@ -13,7 +13,11 @@ function S.new(model)
   return s
 end
 
-function S.register(_, s) all[#all + 1] = s end
+-- Files s with the current run's accounts (evalua.run).
+function S.register(_, s)
+  local judges = run.current().judges
+  judges[#judges + 1] = s
+end
 
 -- Notes the model and system_fingerprint a server reported.
 function S.saw(s, model, fingerprint)
@@ -76,7 +80,7 @@ end
 function S.run_totals()
   local t = { judges = {}, retries = 0, total_tokens = 0 }
   for _, k in ipairs(COUNTS) do t[k] = 0 end
-  for i, s in ipairs(all) do
+  for i, s in ipairs(run.current().judges) do
     local snap = S.snapshot(s)
     t.judges[i] = snap
     for _, k in ipairs(COUNTS) do t[k] = t[k] + snap[k] end

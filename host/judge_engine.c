@@ -273,6 +273,8 @@ void judge_engine_free(struct judge_engine *e) {
 /* ---- submitting ---------------------------------------------------------- */
 
 static double backoff(struct judge_engine *e, int attempt);
+static void start_eligible(struct judge_engine *e);
+static void fire_timer(struct judge_engine *e);
 
 /* The engine's headers plus one naming the operation (proxies and logs can
  * tell requests apart; the test server answers by it); 0 when out of memory. */
@@ -317,6 +319,10 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
     list_insert_sorted(&e->delayed, r);
   } else {
     list_push(&e->queued, r);
+    /* on the wire now, not at the next poll: a caller that reads answers
+     * between submissions would otherwise hold every new request back */
+    start_eligible(e);
+    fire_timer(e);
   }
   return r->id;
 }

@@ -114,13 +114,16 @@ return function(items, fn, opts)
     for _, eng in ipairs(list) do sched.drive(eng, 0) end
   end
 
+  -- Starts the next item; it joins the active workers when it waits.
+  local function spawn()
+    local w = { i = next_i, co = coroutine.create(body) }
+    next_i = next_i + 1
+    sched.add_worker(w.co)
+    if step(w, items[w.i], w.i) then active[#active + 1] = w end
+  end
+
   while true do
-    while #active < concurrency and next_i <= n do
-      local w = { i = next_i, co = coroutine.create(body) }
-      next_i = next_i + 1
-      sched.add_worker(w.co)
-      if step(w, items[w.i], w.i) then active[#active + 1] = w end
-    end
+    while #active < concurrency and next_i <= n do spawn() end
     if #active == 0 then break end
     local progressed = false
     for k = #active, 1, -1 do
@@ -131,6 +134,9 @@ return function(items, fn, opts)
         if not step(w, r) then
           active[k] = active[#active]
           active[#active] = nil
+          -- the freed place is taken at once, so that its request leaves
+          -- before the next answer is read, not after all of them
+          if next_i <= n then spawn() end
         end
       end
     end

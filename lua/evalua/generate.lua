@@ -127,11 +127,13 @@ local function output_json(row, cell, out)
   return r
 end
 
--- Appends one output; a provider field the columns refuse (a malformed
--- retrieved list, say) turns into the row's output_error.
-local function append(tbl, r, line)
-  local ok, err = tbl:append(json.encode(r), line)
+-- Appends one output, given as its JSON text when it was encoded already;
+-- a provider field the columns refuse (a malformed retrieved list, say)
+-- turns into the row's output_error.
+local function append(tbl, row, cell, out, text, line)
+  local ok, err = tbl:append(text or json.encode(output_json(row, cell, out)), line)
   if ok then return end
+  local r = output_json(row, cell, out)
   r.contexts, r.retrieved, r.answer = nil, nil, nil
   r.output_error = "the provider's output was refused: " .. tostring(err)
   assert(tbl:append(json.encode(r), line))
@@ -187,15 +189,20 @@ return function(ds, spec)
     for _, cell in ipairs(cells) do tasks[#tasks + 1] = { cell = cell, i = i } end
   end
   local mine = shard_rows(ds)
+  -- Each output is encoded by its worker, while other requests are in
+  -- flight, rather than all of them after the last answer.
   local outs, run = require("evalua.map")(tasks, function(task)
-    if mine and not mine[task.i] then return { ok = false, error = "another shard's row: not generated here" } end
-    return task.cell.p:call(texts[task.cell.pi][task.i], ds.rows[task.i])
+    local row, out = ds.rows[task.i], nil
+    if mine and not mine[task.i] then out = { ok = false, error = "another shard's row: not generated here" }
+    else out = task.cell.p:call(texts[task.cell.pi][task.i], row) end
+    return { out = out, text = json.encode(output_json(row, task.cell, out)) }
   end, { concurrency = spec.concurrency or 16, progress = spec.progress, quiet = spec.quiet, label = "generating" })
   local tbl = T.new { rag = true, fields = { { name = "qid", type = "any" } } }
   for c, cell in ipairs(cells) do
     for i = 1, ds.n do
-      local row = ds.rows[i]
-      append(tbl, output_json(row, cell, outs[(i - 1) * #cells + c]), row._line or i)
+      local row, v = ds.rows[i], outs[(i - 1) * #cells + c]
+      if v.text then append(tbl, row, cell, v.out, v.text, row._line or i)
+      else append(tbl, row, cell, v, nil, row._line or i) end -- an item that raised: ev.map's failure
     end
   end
   local summary = {}

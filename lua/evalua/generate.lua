@@ -188,6 +188,14 @@ return function(ds, spec)
   for i = 1, ds.n do
     for _, cell in ipairs(cells) do tasks[#tasks + 1] = { cell = cell, i = i } end
   end
+  -- By default twice the requests the providers may have in flight, so
+  -- that each has the next ones waiting when a place frees, however the
+  -- cells in progress happen to fall between them.
+  local workers = spec.concurrency
+  if workers == nil then
+    workers = 0
+    for _, v in ipairs(providers) do workers = workers + 2 * v.p.concurrency end
+  end
   local mine = shard_rows(ds)
   -- Each output is encoded by its worker, while other requests are in
   -- flight, rather than all of them after the last answer.
@@ -196,7 +204,7 @@ return function(ds, spec)
     if mine and not mine[task.i] then out = { ok = false, error = "another shard's row: not generated here" }
     else out = task.cell.p:call(texts[task.cell.pi][task.i], row) end
     return { out = out, text = json.encode(output_json(row, task.cell, out)) }
-  end, { concurrency = spec.concurrency or 16, progress = spec.progress, quiet = spec.quiet, label = "generating" })
+  end, { concurrency = workers, progress = spec.progress, quiet = spec.quiet, label = "generating" })
   local tbl = T.new { rag = true, fields = { { name = "qid", type = "any" } } }
   for c, cell in ipairs(cells) do
     for i = 1, ds.n do

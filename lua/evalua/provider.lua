@@ -23,8 +23,10 @@ local Provider = {}
 Provider.__index = Provider
 Provider.__name = "evalua.Provider"
 
+-- concurrency: how many requests the provider has in flight at most (1 for
+-- those that answer one at a time); ev.generate sizes its workers by it.
 local function new(kind, name, call, extra)
-  local p = setmetatable({ kind = kind, name = name, impl = call }, Provider)
+  local p = setmetatable({ kind = kind, name = name, impl = call, concurrency = 1 }, Provider)
   for k, v in pairs(extra or {}) do p[k] = v end
   return p
 end
@@ -124,7 +126,7 @@ function M.openai(o)
     return { ok = true, answer = r.text, latency_ms = r.latency_ms, cached = r.cached,
              prompt_tokens = u and u.prompt_tokens, completion_tokens = u and u.completion_tokens,
              cost = r.cached and 0 or cost_of(price, u) }
-  end, { judge = judge, model = judge.model })
+  end, { judge = judge, model = judge.model, concurrency = o.concurrency or 16 })
 end
 
 -- ---- http -----------------------------------------------------------------------
@@ -205,7 +207,7 @@ function M.http(o)
     local ok, body = pcall(make_body, prompt, row)
     if not ok then return { ok = false, error = tostring(body) } end
     return answer_of(sender.post(s, body, valid), parse)
-  end, { counts = s.stats, url = s.url })
+  end, { counts = s.stats, url = s.url, concurrency = o.concurrency or 16 })
 end
 
 -- ---- exec -----------------------------------------------------------------------

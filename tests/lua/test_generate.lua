@@ -78,6 +78,26 @@ function TestGenerate:test_failures_become_output_errors_not_stale_answers()
   h.sh("rm -rf " .. dir)
 end
 
+function TestGenerate:test_every_provider_keeps_its_places_busy_by_default()
+  -- 40 rows x 2 providers of 12 places each, 150 ms a request: the default
+  -- workers (twice 24) keep both full; 16 workers could not
+  local rows = {}
+  for i = 1, 40 do rows[i] = { qid = "q" .. i, query = "question " .. i } end
+  mock:latency(150)
+  local function p(model)
+    return ev.provider.openai { base_url = mock.url, model = model, api_key_env = false, cache = false,
+                                concurrency = 12 }
+  end
+  local out = ev.generate(rows, { prompts = { only = "{{query}}" }, providers = { p("m1"), p("m2") }, quiet = true })
+  lu.assertEquals(out.n, 80)
+  lu.assertEquals(mock:stats().peak_in_flight, 24)
+  mock:reset()
+  ev.generate(rows, { prompts = { again = "again {{query}}" }, providers = { p("m1"), p("m2") }, concurrency = 16,
+                      quiet = true })
+  lu.assertEquals(mock:stats().peak_in_flight, 16)
+  mock:latency(0)
+end
+
 function TestGenerate:test_errors_name_file_line_and_field()
   local dir = h.tmpdir()
   local ds = data(dir)

@@ -44,6 +44,23 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"set_map", EVR_SET_MAP, EVR_TP_NONE, NULL, 1},
   {"set_F", EVR_SET_F, EVR_TP_NUMBERS, "1", 1},
   {"num_nonrel_judged_ret", EVR_NUM_NONREL_JUDGED_RET, EVR_TP_NONE, NULL, 1},
+  {"prefs_num_prefs_poss", EVR_PREFS_NUM_PREFS_POSS, EVR_TP_NONE, NULL, 1},
+  {"prefs_num_prefs_ful", EVR_PREFS_NUM_PREFS_FUL, EVR_TP_NONE, NULL, 1},
+  {"prefs_num_prefs_ful_ret", EVR_PREFS_NUM_PREFS_FUL_RET, EVR_TP_NONE, NULL, 1},
+  {"prefs_simp", EVR_PREFS_SIMP, EVR_TP_NONE, NULL, 1},
+  {"prefs_pair", EVR_PREFS_PAIR, EVR_TP_NONE, NULL, 1},
+  {"prefs_avgjg", EVR_PREFS_AVGJG, EVR_TP_NONE, NULL, 1},
+  {"prefs_avgjg_Rnonrel", EVR_PREFS_AVGJG_RNONREL, EVR_TP_NONE, NULL, 1},
+  {"prefs_simp_ret", EVR_PREFS_SIMP_RET, EVR_TP_NONE, NULL, 1},
+  {"prefs_pair_ret", EVR_PREFS_PAIR_RET, EVR_TP_NONE, NULL, 1},
+  {"prefs_avgjg_ret", EVR_PREFS_AVGJG_RET, EVR_TP_NONE, NULL, 1},
+  {"prefs_avgjg_Rnonrel_ret", EVR_PREFS_AVGJG_RNONREL_RET, EVR_TP_NONE, NULL, 1},
+  {"prefs_simp_imp", EVR_PREFS_SIMP_IMP, EVR_TP_NONE, NULL, 1},
+  {"prefs_pair_imp", EVR_PREFS_PAIR_IMP, EVR_TP_NONE, NULL, 1},
+  {"prefs_avgjg_imp", EVR_PREFS_AVGJG_IMP, EVR_TP_NONE, NULL, 1},
+  {"map_avgjg", EVR_MAP_AVGJG, EVR_TP_NONE, NULL, 1},
+  {"P_avgjg", EVR_P_AVGJG, EVR_TP_CUTOFFS, CUTS, 1},
+  {"Rprec_mult_avgjg", EVR_RPREC_MULT_AVGJG, EVR_TP_LEVELS, "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", 1},
   {"rbp", EVR_RBP, EVR_TP_GAINS, NULL, 1},
   {"rbp_resid", EVR_RBP_RESID, EVR_TP_GAINS, NULL, 1},
   {"unj", EVR_UNJ, EVR_TP_CUTOFFS, "5,10,20", 1},
@@ -63,6 +80,13 @@ void evr_measures_free(struct evr_measures *m) {
   free(m->owned);
   free(m->cols);
   evr_measures_init(m);
+}
+
+enum evr_trec_judgments evr_trec_judgments_of(const struct evr_trec_measure *tm) {
+  if (tm->kind == EVR_TREC_RUNID || tm->kind == EVR_TREC_NUM_Q) return EVR_TJ_ANY;
+  if (tm->kind >= EVR_PREFS_NUM_PREFS_POSS && tm->kind <= EVR_PREFS_AVGJG_IMP) return EVR_TJ_PREFS;
+  if (tm->kind >= EVR_MAP_AVGJG && tm->kind <= EVR_RPREC_MULT_AVGJG) return EVR_TJ_GROUPS;
+  return EVR_TJ_QRELS;
 }
 
 const struct evr_trec_measure *evr_trec_find(const char *name, size_t len) {
@@ -86,7 +110,8 @@ static struct evr_column *push(struct evr_measures *m, int kind, struct evr_erro
   memset(c, 0, sizeof *c);
   c->kind = (enum evr_kind)kind;
   c->integer = kind == EVR_NUM_RET || kind == EVR_NUM_REL || kind == EVR_NUM_REL_RET ||
-               kind == EVR_NUM_NONREL_JUDGED_RET;
+               kind == EVR_NUM_NONREL_JUDGED_RET || kind == EVR_PREFS_NUM_PREFS_POSS ||
+               kind == EVR_PREFS_NUM_PREFS_FUL || kind == EVR_PREFS_NUM_PREFS_FUL_RET;
   c->agg = c->integer ? EVR_AGG_SUM : kind == EVR_GM_MAP || kind == EVR_GM_BPREF ? EVR_AGG_GEO : EVR_AGG_MEAN;
   return c;
 }
@@ -329,13 +354,26 @@ static int add_alias(struct evr_measures *m, const char *spec, struct evr_error 
   return 1;
 }
 
+/* A measure computed from qrels; the others need evalua trec's other
+ * relevance formats. */
+static int add_from_qrels(struct evr_measures *m, const struct evr_trec_measure *tm, const char *params,
+                          struct evr_error *err) {
+  enum evr_trec_judgments j = evr_trec_judgments_of(tm);
+  if (j == EVR_TJ_PREFS)
+    return evr_error_set(err, "%s is computed from preferences, not qrels (evalua trec -R prefs)", tm->name), -1;
+  if (j == EVR_TJ_GROUPS)
+    return evr_error_set(err, "%s is computed from judgment groups, not qrels (evalua trec -R qrels_jg)", tm->name),
+           -1;
+  return evr_measures_add_trec(m, tm, params, err);
+}
+
 /* "P_5", "iprec_at_recall_0.10": trec_eval's printed names. */
 static int add_printed(struct evr_measures *m, const char *spec, struct evr_error *err) {
   const char *us = strrchr(spec, '_');
   if (!us) return 1;
   const struct evr_trec_measure *tm = evr_trec_find(spec, (size_t)(us - spec));
   if (!tm || (tm->params != EVR_TP_CUTOFFS && tm->params != EVR_TP_LEVELS) || !us[1]) return 1;
-  return evr_measures_add_trec(m, tm, us + 1, err);
+  return add_from_qrels(m, tm, us + 1, err);
 }
 
 static int add_any(struct evr_measures *m, const char *spec, struct evr_error *err) {
@@ -343,7 +381,7 @@ static int add_any(struct evr_measures *m, const char *spec, struct evr_error *e
   if (r <= 0) return r;
   const char *dot = strchr(spec, '.');
   const struct evr_trec_measure *tm = evr_trec_find(spec, dot ? (size_t)(dot - spec) : strlen(spec));
-  if (tm) return evr_measures_add_trec(m, tm, dot ? dot + 1 : NULL, err);
+  if (tm) return add_from_qrels(m, tm, dot ? dot + 1 : NULL, err);
   r = add_printed(m, spec, err);
   if (r <= 0) return r;
   return evr_error_set(err, "unknown measure '%s'", spec), -1;

@@ -561,6 +561,11 @@ static double eval_one(const struct evr_column *c, struct stats *s, double *lazy
   case EVR_RBP: return rbp(s, c);
   case EVR_RBP_RESID: return rbp_resid(s, c->x);
   case EVR_UNJ: return unjudged_at(s, c->k);
+  case EVR_PREFS_NUM_PREFS_POSS: case EVR_PREFS_NUM_PREFS_FUL: case EVR_PREFS_NUM_PREFS_FUL_RET:
+  case EVR_PREFS_SIMP: case EVR_PREFS_PAIR: case EVR_PREFS_AVGJG: case EVR_PREFS_AVGJG_RNONREL:
+  case EVR_PREFS_SIMP_RET: case EVR_PREFS_PAIR_RET: case EVR_PREFS_AVGJG_RET: case EVR_PREFS_AVGJG_RNONREL_RET:
+  case EVR_PREFS_SIMP_IMP: case EVR_PREFS_PAIR_IMP: case EVR_PREFS_AVGJG_IMP:
+  case EVR_MAP_AVGJG: case EVR_P_AVGJG: case EVR_RPREC_MULT_AVGJG: break; /* not from qrels */
   }
   return NAN;
 }

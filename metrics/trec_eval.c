@@ -179,6 +179,16 @@ static int summarize(struct ctx *c, struct evr_error *err) {
   return 0;
 }
 
+int evr_trec_report_summarize(struct evr_trec_report *rep, const struct evr_column *cols,
+                              const struct evr_trec_opts *o, struct evr_error *err) {
+  size_t *positive = calloc(rep->n + 1, sizeof *positive);
+  if (!positive) return evr_error_set(err, "out of memory"), -1;
+  struct ctx c = {NULL, cols, rep->nc, o, rep, positive, NULL, NULL};
+  int r = summarize(&c, err);
+  free(positive);
+  return r;
+}
+
 /* ---- a run read whole -------------------------------------------------------- */
 
 /* Rows [from, to) of todo (row k is query at[k]), on one thread. */

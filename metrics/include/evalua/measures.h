@@ -44,6 +44,12 @@ struct evr_trec_measure {
 };
 extern const struct evr_trec_measure evr_trec_measures[];
 extern const size_t evr_trec_measure_count;
+/* What a measure is computed from: qrels (most of them), preferences (-R
+ * prefs or qrels_prefs), qrels of several judgment groups (-R qrels_jg), or
+ * anything (runid, num_q). evr_measures_add takes those of qrels alone
+ * (trec_prefs.h computes those of the other formats). */
+enum evr_trec_judgments { EVR_TJ_QRELS, EVR_TJ_PREFS, EVR_TJ_GROUPS, EVR_TJ_ANY };
+enum evr_trec_judgments evr_trec_judgments_of(const struct evr_trec_measure *tm);
 /* The measure named name[0..len), or NULL. */
 const struct evr_trec_measure *evr_trec_find(const char *name, size_t len);
 /* Appends the columns of tm with params (NULL: its defaults). 0 or -1. */

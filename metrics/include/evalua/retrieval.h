@@ -50,6 +50,14 @@ enum evr_kind {
   EVR_G, EVR_BIN_G, EVR_NDCG_REL, EVR_RNDCG, EVR_GM_BPREF, EVR_INFAP,
   EVR_RBP, EVR_RBP_RESID, /* x: persistence p */
   EVR_UNJ,                /* unjudged documents among the first k, over k */
+  /* trec_eval's measures of other relevance formats (trec_prefs.h), which
+   * evr_eval leaves NaN: preferences (-R prefs, qrels_prefs) ... */
+  EVR_PREFS_NUM_PREFS_POSS, EVR_PREFS_NUM_PREFS_FUL, EVR_PREFS_NUM_PREFS_FUL_RET,
+  EVR_PREFS_SIMP, EVR_PREFS_PAIR, EVR_PREFS_AVGJG, EVR_PREFS_AVGJG_RNONREL,
+  EVR_PREFS_SIMP_RET, EVR_PREFS_PAIR_RET, EVR_PREFS_AVGJG_RET, EVR_PREFS_AVGJG_RNONREL_RET,
+  EVR_PREFS_SIMP_IMP, EVR_PREFS_PAIR_IMP, EVR_PREFS_AVGJG_IMP,
+  /* ... and judgment groups (-R qrels_jg) */
+  EVR_MAP_AVGJG, EVR_P_AVGJG, EVR_RPREC_MULT_AVGJG,
 };
 
 /* How a column's values combine over queries. */

@@ -69,6 +69,12 @@ int evr_trec_evaluate(const struct evr_trec *t, const struct evr_column *cols, s
 int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr_column *cols, size_t nc,
                           const struct evr_trec_opts *o, struct evr_trec_report *rep, struct evr_error *err);
 
+/* The summaries of rep, whose rows and values are filled in by another
+ * evaluator (trec_prefs.h), as the two above make them: each row's values
+ * turned into z-scores first with o->z, then the "all" values and num_q. */
+int evr_trec_report_summarize(struct evr_trec_report *rep, const struct evr_column *cols,
+                              const struct evr_trec_opts *o, struct evr_error *err);
+
 void evr_trec_report_free(struct evr_trec_report *rep);
 
 #endif

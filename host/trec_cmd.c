@@ -1,6 +1,7 @@
 /* evalua trec: trec_eval's command line and output over metrics/ (no Lua),
  * whose trec_eval.c selects the queries, evaluates them (streaming a run
- * grouped by query) and sums them up. Every value is computed before
+ * grouped by query) and sums them up; trec_rel.c does the same for the
+ * relevance formats other than qrels (-R). Every value is computed before
  * anything is printed, so bad input never leaves half a report behind.
  * Exit status: 0 ok, 2 usage, 3 input error. */
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "evalua/ranking.h"
 #include "evalua/trec.h"
 #include "evalua/trec_eval.h"
+#include "evalua/trec_prefs.h"
 
 #include "commands.h"
 #include "parallel.h"
@@ -22,7 +24,7 @@ enum { EXIT_USAGE = 2, EXIT_INPUT = 3 };
 
 static const char help_text[] =
   "usage: evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS]\n"
-  "                   [-R qrels] [-T trec_results] [-Z FILE] [-m MEASURE]... QRELS RUN\n"
+  "                   [-R FORMAT] [-T trec_results] [-Z FILE] [-m MEASURE]... QRELS RUN\n"
   "\n"
   "Evaluates a TREC run against TREC qrels and prints trec_eval's report.\n"
   "  -q          also print each query's values\n"
@@ -34,8 +36,9 @@ static const char help_text[] =
   "  -J          rank only the judged documents (after -M), as trec_eval -J\n"
   "  -N DOCS     documents in the collection (utility's fourth term; 0)\n"
   "  -a          every measure: the same as -m all_trec\n"
-  "  -R, -T      the formats of QRELS and RUN: only trec_eval's defaults,\n"
-  "              qrels and trec_results, are read\n"
+  "  -R FORMAT   the format of QRELS: qrels (the default), prefs, qrels_prefs\n"
+  "              or qrels_jg, each with its own measures (below)\n"
+  "  -T FORMAT   the format of RUN: trec_results, the only one\n"
   "  -Z FILE     print z-scores: FILE has lines QID MEASURE MEAN STDDEV\n"
   "  -m MEASURE  a measure, with comma-separated parameters after a dot:\n"
   "              num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
@@ -46,6 +49,14 @@ static const char help_text[] =
   "              set_map set_F.1 set_relative_P num_nonrel_judged_ret rbp.p=0.9\n"
   "              rbp_resid unj.5,10,20 relstring.10, runid, num_q, or a set:\n"
   "              official (the default) or all_trec (all)\n"
+  "  with -R prefs or qrels_prefs: prefs_num_prefs_poss prefs_num_prefs_ful\n"
+  "              prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg\n"
+  "              prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret\n"
+  "              prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp\n"
+  "              prefs_pair_imp prefs_avgjg_imp, runid, num_q, or a set:\n"
+  "              prefs (the default) or all_prefs (all)\n"
+  "  with -R qrels_jg: map_avgjg P_avgjg.5,10 Rprec_mult_avgjg.0.5,2, runid,\n"
+  "              num_q, or the set qrels_jg (all, the default)\n"
   "QRELS or RUN may be '-' for standard input.\n";
 
 static int usage(const char *fmt, const char *what) {
@@ -59,6 +70,7 @@ static int usage(const char *fmt, const char *what) {
 
 struct opts {
   int per_query, complete, summary, judged_only;
+  enum evr_rel_format format; /* of QRELS (-R) */
   double level, n_docs;
   size_t depth, relstring; /* relstring's length (when asked for: a name) */
   const char *zscores;     /* -Z FILE */
@@ -66,29 +78,61 @@ struct opts {
   const char *qrels, *run;
 };
 
+/* -R's names, by enum evr_rel_format, and the judgments each is read as. */
+static const char *const formats[] = {"qrels", "prefs", "qrels_prefs", "qrels_jg"};
+static const enum evr_trec_judgments judgments[] = {EVR_TJ_QRELS, EVR_TJ_PREFS, EVR_TJ_PREFS, EVR_TJ_GROUPS};
+/* The -R values that a measure of some judgments needs (as judgments). */
+static const char *const needs[] = {"qrels", "prefs or qrels_prefs", "qrels_jg", ""};
+
 static const char *const official[] = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map",
                                        "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
                                        NULL};
+static const char *const prefs_official[] = {"runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+                                             "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+                                             NULL};
+
+/* trec_eval's sets of measures: a list, or (list NULL) every measure of
+ * some judgments with runid and num_q. */
+static const struct {
+  const char *name;
+  const char *const *list;
+  enum evr_trec_judgments all;
+} sets[] = {
+  {"official", official, EVR_TJ_QRELS}, {"all_trec", NULL, EVR_TJ_QRELS},
+  {"prefs", prefs_official, EVR_TJ_PREFS}, {"all_prefs", NULL, EVR_TJ_PREFS},
+  {"qrels_jg", NULL, EVR_TJ_GROUPS},
+};
+/* The set printed without -m, by enum evr_rel_format. */
+static const char *const default_set[] = {"official", "prefs", "prefs", "qrels_jg"};
 
 /* What -m marked: one flag per trec measure and the first parameters given
- * for it (trec_eval ignores later ones). */
+ * for it (trec_eval ignores later ones). Room for every measure. */
+#define MAX_MEASURES 96
 struct marks {
-  int on[64];
-  const char *params[64];
+  int on[MAX_MEASURES];
+  const char *params[MAX_MEASURES];
 };
 
 static size_t index_of(const struct evr_trec_measure *tm) { return (size_t)(tm - evr_trec_measures); }
 
+/* Marks the set named arg[0..len); 0, or 1 when there is none. */
+static int mark_set(struct marks *mk, const char *arg, size_t len) {
+  for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+    if (strlen(sets[s].name) != len || strncmp(arg, sets[s].name, len)) continue;
+    for (const char *const *n = sets[s].list; n && *n; n++) mk->on[index_of(evr_trec_find(*n, strlen(*n)))] = 1;
+    for (size_t i = 0; !sets[s].list && i < evr_trec_measure_count; i++) {
+      enum evr_trec_judgments j = evr_trec_judgments_of(&evr_trec_measures[i]);
+      if (j == sets[s].all || j == EVR_TJ_ANY) mk->on[i] = 1;
+    }
+    return 0;
+  }
+  return 1;
+}
+
 static int mark(struct marks *mk, const char *arg) {
   const char *dot = strchr(arg, '.');
   size_t len = dot ? (size_t)(dot - arg) : strlen(arg);
-  if ((len == 8 && !strncmp(arg, "official", 8)) || (len == 8 && !strncmp(arg, "all_trec", 8))) {
-    for (size_t i = 0; i < evr_trec_measure_count; i++)
-      if (arg[0] == 'a') mk->on[i] = 1;
-    for (const char *const *n = official; arg[0] == 'o' && *n; n++)
-      mk->on[index_of(evr_trec_find(*n, strlen(*n)))] = 1;
-    return 0;
-  }
+  if (!mark_set(mk, arg, len)) return 0;
   const struct evr_trec_measure *tm = evr_trec_find(arg, len);
   if (!tm) return -1;
   size_t i = index_of(tm);
@@ -126,8 +170,10 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
       o->n_docs = (double)v;
       break;
     case 'R':
-      if (strcmp(optarg, "qrels"))
-        return usage("-R: '%s' is not read: relevance files are in trec_eval's 'qrels' format", optarg);
+      for (o->format = EVR_REL_QRELS; o->format <= EVR_REL_QRELS_JG && strcmp(optarg, formats[o->format]);)
+        o->format++;
+      if (o->format > EVR_REL_QRELS_JG)
+        return usage("-R: '%s' is not a relevance format: qrels, prefs, qrels_prefs or qrels_jg", optarg);
       break;
     case 'T':
       if (strcmp(optarg, "trec_results"))
@@ -153,7 +199,7 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
   }
   if (argc - optind != 2) return usage("%s", "expected two files: QRELS RUN");
   o->qrels = argv[optind], o->run = argv[optind + 1];
-  if (!any) mark(mk, "official");
+  if (!any) mark(mk, default_set[o->format]);
   return 0;
 }
 
@@ -176,6 +222,15 @@ static int relstring_length(const char *params, struct opts *o) {
   return 0;
 }
 
+/* A measure computed from other judgments than those -R reads. */
+static int misfit(const struct evr_trec_measure *tm, enum evr_rel_format f) {
+  enum evr_trec_judgments j = evr_trec_judgments_of(tm);
+  if (j == EVR_TJ_ANY || j == judgments[f]) return 0;
+  char msg[160];
+  snprintf(msg, sizeof msg, "measure '%s' needs -R %s, not -R %s", tm->name, needs[j], formats[f]);
+  return usage("%s", msg);
+}
+
 static int build(const struct marks *mk, struct evr_measures *ms, struct item *items, size_t *n_items,
                  struct opts *o) {
   struct evr_error err;
@@ -184,6 +239,7 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
     if (!mk->on[i]) continue;
     const struct evr_trec_measure *tm = &evr_trec_measures[i];
     size_t before = ms->n;
+    if (misfit(tm, o->format)) return EXIT_USAGE;
     if (tm->kind == EVR_TREC_RELSTRING && relstring_length(mk->params[i], o)) return EXIT_USAGE;
     if (tm->kind >= 0 && evr_measures_add_trec(ms, tm, mk->params[i], &err)) return usage("%s", err.msg);
     items[(*n_items)++] = (struct item){tm, before, ms->n - before};
@@ -193,15 +249,24 @@ static int build(const struct marks *mk, struct evr_measures *ms, struct item *i
 
 /* ---- evaluation ------------------------------------------------------------- */
 
-/* The run streamed when it can be (metrics/trec_eval.c); at least one query
+/* QRELS in the format of -R: into t (qrels) or *rel (the others). */
+static int read_judgments(struct evr_trec *t, const struct opts *o, struct evr_rel **rel, struct evr_error *err) {
+  if (o->format == EVR_REL_QRELS) return evr_trec_read_qrels(t, o->qrels, err);
+  *rel = evr_rel_read(o->qrels, o->format, err);
+  return *rel ? 0 : -1;
+}
+
+/* The run streamed when it can be (metrics/trec_eval.c), or against the
+ * judgments of another format (metrics/trec_rel.c); at least one query
  * must be in both files. */
-static int evaluate(struct evr_trec *t, const struct opts *o, const struct evr_measures *ms,
-                    struct evr_trec_report *rep, struct evr_error *err) {
+static int evaluate(struct evr_trec *t, const struct evr_rel *rel, const struct opts *o,
+                    const struct evr_measures *ms, struct evr_trec_report *rep, struct evr_error *err) {
   struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring, NULL};
   struct evr_zscores *z = o->zscores ? evr_zscores_read(o->zscores, err) : NULL;
   if (o->zscores && !z) return -1;
   how.z = z;
-  int r = evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err);
+  int r = rel ? evr_rel_evaluate_run(rel, t, o->run, ms->cols, ms->n, &how, rep, err)
+              : evr_trec_evaluate_run(t, o->run, ms->cols, ms->n, &how, rep, err);
   evr_zscores_free(z);
   if (r) return -1;
   if (!rep->n_evaluated)
@@ -389,12 +454,12 @@ int evalua_trec_main(int argc, char **argv) {
     fputs(help_text, stdout);
     return 0;
   }
-  struct opts o = {0, 0, 1, 0, 1.0, 0.0, 0, 0, NULL, "", NULL, NULL};
+  struct opts o = {0, 0, 1, 0, EVR_REL_QRELS, 1.0, 0.0, 0, 0, NULL, "", NULL, NULL};
   struct marks mk;
   memset(&mk, 0, sizeof mk);
   struct evr_measures ms;
   evr_measures_init(&ms);
-  struct item items[64];
+  struct item items[MAX_MEASURES];
   size_t n_items = 0;
   int code = parse_options(argc, argv, &o, &mk);
   if (!code) code = build(&mk, &ms, items, &n_items, &o);
@@ -405,12 +470,14 @@ int evalua_trec_main(int argc, char **argv) {
   struct evr_trec_report rep;
   memset(&rep, 0, sizeof rep);
   struct evr_error err;
-  if (!code && (!t || evr_trec_read_qrels(t, o.qrels, &err) || evaluate(t, &o, &ms, &rep, &err))) {
+  struct evr_rel *rel = NULL;
+  if (!code && (!t || read_judgments(t, &o, &rel, &err) || evaluate(t, rel, &o, &ms, &rep, &err))) {
     fprintf(stderr, "evalua trec: %s\n", t ? err.msg : "out of memory");
     code = EXIT_INPUT;
   }
   if (!code) code = report(t, &o, items, n_items, &ms, &rep);
   evr_trec_report_free(&rep);
+  evr_rel_free(rel);
   evr_trec_free(t);
   evr_measures_free(&ms);
   return code;

@@ -34,12 +34,13 @@ given: 1 - 3 - 1 = -3):
   $ "$EVALUA" trec -a qrels run | wc -l
   99
 
--R and -T name the formats; only trec_eval's defaults are read:
+-R and -T name the formats: -R any of trec_eval's four relevance formats
+(qrels here, the others in trec_prefs.t), -T its one run format:
 
   $ "$EVALUA" trec -R qrels -T trec_results -m map qrels run
   map                   \tall\t0.3333 (esc)
-  $ "$EVALUA" trec -R prefs qrels run
-  evalua trec: -R: 'prefs' is not read: relevance files are in trec_eval's 'qrels' format (try 'evalua trec --help')
+  $ "$EVALUA" trec -R pref qrels run
+  evalua trec: -R: 'pref' is not a relevance format: qrels, prefs, qrels_prefs or qrels_jg (try 'evalua trec --help')
   [2]
   $ "$EVALUA" trec -T tsv qrels run
   evalua trec: -T: 'tsv' is not read: runs are in trec_eval's 'trec_results' format (try 'evalua trec --help')

@@ -417,9 +417,11 @@ static void print_summary(struct out *w, const struct item *items, size_t n_item
       put_head(w, "", "runid", "all", 3);
       put(w, id, len);
       put(w, "\n", 1);
-    } else if (tm->kind == EVR_TREC_NUM_Q) {
-      put_head(w, "", "num_q", "all", 3);
-      put(w, s, (size_t)snprintf(s, sizeof s, "%zu\n", rep->n_evaluated));
+    } else if (tm->kind == EVR_TREC_NUM_Q) { /* with -Z marked and printed as a value, as trec_eval does */
+      put_head(w, z ? "Z" : "", "num_q", "all", 3);
+      int len = z ? snprintf(s, sizeof s, "%.4f\n", (double)rep->n_evaluated)
+                  : snprintf(s, sizeof s, "%zu\n", rep->n_evaluated);
+      put(w, s, (size_t)len);
     }
     for (size_t c = items[i].first; c < items[i].first + items[i].n; c++) {
       put_head(w, z ? "Z" : "", ms->cols[c].name, "all", 3);

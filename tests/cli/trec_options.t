@@ -59,6 +59,13 @@ summaries are made of the z-scores, lines marked Z as trec_eval marks them:
   Znum_ret               \tall\t0.5000 (esc)
   Zmap                   \tall\t1.3333 (esc)
   ZP_1                   \tall\t-1000000.0000 (esc)
+
+num_q counts the queries, z-scores or not, but is marked and printed as a
+value too (trec_eval's out.test.aqZ has "Znum_q ... 3.0000"):
+
+  $ "$EVALUA" trec -Z z -m num_q -m map qrels run
+  Znum_q                 \tall\t1.0000 (esc)
+  Zmap                   \tall\t1.3333 (esc)
   $ printf 'q1 map 0.2\n' > bad; "$EVALUA" trec -Z bad qrels run
   evalua trec: bad:1: expected 4 fields (QID MEASURE MEAN STDDEV)
   [3]

@@ -34,10 +34,11 @@ _evalua() {
     trec)
       case "$prev" in
         -m) COMPREPLY=($(compgen -W "official all_trec map gm_map Rprec bpref recip_rank num_ret num_rel
-              num_rel_ret P.5,10 recall.5,10 ndcg ndcg_cut.5,10 map_cut.5,10 success.1,5,10 iprec_at_recall" -- "$cur"))
+              num_rel_ret P.5,10 recall.5,10 ndcg ndcg_cut.5,10 map_cut.5,10 success.1,5,10 iprec_at_recall
+              prefs all_prefs prefs_simp prefs_pair prefs_avgjg qrels_jg map_avgjg P_avgjg Rprec_mult_avgjg" -- "$cur"))
             return ;;
         -l|-M|-N) return ;;
-        -R) COMPREPLY=($(compgen -W "qrels" -- "$cur")); return ;;
+        -R) COMPREPLY=($(compgen -W "qrels prefs qrels_prefs qrels_jg" -- "$cur")); return ;;
         -T) COMPREPLY=($(compgen -W "trec_results" -- "$cur")); return ;;
         -Z) _filedir; return ;;
       esac

@@ -23,7 +23,7 @@ Options of trec:
   $ "$EVALUA" trec --help | grep -oE '^  -[a-zA-Z]' | tr -d ' ' | sort > "$CRAMTMP/help.txt"
   $ man_items "TREC OPTIONS" > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  -J -M -N -R -Z -a -c -l -m -n -q  (no-eol)
+  -J -M -N -R -T -Z -a -c -l -m -n -q  (no-eol)
 
 The synopsis names every trec option too:
 

@@ -114,6 +114,12 @@ static void test_measure_names(void) {
   CHECK(evr_measures_add(&m, "num_q", &err) && strstr(err.msg, "a line of evalua trec's report, not a measure"));
   CHECK(evr_measures_add(&m, "relstring.5", &err) && strstr(err.msg, "relstring is a line of evalua trec's report"));
   CHECK(evr_measures_add(&m, "nope", &err) && !strcmp(err.msg, "unknown measure 'nope'"));
+  /* measures of evalua trec's other relevance formats need their judgments */
+  size_t n = m.n;
+  CHECK(evr_measures_add(&m, "prefs_simp", &err) && strstr(err.msg, "computed from preferences, not qrels"));
+  CHECK(evr_measures_add(&m, "P_avgjg.5", &err) && strstr(err.msg, "judgment groups, not qrels"));
+  CHECK(evr_measures_add(&m, "Rprec_mult_avgjg_0.5", &err) && strstr(err.msg, "(evalua trec -R qrels_jg)"));
+  CHECK(m.n == n);
   evr_measures_free(&m);
 }
 

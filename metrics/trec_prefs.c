@@ -13,7 +13,9 @@
  * to every line of a lower one, so a document given twice in a class counts
  * twice. A group of several subgroups is counted from the matrix of its
  * documents' preferences (trec_eval's PA), made transitive. Levels above 0
- * are relevant, 0 not. */
+ * are relevant; 0 is not, and below 0 neither is in a group of several
+ * subgroups, while in a group of one, every level not above 0 is
+ * non-relevant (as trec_eval counts them). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -186,11 +188,14 @@ static void ec_recount_pairs(const struct pq *x, const struct ec *hi, const stru
 }
 
 /* trec_eval's recount for a group with more non-relevant lines than
- * relevant ones: the lowest class (level 0) keeps its first keep lines,
- * and is paired with every class, itself included, as trec_eval pairs it. */
+ * relevant ones: the lowest class keeps its first keep lines, and is
+ * paired with every class, itself included, as trec_eval pairs it. When
+ * the lowest class has fewer lines (levels below 0 besides 0), trec_eval
+ * reads past them, into whatever follows in its memory; it keeps them all
+ * here. */
 static void ec_recount(const struct pq *x, const struct ec *ec, size_t ne, long keep, int ret, long *ful,
                        long *poss) {
-  struct ec low = {ec[ne - 1].at, (size_t)keep};
+  struct ec low = {ec[ne - 1].at, (size_t)keep < ec[ne - 1].n ? (size_t)keep : ec[ne - 1].n};
   *ful = *poss = 0;
   for (size_t e1 = 0; e1 < ne; e1++) {
     for (size_t e2 = e1 + 1; e2 + 1 < ne; e2++) ec_recount_pairs(x, &ec[e1], &ec[e2], ret, ful, poss);
@@ -228,9 +233,13 @@ struct pa {
   size_t m, w;         /* the group's documents; 64-bit words per row */
   size_t *doc;         /* their numbers, ascending */
   size_t *loc;         /* per line of the group: its document's place in doc */
-  const struct rel_line **zero, **pos; /* per document: its first line of level 0, above 0 */
+  const struct rel_line **last; /* per document: its last line in the group's order */
   uint64_t *bits;      /* m x m: bit j of row i when i is preferred to j */
 };
+
+/* A document's class is its last line's level (trec_eval's rel_array). */
+static int relevant(const struct pa *pa, size_t u) { return pa->last[u]->level > 0; }
+static int nonrelevant(const struct pa *pa, size_t u) { return pa->last[u]->level == 0; }
 
 static int has(const struct pa *pa, size_t i, size_t j) {
   return (int)(pa->bits[i * pa->w + j / 64] >> (j % 64) & 1);
@@ -251,7 +260,7 @@ static int cmp_size(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
-static void pa_free(struct pa *pa) { free(pa->doc), free(pa->loc), free(pa->zero), free(pa->pos), free(pa->bits); }
+static void pa_free(struct pa *pa) { free(pa->doc), free(pa->loc), free(pa->last), free(pa->bits); }
 
 static int pa_docs(struct pq *x, size_t a, size_t b, struct pa *pa) {
   size_t n = b - a, m = 0;
@@ -262,19 +271,20 @@ static int pa_docs(struct pq *x, size_t a, size_t b, struct pa *pa) {
     if (!m || pa->doc[m - 1] != pa->doc[k]) pa->doc[m++] = pa->doc[k];
   pa->m = m, pa->w = (m + 63) / 64;
   for (size_t k = 0; k < n; k++) pa->loc[k] = place(pa, x->p[a + k].id);
-  pa->zero = calloc(m, sizeof *pa->zero), pa->pos = calloc(m, sizeof *pa->pos);
+  pa->last = calloc(m, sizeof *pa->last);
   pa->bits = calloc(m * pa->w, sizeof *pa->bits);
-  return pa->zero && pa->pos && pa->bits ? 0 : oom(x);
+  return pa->last && pa->bits ? 0 : oom(x);
 }
 
-/* Each document's class; one judged both 0 and above 0 is an error. */
+/* Each document's class, from its lines in the group's order: a level 0
+ * right after one above 0, or the reverse, is an error (trec_eval checks
+ * each line against the document's level so far). */
 static int pa_levels(struct pq *x, size_t a, size_t b, struct pa *pa) {
   for (size_t k = a; k < b; k++) {
-    const struct rel_line *l = x->p[k].l, **mine = l->level > 0 ? pa->pos : pa->zero;
-    const struct rel_line **other = l->level > 0 ? pa->zero : pa->pos;
-    size_t u = pa->loc[k - a];
-    if (other[u]) return twice(x, other[u], l, "is judged both 0 and above 0");
-    if (!mine[u]) mine[u] = l;
+    const struct rel_line *l = x->p[k].l, **last = &pa->last[pa->loc[k - a]];
+    if (*last && (((*last)->level > 0 && l->level == 0) || ((*last)->level == 0 && l->level > 0)))
+      return twice(x, *last, l, "is judged both 0 and above 0");
+    *last = l;
   }
   return 0;
 }
@@ -309,8 +319,7 @@ static int pa_conflict(struct pq *x, size_t a, size_t b, const struct pa *pa) {
   for (size_t i = 0; i < pa->m; i++)
     for (size_t j = i + 1; j < pa->m; j++) {
       if (!has(pa, i, j) || !has(pa, j, i)) continue;
-      const struct rel_line *l = x->p[a].l, *di = pa->zero[i] ? pa->zero[i] : pa->pos[i];
-      const struct rel_line *dj = pa->zero[j] ? pa->zero[j] : pa->pos[j];
+      const struct rel_line *di = pa->last[i], *dj = pa->last[j], *l = di;
       for (size_t k = a; k < b; k++)
         if ((pa->loc[k - a] == i || pa->loc[k - a] == j) && x->p[k].l->line > l->line) l = x->p[k].l;
       evr_error_set(x->err,
@@ -326,8 +335,8 @@ static int pa_conflict(struct pq *x, size_t a, size_t b, const struct pa *pa) {
 static void pa_count(struct pq *x, const struct pa *pa, struct counts *c) {
   for (size_t u = 0; u < pa->m; u++) {
     long ret = pa->doc[u] < x->njr;
-    if (pa->pos[u]) c->rel++, c->rel_ret += ret;
-    else c->nonrel++, c->nonrel_ret += ret;
+    if (relevant(pa, u)) c->rel++, c->rel_ret += ret;
+    else if (nonrelevant(pa, u)) c->nonrel++, c->nonrel_ret += ret;
   }
   for (size_t u = 0; u < pa->m; u++)
     for (size_t v = 0; v < pa->m; v++) {
@@ -345,7 +354,7 @@ static void pa_recount(const struct pq *x, const struct pa *pa, long rel, int re
   size_t cut = ret ? x->njr : x->nj;
   long seen = 0;
   for (size_t u = 0; u < pa->m && !(ret && pa->doc[u] >= x->njr); u++)
-    if (!pa->pos[u] && ++seen == rel + 1) {
+    if (nonrelevant(pa, u) && ++seen == rel + 1) {
       cut = pa->doc[u];
       break;
     }
@@ -353,14 +362,14 @@ static void pa_recount(const struct pq *x, const struct pa *pa, long rel, int re
   for (size_t u = 0; u < pa->m; u++)
     for (size_t v = 0; v < pa->m; v++) {
       size_t i = pa->doc[u], j = pa->doc[v];
-      if (!has(pa, u, v) || (!pa->pos[u] && i >= cut) || (!pa->pos[v] && j >= cut)) continue;
+      if (!has(pa, u, v) || (nonrelevant(pa, u) && i >= cut) || (nonrelevant(pa, v) && j >= cut)) continue;
       if (!ret || (i < x->njr && j < x->njr)) recount(i, j, x->njr, ful, poss);
     }
   *poss += *ful;
 }
 
 static int pa_group(struct pq *x, size_t a, size_t b, struct counts *c) {
-  struct pa pa = {0, 0, NULL, NULL, NULL, NULL, NULL};
+  struct pa pa = {0, 0, NULL, NULL, NULL, NULL};
   int r = pa_docs(x, a, b, &pa) || pa_levels(x, a, b, &pa) ? -1 : 0;
   if (!r) pa_prefs(x, a, b, &pa), pa_close(&pa), r = pa_conflict(x, a, b, &pa);
   if (!r) {

@@ -128,7 +128,7 @@ static const struct {
   [EVR_REL_QRELS_JG] = {4, "QID JG DOCNO REL"},
 };
 
-/* A preference level: a number >= 0 (strtod's forms), not NaN. */
+/* A preference level: a number (strtod's forms), not NaN. */
 static int parse_level(const char *s, size_t len, double *out) {
   char buf[64], *end;
   if (len >= sizeof buf) return -1;
@@ -166,7 +166,6 @@ static int line_level(const struct evr_rel *rel, size_t no, const char *f, size_
     return parse_grade(f, len, &l->level) ? bad_field(err, rel->path, no, "relevance is not an integer:", f, len) : 0;
   if (parse_level(f, len, &l->level))
     return bad_field(err, rel->path, no, "relevance level is not a number:", f, len);
-  if (l->level < 0) return bad_field(err, rel->path, no, "relevance level is negative:", f, len);
   return 0;
 }
 

@@ -1,9 +1,9 @@
 -- Generates one small random case for the relevance formats of -R (prefs,
 -- qrels_prefs, qrels_jg) and a run, for bench/trec/prefs_compare.sh:
 -- a few queries (ids sharing prefixes, so byte order matters), documents
--- judged by one to three judgment groups, scores from a handful of values
--- (so with ties), some judged documents not retrieved, some retrieved not
--- judged. Preferences of a group come from one hidden level per document,
+-- judged by one to three judgment groups at levels below 0 to 4, scores
+-- from a handful of values (so with ties), some judged documents not
+-- retrieved, some retrieved not judged. Preferences of a group come from one hidden level per document,
 -- so they are consistent; with WILD = 1 every subgroup draws its own levels
 -- instead, which can contradict (an error for both programs).
 -- usage: evalua run bench/trec/prefs_gen.lua DIR SEED [WILD]
@@ -44,14 +44,35 @@ local out = {}
 local function file(name) out[name] = out[name] or {}; return out[name] end
 local function line(name, ...) local t = file(name); t[#t + 1] = table.concat({ ... }, pick({ " ", "\t", "  " })) end
 
-local LEVELS = { 0, 0, 1, 2, 3, 0.5, 4 }
+local LEVELS = { 0, 0, 1, 2, 3, 0.5, 4, -1, -2 }
 -- wild cases alternate between levels with 0 (documents judged both 0 and
 -- above 0) and without (preferences in a cycle)
 local WILD = seed % 2 == 0 and LEVELS or { 1, 2, 3 }
+
+-- A group of one subgroup whose lowest level is below 0 and has fewer
+-- lines than there are relevant ones: trec_eval's recount for Rnonrel
+-- would read past them (into memory it does not own), so such a group gets
+-- more documents at its lowest level.
+local function pad(lines)
+  local low, rel, n = math.huge, 0, 0
+  for _, l in ipairs(lines) do low = math.min(low, l.level); rel = rel + (l.level > 0 and 1 or 0) end
+  for _, l in ipairs(lines) do n = n + (l.level == low and 1 or 0) end
+  for k = n + 1, low < 0 and rel or 0 do lines[#lines + 1] = { sub = lines[1].sub, doc = "pad" .. k, level = low } end
+end
+
+-- lines { sub =, doc =, level = } of one group, padded when it has one subgroup
+local function group(name, qid, g, lines, nsub)
+  if nsub == 1 then pad(lines) end
+  for _, l in ipairs(lines) do
+    if name == "prefs" then line(name, qid, g, l.sub, l.doc, tostring(l.level))
+    else line(name, qid, g, l.doc, tostring(l.level)) end
+  end
+end
+
 for _, q in ipairs(queries) do
   -- prefs: groups of subgroups
   for g = 1, R(1, 3) do
-    local hidden = {}
+    local hidden, lines = {}, {}
     for _, d in ipairs(q.docs) do hidden[d] = pick(LEVELS) end
     local members = subset(q.docs, 0.7)
     local nsub = R(1, 3)
@@ -59,19 +80,22 @@ for _, q in ipairs(queries) do
       local scale = pick({ 1, 2, 10 })
       for _, d in ipairs(subset(members, 0.6)) do
         local level = (wild and pick(WILD) or hidden[d]) * scale
-        line("prefs", q.qid, "u" .. g, "s" .. s, d, tostring(level))
+        lines[#lines + 1] = { sub = "s" .. s, doc = d, level = level }
         -- a line given twice (counted twice in a group of one subgroup); wild: at another level
-        if R() < 0.08 then line("prefs", q.qid, "u" .. g, "s" .. s, d, tostring(wild and pick(WILD) or level)) end
+        if R() < 0.08 then lines[#lines + 1] = { sub = "s" .. s, doc = d, level = wild and pick(WILD) or level } end
       end
     end
+    group("prefs", q.qid, "u" .. g, lines, nsub)
   end
   -- qrels_prefs and qrels_jg: one judgment per document and group
   for g = 1, R(1, 3) do
+    local lines = {}
     for _, d in ipairs(subset(q.docs, 0.7)) do
-      local level = pick({ 0, 0, 1, 1, 2, 3 })
-      line("qrels_prefs", q.qid, "g" .. g, d, tostring(level))
-      if R() < 0.05 then line("qrels_prefs", q.qid, "g" .. g, d, tostring(level)) end
+      local level = pick({ 0, 0, 1, 1, 2, 3, -1 })
+      lines[#lines + 1] = { doc = d, level = level }
+      if R() < 0.05 then lines[#lines + 1] = { doc = d, level = level } end
     end
+    group("qrels_prefs", q.qid, "g" .. g, lines, 1)
     for _, d in ipairs(subset(q.docs, 0.7)) do
       line("qrels_jg", q.qid, "g" .. g, d, tostring(pick({ -1, 0, 0, 1, 1, 2, 3 })))
     end

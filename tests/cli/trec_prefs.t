@@ -90,6 +90,18 @@ the retrieved (d left out): 1/3.
   prefs_avgjg_Rnonrel   \tall\t0.2500 (esc)
   prefs_avgjg_Rnonrel_ret\tall\t0.3333 (esc)
 
+Levels below 0 (trec_eval's own qrels.rel_level has -1) are not relevant
+in a group of one subgroup. Here R = 2 (a, b) < N = 4 (c, d, e 0; f -1);
+numbers a 0, f 1, c 2, b 3, then d 4, e 5. The recount keeps the first 2
+lines of the lowest level, -1, which has one: trec_eval reads past it, into
+memory it does not own; evalua keeps the one line. Fulfilled: a over c, d,
+e, f and b over d, e (6); not: b>c, b>f, c>f, d>f, e>f, f>f (6): 6/12.
+
+  $ printf 'q1 0 a 1\nq1 0 b 1\nq1 0 c 0\nq1 0 d 0\nq1 0 e 0\nq1 0 f -1\n' > low
+  $ printf 'q1 Q0 a 1 5 r\nq1 Q0 f 2 4 r\nq1 Q0 c 3 3 r\nq1 Q0 b 4 2 r\n' > rlow
+  $ "$EVALUA" trec -R qrels_prefs -m prefs_avgjg_Rnonrel low rlow
+  prefs_avgjg_Rnonrel   \tall\t0.5000 (esc)
+
 Together, with q4 judged but not retrieved: counts are summed and the rest
 averaged over the queries in both files; with -c q4 counts too, as
 retrieving nothing (its one preference, a>b, notoccur): num_prefs_poss
@@ -203,9 +215,6 @@ field; nothing on standard output; exit 3.
   [3]
   $ printf '# levels\nq1 u1 s1 a high\n' > bad; "$EVALUA" trec -R prefs bad r1
   evalua trec: bad:2: relevance level is not a number: 'high'
-  [3]
-  $ printf 'q1 u1 s1 a -1\n' > bad; "$EVALUA" trec -R prefs bad r1
-  evalua trec: bad:1: relevance level is negative: '-1'
   [3]
   $ printf 'q1 0 a 1 extra\n' > bad; "$EVALUA" trec -R qrels_prefs bad r1
   evalua trec: bad:1: expected 4 fields (QID JG DOCNO LEVEL), found more than 4

@@ -8,8 +8,10 @@
  *   qrels_prefs  "QID JG DOCNO LEVEL": a qrels file read as prefs, each
  *                group a single subgroup
  *   qrels_jg     "QID JG DOCNO REL": qrels judged by several groups
- * LEVEL is a number >= 0 (0: not relevant); REL an integer as in qrels (a
- * negative one: in the pool, unjudged). Lines are read as trec.h reads
+ * LEVEL is a number (above 0: relevant; 0: not relevant; below 0: not
+ * relevant in a group of one subgroup, neither in a group of several, as
+ * trec_eval counts them); REL an integer as in qrels (a negative one: in
+ * the pool, unjudged). Lines are read as trec.h reads
  * qrels: any order, fields separated by blanks, '#' lines and blank lines
  * skipped; errors name the file, the line and the field. */
 #ifndef EVALUA_TREC_PREFS_H

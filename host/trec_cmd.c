@@ -35,7 +35,7 @@ static const char help_text[] =
   "  -M N        evaluate only the first N documents of each ranking\n"
   "  -J          rank only the judged documents (after -M), as trec_eval -J\n"
   "  -N DOCS     documents in the collection (utility's fourth term; 0)\n"
-  "  -a          every measure: the same as -m all_trec\n"
+  "  -a          every measure of the format: -m all_trec (all_prefs, qrels_jg)\n"
   "  -R FORMAT   the format of QRELS: qrels (the default), prefs, qrels_prefs\n"
   "              or qrels_jg, each with its own measures (below)\n"
   "  -T FORMAT   the format of RUN: trec_results, the only one\n"
@@ -102,8 +102,9 @@ static const struct {
   {"prefs", prefs_official, EVR_TJ_PREFS}, {"all_prefs", NULL, EVR_TJ_PREFS},
   {"qrels_jg", NULL, EVR_TJ_GROUPS},
 };
-/* The set printed without -m, by enum evr_rel_format. */
+/* The set printed without -m, and every measure (-a), by enum evr_rel_format. */
 static const char *const default_set[] = {"official", "prefs", "prefs", "qrels_jg"};
+static const char *const all_set[] = {"all_trec", "all_prefs", "all_prefs", "qrels_jg"};
 
 /* What -m marked: one flag per trec measure and the first parameters given
  * for it (trec_eval ignores later ones). Room for every measure. */
@@ -150,7 +151,7 @@ static int parse_count(const char *s, long min, long *out) {
 }
 
 static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk) {
-  int any = 0;
+  int any = 0, all = 0;
   long v;
   opterr = 0;
   optind = 1;
@@ -161,10 +162,7 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
     case 'n': o->summary = 0; break;
     case 'J': o->judged_only = 1; break;
     case 'Z': o->zscores = optarg; break;
-    case 'a':
-      mark(mk, "all_trec");
-      any = 1;
-      break;
+    case 'a': any = all = 1; break; /* marked once -R is known */
     case 'N':
       if (parse_count(optarg, 0, &v)) return usage("-N: '%s' is not a number of documents", optarg);
       o->n_docs = (double)v;
@@ -199,6 +197,7 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
   }
   if (argc - optind != 2) return usage("%s", "expected two files: QRELS RUN");
   o->qrels = argv[optind], o->run = argv[optind + 1];
+  if (all) mark(mk, all_set[o->format]);
   if (!any) mark(mk, default_set[o->format]);
   return 0;
 }

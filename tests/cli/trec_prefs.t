@@ -188,6 +188,11 @@ Rprec_mult's:
   $ "$EVALUA" trec -R qrels_jg jg rj | cut -f1 | tr -s ' \n' ' '
   runid num_q map_avgjg P_avgjg_5 P_avgjg_10 P_avgjg_15 P_avgjg_20 P_avgjg_30 P_avgjg_100 P_avgjg_200 P_avgjg_500 P_avgjg_1000 Rprec_mult_avgjg_0.20 Rprec_mult_avgjg_0.40 Rprec_mult_avgjg_0.60 Rprec_mult_avgjg_0.80 Rprec_mult_avgjg_1.00 Rprec_mult_avgjg_1.20 Rprec_mult_avgjg_1.40 Rprec_mult_avgjg_1.60 Rprec_mult_avgjg_1.80 Rprec_mult_avgjg_2.00  (no-eol)
 
+-a is every measure of the format (all_prefs, qrels_jg):
+
+  $ "$EVALUA" trec -R prefs -a p1 r1 | cmp - <("$EVALUA" trec -R prefs -m all_prefs p1 r1)
+  $ "$EVALUA" trec -R qrels_jg -a jg rj | cmp - <("$EVALUA" trec -R qrels_jg -m qrels_jg jg rj)
+
 Each format has its measures; another's is a usage error naming the -R it
 needs, as is a format trec_eval does not have:
 

@@ -47,8 +47,8 @@ static const char help_text[] =
   "              ndcg.1=3,2=9 ndcg_rel Rndcg ndcg_cut.5,10\n"
   "              map_cut.5,10 relative_P.5,10 success.1,5,10 set_P set_recall\n"
   "              set_map set_F.1 set_relative_P num_nonrel_judged_ret rbp.p=0.9\n"
-  "              rbp_resid unj.5,10,20 relstring.10, runid, num_q, or a set:\n"
-  "              official (the default) or all_trec (all)\n"
+  "              rbp_resid unj.5,10,20 relstring.10 yaap, runid, num_q, or a\n"
+  "              set: official (the default) or all_trec (all but yaap)\n"
   "  with -R prefs or qrels_prefs: prefs_num_prefs_poss prefs_num_prefs_ful\n"
   "              prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg\n"
   "              prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret\n"
@@ -92,7 +92,9 @@ static const char *const prefs_official[] = {"runid", "num_q", "prefs_num_prefs_
                                              NULL};
 
 /* trec_eval's sets of measures: a list, or (list NULL) every measure of
- * some judgments with runid and num_q. */
+ * some judgments with runid and num_q, but those trec_eval puts in no set
+ * (-m names them alone). */
+static const char *const in_no_set[] = {"yaap", NULL};
 static const struct {
   const char *name;
   const char *const *list;
@@ -125,6 +127,8 @@ static int mark_set(struct marks *mk, const char *arg, size_t len) {
       enum evr_trec_judgments j = evr_trec_judgments_of(&evr_trec_measures[i]);
       if (j == sets[s].all || j == EVR_TJ_ANY) mk->on[i] = 1;
     }
+    for (const char *const *n = in_no_set; !sets[s].list && *n; n++)
+      mk->on[index_of(evr_trec_find(*n, strlen(*n)))] = 0;
     return 0;
   }
   return 1;

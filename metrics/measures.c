@@ -61,6 +61,7 @@ const struct evr_trec_measure evr_trec_measures[] = {
   {"map_avgjg", EVR_MAP_AVGJG, EVR_TP_NONE, NULL, 1},
   {"P_avgjg", EVR_P_AVGJG, EVR_TP_CUTOFFS, CUTS, 1},
   {"Rprec_mult_avgjg", EVR_RPREC_MULT_AVGJG, EVR_TP_LEVELS, "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", 1},
+  {"yaap", EVR_YAAP, EVR_TP_NONE, NULL, 1}, /* in no set of trec_eval's, all_trec included */
   {"rbp", EVR_RBP, EVR_TP_GAINS, NULL, 1},
   {"rbp_resid", EVR_RBP_RESID, EVR_TP_GAINS, NULL, 1},
   {"unj", EVR_UNJ, EVR_TP_CUTOFFS, "5,10,20", 1},

@@ -54,6 +54,20 @@ static double ap(const struct stats *s, size_t k) {
   return so_far ? sum / (double)s->num_rel : 0.0;
 }
 
+/* log((1 + S) / (1 + R - S)), S the sum of hits(i) / i over the relevant
+ * ranks i (AP times R): Robertson's "yet another average precision",
+ * trec_eval's yaap, which averages better than AP near 0 and 1. */
+static double yaap(const struct stats *s) {
+  size_t so_far = 0;
+  double sum = 0.0;
+  for (size_t i = 0; i < s->r->n_ret; i++)
+    if (s->r->rel[i] >= s->level) {
+      so_far++;
+      sum += (double)so_far / (double)(i + 1);
+    }
+  return log((1.0 + sum) / (1.0 + (double)s->num_rel - sum));
+}
+
 static void sum_hits(struct stats *s) {
   const double *rel = s->r->rel;
   s->hits[0] = 0, s->apsum[0] = 0.0;
@@ -561,6 +575,7 @@ static double eval_one(const struct evr_column *c, struct stats *s, double *lazy
   case EVR_RBP: return rbp(s, c);
   case EVR_RBP_RESID: return rbp_resid(s, c->x);
   case EVR_UNJ: return unjudged_at(s, c->k);
+  case EVR_YAAP: return yaap(s);
   case EVR_PREFS_NUM_PREFS_POSS: case EVR_PREFS_NUM_PREFS_FUL: case EVR_PREFS_NUM_PREFS_FUL_RET:
   case EVR_PREFS_SIMP: case EVR_PREFS_PAIR: case EVR_PREFS_AVGJG: case EVR_PREFS_AVGJG_RNONREL:
   case EVR_PREFS_SIMP_RET: case EVR_PREFS_PAIR_RET: case EVR_PREFS_AVGJG_RET: case EVR_PREFS_AVGJG_RNONREL_RET:

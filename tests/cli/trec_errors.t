@@ -18,6 +18,15 @@ q1 retrieves its non-relevant d2 first, then d1 (AP 1/2); q2 finds d1 first:
   map                   \tall\t0.7500 (esc)
   P_1                   \tall\t0.5000 (esc)
 
+yaap, in none of trec_eval's sets: log((1 + S) / (1 + R - S)), S the sum
+of the precisions at the relevant ranks (AP x R): q1 S = 1/2 and
+log(1.5/1.5) = 0, q2 S = 1 and log(2/1):
+
+  $ "$EVALUA" trec -q -m yaap qrels run
+  yaap                  \tq1\t0.0000 (esc)
+  yaap                  \tq2\t0.6931 (esc)
+  yaap                  \tall\t0.3466 (esc)
+
 Lines may come in any order, and the run may be read from standard input:
 
   $ sort -r run | "$EVALUA" trec -m map qrels -

@@ -50,6 +50,7 @@ enum evr_kind {
   EVR_G, EVR_BIN_G, EVR_NDCG_REL, EVR_RNDCG, EVR_GM_BPREF, EVR_INFAP,
   EVR_RBP, EVR_RBP_RESID, /* x: persistence p */
   EVR_UNJ,                /* unjudged documents among the first k, over k */
+  EVR_YAAP,               /* Robertson's yet another average precision */
   /* trec_eval's measures of other relevance formats (trec_prefs.h), which
    * evr_eval leaves NaN: preferences (-R prefs, qrels_prefs) ... */
   EVR_PREFS_NUM_PREFS_POSS, EVR_PREFS_NUM_PREFS_FUL, EVR_PREFS_NUM_PREFS_FUL_RET,

@@ -190,9 +190,9 @@ static void ec_recount_pairs(const struct pq *x, const struct ec *hi, const stru
 /* trec_eval's recount for a group with more non-relevant lines than
  * relevant ones: the lowest class keeps its first keep lines, and is
  * paired with every class, itself included, as trec_eval pairs it. When
- * the lowest class has fewer lines (levels below 0 besides 0), trec_eval
- * reads past them, into whatever follows in its memory; it keeps them all
- * here. */
+ * the lowest class has fewer lines than that (a level below 0 beside 0),
+ * trec_eval reads past them into memory it does not own; the lines there
+ * are take part. */
 static void ec_recount(const struct pq *x, const struct ec *ec, size_t ne, long keep, int ret, long *ful,
                        long *poss) {
   struct ec low = {ec[ne - 1].at, (size_t)keep < ec[ne - 1].n ? (size_t)keep : ec[ne - 1].n};

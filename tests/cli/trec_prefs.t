@@ -1,6 +1,7 @@
 evalua trec -R prefs, qrels_prefs and qrels_jg: trec_eval's other relevance
-formats and their measures, on small files worked by hand (every value
-below was also printed by trec_eval 10.0 itself, byte for byte).
+formats and their measures, on small files worked by hand (trec_eval 10.0
+prints the same lines, byte for byte, but where said; the errors are
+evalua's own words).
 
   $ cd "$CRAMTMP"
 
@@ -103,7 +104,7 @@ e, f and b over d, e (6); not: b>c, b>f, c>f, d>f, e>f, f>f (6): 6/12.
   prefs_avgjg_Rnonrel   \tall\t0.5000 (esc)
 
 Together, with q4 judged but not retrieved: counts are summed and the rest
-averaged over the queries in both files; with -c q4 counts too, as
+averaged over the queries in both files (trec_eval 10.0 stops at q4); with -c q4 counts too, as
 retrieving nothing (its one preference, a>b, notoccur): num_prefs_poss
 9 + 4 + 3 (+ 1), simp (5/9 + 1/2 + 1)/3 (or /4), Rnonrel (7/12 + 0.7 +
 1/4)/3 (or /4; q2's is (2/5 + 1)/2).

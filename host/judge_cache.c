@@ -83,16 +83,25 @@ int judge_cache_tmp_name(const char *path, char *out, size_t n) {
 /* No fsync: rename is atomic against a killed process, which is the failure
  * that matters for a cache; after a power loss a damaged entry does not
  * parse, is treated as a miss and written again. */
+static int open_tmp(const char *tmp) {
+  return open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+}
+
+/* The entry's folder is made only when the first open finds it missing: a
+ * folder made on every write cost more than the write itself. */
 int judge_cache_put(const char *dir, const char *key, const char *data, size_t len) {
   char path[PATH_MAX], tmp[PATH_MAX + 300];
-  if (entry_path(dir, key, path, sizeof path, 1)) return -1;
-  if (evalua_make_dir(path)) return -1;
   if (entry_path(dir, key, path, sizeof path, 0)) return -1;
   if (judge_cache_tmp_name(path, tmp, sizeof tmp)) {
     errno = ENAMETOOLONG;
     return -1;
   }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  int fd = open_tmp(tmp);
+  if (fd < 0 && errno == ENOENT) {
+    char folder[PATH_MAX];
+    if (entry_path(dir, key, folder, sizeof folder, 1) || evalua_make_dir(folder)) return -1;
+    fd = open_tmp(tmp);
+  }
   if (fd < 0) return -1;
   int r = evalua_write_all(fd, data, len);
   if (close(fd)) r = -1;

@@ -209,8 +209,8 @@ return function(ds, spec)
   for c, cell in ipairs(cells) do
     for i = 1, ds.n do
       local row, v = ds.rows[i], outs[(i - 1) * #cells + c]
-      if v.text then append(tbl, row, cell, v.out, v.text, row._line or i)
-      else append(tbl, row, cell, v, nil, row._line or i) end -- an item that raised: ev.map's failure
+      -- without text: an item that raised, given as ev.map's failure
+      append(tbl, row, cell, v.text and v.out or v, v.text, row._line or i)
     end
   end
   local summary = {}

@@ -126,7 +126,7 @@ function M.openai(o)
     return { ok = true, answer = r.text, latency_ms = r.latency_ms, cached = r.cached,
              prompt_tokens = u and u.prompt_tokens, completion_tokens = u and u.completion_tokens,
              cost = r.cached and 0 or cost_of(price, u) }
-  end, { judge = judge, model = judge.model, concurrency = o.concurrency or 16 })
+  end, { judge = judge, model = judge.model, concurrency = judge:stats().concurrency_window })
 end
 
 -- ---- http -----------------------------------------------------------------------
@@ -207,7 +207,7 @@ function M.http(o)
     local ok, body = pcall(make_body, prompt, row)
     if not ok then return { ok = false, error = tostring(body) } end
     return answer_of(sender.post(s, body, valid), parse)
-  end, { counts = s.stats, url = s.url, concurrency = o.concurrency or 16 })
+  end, { counts = s.stats, url = s.url, concurrency = s.engine:stats().window })
 end
 
 -- ---- exec -----------------------------------------------------------------------

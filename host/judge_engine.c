@@ -275,6 +275,7 @@ void judge_engine_free(struct judge_engine *e) {
 static double backoff(struct judge_engine *e, int attempt);
 static void start_eligible(struct judge_engine *e);
 static void fire_timer(struct judge_engine *e);
+static int wait_events(struct judge_engine *e, double wait_ms);
 
 /* The engine's headers plus one naming the operation (proxies and logs can
  * tell requests apart; the test server answers by it); 0 when out of memory. */
@@ -320,8 +321,11 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
   } else {
     list_push(&e->queued, r);
     /* on the wire now, not at the next poll: a caller that reads answers
-     * between submissions would otherwise hold every new request back */
+     * between submissions would otherwise hold every new request back;
+     * a new connection needs its socket's news before it can send */
     start_eligible(e);
+    fire_timer(e);
+    wait_events(e, 0);
     fire_timer(e);
   }
   return r->id;
@@ -723,16 +727,32 @@ static void fire_timer(struct judge_engine *e) {
   curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
-/* Waits up to wait_ms for socket activity and hands it to curl. */
-static void wait_events(struct judge_engine *e, double wait_ms) {
+/* Waits up to wait_ms for socket activity and hands it to curl; returns
+ * how many sockets had news. Only a wait that may sleep counts as one. */
+static int wait_events(struct judge_engine *e, double wait_ms) {
   struct epoll_event ev[64];
-  e->st.waits++;
+  if (wait_ms > 0) e->st.waits++;
   int n = epoll_wait(e->epfd, ev, 64, (int)ceil(fmin(wait_ms, 86400000.0)));
   for (int i = 0; i < n; i++) {
     int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0)
              | (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
     int running;
     curl_multi_socket_action(e->multi, ev[i].data.fd, mask, &running);
+  }
+  return n;
+}
+
+/* Reads every answer already arrived, up to max finished, refilling the
+ * places each frees with a waiting request as it goes: a wave of answers
+ * that arrive together sends the next wave at once, before the caller
+ * reads any of them. */
+static void sweep(struct judge_engine *e, int max) {
+  for (;;) {
+    start_eligible(e);
+    fire_timer(e);
+    if (e->done.n >= max || wait_events(e, 0) == 0) return;
+    fire_timer(e);
+    drain_messages(e);
   }
 }
 
@@ -772,6 +792,7 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
     drain_messages(e);
     if (e->done.n || now_ms() >= deadline) break;
   }
+  sweep(e, max);
   int n = 0;
   for (struct jreq *r; n < max && (r = e->done.head); n++) {
     list_remove(&e->done, r);
@@ -784,6 +805,7 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
 int judge_engine_fd(const struct judge_engine *e) { return e->epfd; }
 
 long judge_engine_timeout(struct judge_engine *e) {
+  drain_messages(e); /* a transfer curl finished outside a poll counts as news */
   if (e->done.n) return 0;
   double now = now_ms(), t = next_timer(e, now);
   if (e->timer_at >= 0) t = t < 0 ? fmax(0, e->timer_at - now) : fmin(t, fmax(0, e->timer_at - now));

@@ -304,6 +304,36 @@ static void test_rate_limits_space_the_starts(void) {
   judge_engine_free(e);
 }
 
+/* Answers that arrive together free their places before the caller reads
+ * any of them: the requests waiting behind are on the wire when poll
+ * returns. An answer curl finished outside a poll (here inside a submit)
+ * is news: judge_engine_timeout says 0 rather than letting a caller sleep. */
+static void test_freed_places_refill_before_the_caller_reads(void) {
+  struct judge_engine *e = engine(4, 0, NULL);
+  char tag[16];
+  for (int i = 0; i < 8; i++) {
+    snprintf(tag, sizeof tag, "wave %d", i);
+    submit(e, "{\"latency_ms\": 100}", tag);
+  }
+  struct judge_result r[8];
+  int got = 0;
+  for (double end = now_s() + 30; got == 0 && now_s() < end;) got = judge_engine_poll(e, 100, r, 8);
+  struct judge_stats s;
+  judge_engine_stats(e, &s);
+  CHECK(got > 0 && s.in_flight == 4 && s.queued == 4 - got);
+  got += collect(e, r + got, 8 - got);
+  CHECK(got == 8);
+  free_results(r, got);
+
+  submit(e, "{\"latency_ms\": 0}", "early");
+  usleep(300000); /* its answer waits in the socket */
+  submit(e, "{\"latency_ms\": 0}", "late");
+  CHECK(judge_engine_timeout(e) == 0);
+  CHECK(collect(e, r, 2) == 2);
+  free_results(r, 2);
+  judge_engine_free(e);
+}
+
 static void test_cancel_and_dead_servers(void) {
   struct judge_engine *e = engine(2, 0, NULL);
   uint64_t id = submit(e, "{\"faults\": [\"timeout\"]}", "cancel");
@@ -364,6 +394,7 @@ int main(void) {
     test_the_window_backs_off_and_recovers();
     test_a_stray_429_costs_little();
     test_rate_limits_space_the_starts();
+    test_freed_places_refill_before_the_caller_reads();
     test_cancel_and_dead_servers();
     test_the_key_is_redacted_from_answers();
   }

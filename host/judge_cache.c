@@ -41,6 +41,11 @@ static int entry_path(const char *dir, const char *key, char *out, size_t n, int
   return 0;
 }
 
+int judge_cache_check(const char *dir, const char *key) {
+  char path[PATH_MAX];
+  return entry_path(dir, key, path, sizeof path, 0);
+}
+
 char *judge_cache_get(const char *dir, const char *key, size_t *len, int *not_regular) {
   char path[PATH_MAX];
   *not_regular = 0;

@@ -10,6 +10,10 @@
 /* hex = lower-case SHA-256 of data (65 bytes with the NUL); 0 or -1. */
 int judge_cache_key(const char *data, size_t len, char hex[65]);
 
+/* 0 when key is well-formed and its entry's path fits; -1 with errno =
+ * EINVAL or ENAMETOOLONG otherwise. */
+int judge_cache_check(const char *dir, const char *key);
+
 /* The entry for key (64 lower-case hex digits) as malloc'd, NUL-terminated
  * data with *len set; NULL with errno = ENOENT when absent, EINVAL for a
  * malformed key, or another errno when unreadable; an entry

@@ -11,6 +11,7 @@
 
 #include <lauxlib.h>
 
+#include "cache_writer.h"
 #include "judge_cache.h"
 #include "judge_engine.h"
 #include "modules.h"
@@ -18,6 +19,7 @@
 
 #define ENGINE_MT "evalua.JudgeEngine"
 #define BOX_MT "evalua.JudgeBox"
+#define FAILURES_MT "evalua.JudgeCacheFailures"
 #define POLL_MAX 128
 #define SANDBOX_MAX_RESPONSE ((size_t)64 << 20)
 
@@ -395,8 +397,9 @@ static int l_cache_get(lua_State *L) {
   *box = NULL;
   luaL_setmetatable(L, BOX_MT);
   size_t len = 0;
-  int not_regular;
-  *box = judge_cache_get(dir, key, &len, &not_regular);
+  int not_regular = 0;
+  *box = cache_writer_pending(dir, key, &len);
+  if (!*box) *box = judge_cache_get(dir, key, &len, &not_regular);
   if (!*box) {
     if (!not_regular && (errno == ENOENT || errno == ENOTDIR)) return 0;
     luaL_pushfail(L);
@@ -410,17 +413,56 @@ static int l_cache_get(lua_State *L) {
   return 1;
 }
 
+/* cache_put(dir, key, data [, sink]) -> true | nil, message. The entry is
+ * written behind (cache_writer.h); a later failure is reported by
+ * cache_failures with sink, a number naming whoever accounts for it. */
 static int l_cache_put(lua_State *L) {
   const char *dir = luaL_checkstring(L, 1), *key = luaL_checkstring(L, 2);
   size_t n;
   const char *data = luaL_checklstring(L, 3, &n);
+  int sink = (int)luaL_optinteger(L, 4, 0);
   evalua_check_path(L, dir, 1);
-  if (judge_cache_put(dir, key, data, n)) {
+  if (cache_writer_put(dir, key, data, n, sink)) {
     luaL_pushfail(L);
     lua_pushfstring(L, "cannot write judge cache entry in '%s': %s", dir, strerror(errno));
     return 2;
   }
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* The failures not yet handed to Lua, freed by __gc if a memory error
+ * stops the hand-over. */
+static int failures_gc(lua_State *L) {
+  struct cache_failure **p = luaL_checkudata(L, 1, FAILURES_MT);
+  while (*p) {
+    struct cache_failure *next = (*p)->next;
+    free(*p);
+    *p = next;
+  }
+  return 0;
+}
+
+/* cache_failures([settle]) -> {{sink=, error=}...}: the failed writes
+ * since the last call, after every queued entry is written when settle. */
+static int l_cache_failures(lua_State *L) {
+  if (lua_toboolean(L, 1)) cache_writer_settle();
+  struct cache_failure **left = lua_newuserdatauv(L, sizeof *left, 0);
+  *left = NULL;
+  luaL_setmetatable(L, FAILURES_MT);
+  *left = cache_writer_failures();
+  lua_newtable(L);
+  for (int i = 1; *left; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, (*left)->sink);
+    lua_setfield(L, -2, "sink");
+    lua_pushstring(L, (*left)->message);
+    lua_setfield(L, -2, "error");
+    lua_rawseti(L, -2, i);
+    struct cache_failure *next = (*left)->next;
+    free(*left);
+    *left = next;
+  }
   return 1;
 }
 
@@ -510,7 +552,8 @@ static const luaL_Reg engine_meta[] = {
 
 static const luaL_Reg judge_funcs[] = {
   {"engine", l_engine},       {"cache_key", l_cache_key}, {"cache_get", l_cache_get},
-  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"wait_any", l_wait_any}, {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
+  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"cache_failures", l_cache_failures},
+  {"wait_any", l_wait_any},   {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
   {NULL, NULL},
 };
 
@@ -523,6 +566,11 @@ int luaopen_evalua_judge(lua_State *L) {
   lua_pop(L, 1);
   if (luaL_newmetatable(L, BOX_MT)) {
     lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, FAILURES_MT)) {
+    lua_pushcfunction(L, failures_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);

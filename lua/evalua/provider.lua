@@ -14,6 +14,7 @@ local options = require "evalua.options"
 local json = require "evalua.json"
 local template = require "evalua.template"
 local sender = require "evalua.provider_http"
+local cache = require "evalua.judge.cache"
 local offline = require "evalua.provider_offline"
 local sys = require "evalua._sys"
 
@@ -44,12 +45,14 @@ function Provider:call(prompt, row)
 end
 
 function Provider:stats()
+  cache.collect(true) -- every answer's cache write done, so cache_errors is whole
   local out = {}
   for k, v in pairs(self.counts or {}) do out[k] = v end
   if self.judge then
     local s = self.judge:stats()
     out.requests, out.cache_hits, out.failures = s.requests, s.cache_hits, s.failures
     out.prompt_tokens, out.completion_tokens, out.cost = s.prompt_tokens, s.completion_tokens, s.cost
+    out.cache_errors, out.cache_error = s.cache_errors, s.cache_error
     out.dry_run = self.judge:estimate().requests
   end
   return out

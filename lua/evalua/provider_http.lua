@@ -4,6 +4,7 @@
 -- Results are {ok=, body=, latency_ms=, cached=, attempts=} or
 -- {ok = false, error=}; the provider reads the body.
 local C = require "evalua._judge"
+local cache = require "evalua.judge.cache"
 local sched = require "evalua.judge.sched"
 local sys = require "evalua._sys"
 local run = require "evalua.run"
@@ -14,7 +15,7 @@ local VERSION = "evalua-provider-1"
 
 
 function M.new_stats()
-  return { requests = 0, cache_hits = 0, failures = 0, dry_run = 0, latency_ms = 0 }
+  return { requests = 0, cache_hits = 0, failures = 0, dry_run = 0, latency_ms = 0, cache_errors = 0 }
 end
 
 -- cache(dir | false | nil) -> the folder answers are kept in, or nil
@@ -36,8 +37,23 @@ function M.cached(dir, key)
   return (C.cache_get(dir, key))
 end
 
-function M.store(dir, key, body)
-  if dir then C.cache_put(dir, key, body) end
+-- A cache write that failed is counted and the first kept and said on
+-- stderr: the run goes on without the cache rather than stopping.
+local function cache_trouble(x, err)
+  local s = x.stats
+  s.cache_errors = s.cache_errors + 1
+  if not s.cache_error then
+    s.cache_error = err
+    io.stderr:write("evalua: provider cache: ", err,
+                    " (the run goes on; later cache errors are counted in provider:stats())\n")
+  end
+end
+
+-- Queues an answer of sender or runner x for its cache.
+function M.store(x, key, body)
+  if not x.dir then return end
+  x.store = x.store or cache.writer(x.dir, function(err) cache_trouble(x, err) end)
+  x.store(key, body)
 end
 
 -- ---- the HTTP sender ----------------------------------------------------------
@@ -107,7 +123,7 @@ function M.post(s, body, valid)
   s.inflight[key] = nil
   if not r.ok then s.stats.failures = s.stats.failures + 1; return r end
   s.stats.latency_ms = s.stats.latency_ms + r.latency_ms
-  if valid(r.body) then M.store(s.dir, key, r.body) end
+  if valid(r.body) then M.store(s, key, r.body) end
   return r
 end
 
@@ -145,7 +161,7 @@ function M.run(x, input, valid)
       tostring(code), stderr ~= "" and (": " .. stderr:sub(1, 300)) or "") }
   end
   x.stats.latency_ms = x.stats.latency_ms + latency
-  if valid(out) then M.store(x.dir, key, out) end
+  if valid(out) then M.store(x, key, out) end
   return { ok = true, body = out, latency_ms = latency, attempts = 1, cached = false }
 end
 

@@ -186,6 +186,28 @@ function TestExec:test_json_on_stdin_and_stdout()
   lu.assertEquals(notjson, { ok = false, error = "the response is not JSON" })
 end
 
+-- A cache that cannot be written (every entry folder is a file): the
+-- answers still come, each failed write is counted in stats(), the first
+-- kept and said once on stderr.
+function TestExec:test_cache_write_failures_are_counted_and_said_once()
+  local dir = h.tmpdir()
+  h.sh(("mkdir -p %s/c && cd %s/c && for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do "
+    .. "for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do : > $a$b; done; done"):format(dir, dir))
+  local r = h.run_script(([[
+local ev = require "evalua"
+local p = ev.provider.exec { cmd = %q, cache = %q }
+for i = 1, 3 do assert(p:call("p" .. i, { query = "q" }).ok) end
+local s = p:stats()
+print(s.cache_errors, s.requests, s.cache_error)
+]]):format(ECHO, dir .. "/c"))
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "3\t3\tcannot write judge cache entry in '[^']+/c': Not a directory\n")
+  local _, said = r.stderr:gsub("evalua: provider cache: cannot write judge cache entry in '[^']+': Not a directory "
+    .. "%(the run goes on; later cache errors are counted in provider:stats%(%)%)\n", "")
+  lu.assertEquals(said, 1, r.stderr)
+end
+
 function TestExec:test_refused_under_sandbox()
   local r = h.run_script('local ev = require "evalua"\nev.provider.exec{ cmd = "true" }\n', "--sandbox")
   lu.assertEquals(r.status, 3)

@@ -5,6 +5,7 @@
 -- elsewhere it blocks. Failures are results ({ok = false, error = ...}),
 -- never NaN.
 local C = require "evalua._judge"
+local cache = require "evalua.judge.cache"
 local json = require "evalua.judge.json"
 local sched = require "evalua.judge.sched"
 local ops = require "evalua.judge.ops"
@@ -288,6 +289,12 @@ local function cache_trouble(st, err)
   end
 end
 
+-- Queues an answer for the cache; a failed write comes back to cache_trouble.
+local function store(st, key, data)
+  st.store = st.store or cache.writer(st.dir, function(err) cache_trouble(st, err) end)
+  st.store(key, data)
+end
+
 local function cache_lookup(self, st, key, path, req)
   local data, err = C.cache_get(st.dir, key)
   if not data then
@@ -479,8 +486,7 @@ local function request(self, path, body, req)
     return invalid(r, bad)
   end
   if st.write then
-    local stored, err = C.cache_put(st.dir, key, cache_entry(self.base_url .. path, text, sample, raw))
-    if not stored then cache_trouble(st, err) end
+    store(st, key, cache_entry(self.base_url .. path, text, sample, raw))
   end
   return r
 end

@@ -1,5 +1,6 @@
 -- The judges' accounts: per judge and summed over the run.
 local run = require "evalua.run"
+local cache = require "evalua.judge.cache"
 
 local S = {}
 
@@ -50,7 +51,9 @@ function S.dry(s, prompt, completion, cost)
 end
 
 -- A plain copy a script may keep, print or put in a report.
+-- Cache writes still queued are waited for, so cache_errors is whole.
 function S.snapshot(s)
+  cache.collect(true)
   local out = { model = s.model or s.requested_model, requested_model = s.requested_model,
                 system_fingerprint = s.system_fingerprint, cost = s.cost, cache_error = s.cache_error }
   for _, k in ipairs(COUNTS) do out[k] = s[k] end

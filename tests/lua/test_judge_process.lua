@@ -260,16 +260,17 @@ function TestProcess:test_a_full_cache_disk_is_said_once()
     lu.skip("cannot mount a tmpfs here")
   end
   h.run(("mkdir %s/c && dd if=/dev/zero of=%s/fill bs=4k 2>/dev/null"):format(dir, dir))
-  h.write("/tmp/evalua-full-disk.lua", ([[
+  local script = h.tmpdir() .. "/full-disk.lua" -- beside the full disk: the flavours run at once
+  h.write(script, ([[
 local ev = require "evalua"
 local j = ev.judge.open { base_url = "%s", model = "m", api_key_env = false, cache = arg[1] }
 for i = 1, 3 do assert(j:chat { messages = { { role = "user", content = "full disk " .. i } } }.ok) end
 local s = j:stats()
 print(s.cache_errors, s.requests, s.cache_error)
 ]]):format(mock.url))
-  local r = h.run(("%s run /tmp/evalua-full-disk.lua %s/c"):format(h.bin, dir))
+  local r = h.run(("%s run %s %s/c"):format(h.bin, script, dir))
   h.run("umount " .. dir)
-  h.sh("rm -rf /tmp/evalua-full-disk.lua " .. dir)
+  h.sh(("rm -rf %s %s"):format(script:match("^(.*)/"), dir))
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrMatches(r.stdout, "3\t3\tcannot write judge cache entry in '[^']+': No space left on device\n")
   local _, said = r.stderr:gsub("evalua: judge cache: [^\n]*No space left on device", "")

@@ -8,9 +8,10 @@
 #include "cache_writer.h"
 #include "judge_cache.h"
 
-/* Past this many queued entries a caller waits for the writer, so a slow
- * disk bounds the memory held rather than letting the queue grow. */
+/* Past this many queued entries, or bytes, a caller waits for the writer,
+ * so a slow disk bounds the memory held rather than letting it grow. */
 #define MAX_QUEUED 1024
+#define MAX_QUEUED_BYTES ((size_t)64 << 20)
 
 struct entry {
   struct entry *next;
@@ -27,7 +28,7 @@ static struct {
   pthread_mutex_t lock;
   pthread_cond_t work, progress;
   struct entry *head, *tail;
-  size_t queued;
+  size_t queued, bytes;
   struct cache_failure *failed, **failed_end;
   int started, stopping;
   pthread_t thread;
@@ -64,6 +65,7 @@ static void *write_queue(void *unused) {
     W.head = e->next;
     if (!W.head) W.tail = NULL;
     W.queued--;
+    W.bytes -= e->len;
     free(e);
     pthread_cond_broadcast(&W.progress);
   }
@@ -105,7 +107,7 @@ static void after_fork_child(void) {
     free(f);
   }
   W.head = W.tail = NULL;
-  W.queued = 0;
+  W.queued = W.bytes = 0;
   W.failed = NULL;
   W.failed_end = &W.failed;
   W.started = W.stopping = 0;
@@ -149,11 +151,13 @@ int cache_writer_put(const char *dir, const char *key, const char *data, size_t 
     errno = err;
     return r;
   }
-  while (W.queued >= MAX_QUEUED) pthread_cond_wait(&W.progress, &W.lock);
+  while (W.queued >= MAX_QUEUED || (W.queued && W.bytes + len > MAX_QUEUED_BYTES))
+    pthread_cond_wait(&W.progress, &W.lock);
   if (W.tail) W.tail->next = e;
   else W.head = e;
   W.tail = e;
   W.queued++;
+  W.bytes += len;
   pthread_cond_signal(&W.work);
   pthread_mutex_unlock(&W.lock);
   return 0;

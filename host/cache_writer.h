@@ -12,7 +12,8 @@
  * drained when the process exits normally; failures nobody collected are
  * then printed on stderr. A killed process loses only what was still
  * queued, which is never more than the entries written since the writer
- * last caught up. Plain C, no Lua. */
+ * last caught up. At most 1,024 entries or 64 MB wait; past that the
+ * caller waits for the disk. Plain C, no Lua. */
 #ifndef EVALUA_CACHE_WRITER_H
 #define EVALUA_CACHE_WRITER_H
 

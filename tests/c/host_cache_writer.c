@@ -1,7 +1,8 @@
 /* The judge cache's writer thread (host/cache_writer.h), without Lua: every
  * queued entry is readable at any moment, from the queue or the disk; the
- * newest of two writes wins; a failed write reaches its sink; one nobody
- * collected is said on stderr at exit, in a forked child too. */
+ * newest of two writes wins; memory waiting is bounded; a failed write
+ * reaches its sink; one nobody collected is said on stderr at exit, in a
+ * forked child too. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,27 @@ static void test_the_newest_write_wins(const char *dir) {
   free(got);
 }
 
+/* Entries past the 64 MB bound wait their turn, and one larger than the
+ * bound is still taken when the queue is empty. */
+static void test_big_entries_pass_the_byte_bound(const char *dir) {
+  size_t n = (size_t)40 << 20;
+  char *big = malloc(n), hex[65];
+  if (!big) return;
+  for (int i = 0; i < 3; i++) {
+    memset(big, 'a' + i, n);
+    key_of(1000000 + i, hex);
+    CHECK(cache_writer_put(dir, hex, big, n, 1) == 0);
+  }
+  free(big);
+  cache_writer_settle();
+  size_t len = 0;
+  int not_regular;
+  char *got = judge_cache_get(dir, hex, &len, &not_regular);
+  CHECK(got && len == n && got[0] == 'c' && got[n - 1] == 'c');
+  free(got);
+  CHECK(cache_writer_failures() == NULL);
+}
+
 /* The entry folder is a file: the write fails behind the caller's back. */
 static void test_a_failed_write_reaches_its_sink(const char *dir) {
   char hex[65], folder[600], want[800];
@@ -128,6 +150,7 @@ int main(void) {
   snprintf(entries, sizeof entries, "%s/entries", dir);
   test_every_entry_is_readable_while_queued(entries);
   test_the_newest_write_wins(entries);
+  test_big_entries_pass_the_byte_bound(entries);
   test_a_failed_write_reaches_its_sink(dir);
   test_uncollected_failures_are_said_at_exit(dir);
   char cmd[128];

@@ -30,7 +30,7 @@ static struct {
   struct entry *head, *tail;
   size_t queued, bytes;
   struct cache_failure *failed, **failed_end;
-  int started, stopping;
+  int started, stopping, sinks;
   pthread_t thread;
 } W = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
        .progress = PTHREAD_COND_INITIALIZER, .failed_end = &W.failed};
@@ -168,13 +168,20 @@ char *cache_writer_pending(const char *dir, const char *key, size_t *len) {
   pthread_mutex_lock(&W.lock);
   const struct entry *found = NULL;
   for (const struct entry *e = W.head; e; e = e->next)
-    if (!memcmp(e->key, key, 65) && !strcmp(e->dir, dir)) found = e;
+    if (!strcmp(e->key, key) && !strcmp(e->dir, dir)) found = e;
   if (found && (copy = malloc(found->len + 1))) {
     memcpy(copy, found->data, found->len + 1);
     *len = found->len;
   }
   pthread_mutex_unlock(&W.lock);
   return copy;
+}
+
+int cache_writer_new_sink(void) {
+  pthread_mutex_lock(&W.lock);
+  int sink = ++W.sinks;
+  pthread_mutex_unlock(&W.lock);
+  return sink;
 }
 
 void cache_writer_settle(void) {

@@ -10,10 +10,10 @@
  * A write that fails is kept with the sink the caller named, for the
  * caller to collect (cache_writer_failures) and account for. The queue is
  * drained when the process exits normally; failures nobody collected are
- * then printed on stderr. A killed process loses only what was still
- * queued, which is never more than the entries written since the writer
- * last caught up. At most 1,024 entries or 64 MB wait; past that the
- * caller waits for the disk. Plain C, no Lua. */
+ * then printed on stderr. A killed process loses what was still queued:
+ * the answers that arrived since the writer last caught up. At most 1,024
+ * entries or 64 MB wait; past that the caller waits for the disk. Plain
+ * C, no Lua. */
 #ifndef EVALUA_CACHE_WRITER_H
 #define EVALUA_CACHE_WRITER_H
 
@@ -25,8 +25,13 @@
 int cache_writer_put(const char *dir, const char *key, const char *data, size_t len, int sink);
 
 /* The newest queued entry for (dir, key) as a malloc'd, NUL-terminated
- * copy with *len set, or NULL when none is queued. */
+ * copy with *len set, or NULL when none is queued (or no memory for the
+ * copy: the caller then reads the disk, as for an entry not queued). */
 char *cache_writer_pending(const char *dir, const char *key, size_t *len);
+
+/* A sink number no other caller in the process has had, so a failure
+ * reaches its own writer even when several Lua states queue entries. */
+int cache_writer_new_sink(void);
 
 /* Blocks until every entry queued so far is written (or has failed). */
 void cache_writer_settle(void);

@@ -431,6 +431,13 @@ static int l_cache_put(lua_State *L) {
   return 1;
 }
 
+/* cache_sink() -> a number for cache_put that no other writer in the
+ * process has. */
+static int l_cache_sink(lua_State *L) {
+  lua_pushinteger(L, cache_writer_new_sink());
+  return 1;
+}
+
 /* The failures not yet handed to Lua, freed by __gc if a memory error
  * stops the hand-over. */
 static int failures_gc(lua_State *L) {
@@ -551,9 +558,10 @@ static const luaL_Reg engine_meta[] = {
 };
 
 static const luaL_Reg judge_funcs[] = {
-  {"engine", l_engine},       {"cache_key", l_cache_key}, {"cache_get", l_cache_get},
+  {"engine", l_engine},       {"cache_key", l_cache_key},   {"cache_get", l_cache_get},
   {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"cache_failures", l_cache_failures},
-  {"wait_any", l_wait_any},   {"env", l_env},             {"default_cache_dir", l_default_cache_dir},
+  {"cache_sink", l_cache_sink}, {"wait_any", l_wait_any},   {"env", l_env},
+  {"default_cache_dir", l_default_cache_dir},
   {NULL, NULL},
 };
 

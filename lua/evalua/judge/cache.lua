@@ -7,7 +7,7 @@ local M = {}
 
 -- sink number -> on_error, held weakly: a writer keeps its own alive, and
 -- a failure whose writer is gone is said on stderr.
-local sinks, last = setmetatable({}, { __mode = "v" }), 0
+local sinks = setmetatable({}, { __mode = "v" })
 
 -- Hands failed writes to their writers; with settle, once every entry
 -- queued so far is written, so counts read afterwards are whole.
@@ -22,8 +22,7 @@ end
 -- on_error(message) hears of a write refused now or failed later, for as
 -- long as the writer is kept.
 function M.writer(dir, on_error)
-  last = last + 1
-  local sink = last
+  local sink = C.cache_sink() -- unique in the process, which may hold several Lua states
   sinks[sink] = on_error
   return function(key, data)
     M.collect(false)

@@ -499,18 +499,29 @@ static struct jreq *candidate(const struct judge_engine *e, double now) {
   return e->delayed.head && e->delayed.head->not_before <= now ? e->delayed.head : e->queued.head;
 }
 
-/* Milliseconds a server's quota holds back a start needing `need`. Once its
- * reset time has passed, a new period allows the server's stated limit (not
- * a burst of every waiting request) until its answers say more; without a
- * stated limit the quota is unknown again. */
-static double quota_delay(struct quota *q, double need, double now) {
+/* What the requests in flight that started before `mark` (HUGE_VAL: all
+ * of them) need of quota k. A server may count them later than requests
+ * started after them, or in its next period. */
+static double in_flight_need(const struct judge_engine *e, int k, double mark) {
+  double sum = 0;
+  for (const struct jreq *f = e->flight.head; f; f = f->next)
+    if (f->mark[k] < mark) sum += k == QREQ ? 1 : f->est_tokens;
+  return sum;
+}
+
+/* Milliseconds quota k holds back a start needing `need`. Once its reset
+ * time has passed, a new period allows the server's stated limit, less what
+ * is in flight (not a burst of every waiting request), until its answers
+ * say more; without a stated limit the quota is unknown again. */
+static double quota_delay(struct judge_engine *e, int k, double need, double now) {
+  struct quota *q = &e->quota[k];
   if (q->reset_at < 0) return 0;
   if (now >= q->reset_at) {
     if (q->limit < 0) {
       q->reset_at = -1;
       return 0;
     }
-    q->left = q->limit;
+    q->left = q->limit - in_flight_need(e, k, HUGE_VAL);
     q->reset_at = now + q->span;
     q->next = now;
   }
@@ -524,8 +535,8 @@ static double start_delay(struct judge_engine *e, const struct jreq *r, double n
   if (e->c.rpm > 0) t = fmax(t, e->rpm_next - now);
   if (e->c.tpm > 0 && e->tpm_level < r->est_tokens && e->tpm_level < e->c.tpm)
     t = fmax(t, (fmin(r->est_tokens, e->c.tpm) - e->tpm_level) * 60000.0 / e->c.tpm);
-  t = fmax(t, quota_delay(&e->quota[QREQ], 1, now));
-  return fmax(t, quota_delay(&e->quota[QTOK], fmin(r->est_tokens, 1e300), now));
+  t = fmax(t, quota_delay(e, QREQ, 1, now));
+  return fmax(t, quota_delay(e, QTOK, fmin(r->est_tokens, 1e300), now));
 }
 
 /* Spends need from a known quota and spaces the next start so that what is
@@ -654,18 +665,27 @@ static void adjust_window(struct judge_engine *e, struct jreq *r, double now) {
   }
 }
 
-/* Takes in a server's x-ratelimit-* headers. What it says is left counted
- * requests that arrived before this one; those started since may not have
- * been counted yet, so they are taken off too. */
+/* Folds an answer's x-ratelimit-* into the quotas. What started since r
+ * (r included, to err safe) and what is in flight from before it are taken
+ * as spent. Answers of one period come back in any order, so within a
+ * period the lowest count left wins; an answer of a period already over
+ * is ignored. Periods are told apart by their reset times, half a period
+ * (at least 20 ms) apart. */
 static void update_quotas(struct judge_engine *e, const struct jreq *r, double now) {
   for (int k = QREQ; k <= QTOK; k++) {
     if (r->rl_left[k] < 0 || r->rl_reset_ms[k] < 0) continue;
     struct quota *q = &e->quota[k];
-    q->left = r->rl_left[k] - (e->started[k] - r->mark[k]);
-    q->reset_at = now + fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1;
-    q->next = now;
+    double wait = fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1, reset_at = now + wait;
+    double left = r->rl_left[k] - (e->started[k] - r->mark[k]) - in_flight_need(e, k, r->mark[k]);
+    q->span = fmax(q->span, wait);
     q->limit = r->rl_limit[k];
-    q->span = fmax(q->span, fmin(r->rl_reset_ms[k], e->c.max_wait_ms) + 1);
+    double apart = fmax(q->span / 2, 20);
+    int known = q->reset_at >= 0 && now < q->reset_at;
+    if (known && reset_at <= q->reset_at - apart) continue;
+    int same = known && reset_at < q->reset_at + apart;
+    q->left = same ? fmin(q->left, left) : left;
+    q->reset_at = same ? fmax(q->reset_at, reset_at) : reset_at;
+    q->next = now;
   }
 }
 

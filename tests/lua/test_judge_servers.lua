@@ -15,7 +15,9 @@ local function judge(opts) return mock:judge(nil, opts) end
 local function user(text) return { { role = "user", content = text } } end
 local function requests() return mock:stats().requests end
 
+-- The entries on disk, once the cache's writer thread has caught up.
 local function entries(dir)
+  require("evalua.judge.cache").collect(true)
   local p = io.popen(("find %s -name '*.json' | wc -l"):format(dir))
   local n = tonumber(p:read("a"))
   p:close()

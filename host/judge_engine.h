@@ -58,7 +58,8 @@ struct judge_engine;
 struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err);
 void judge_engine_free(struct judge_engine *e);
 
-/* Queues a POST of body to base_url + path. est_tokens feeds the tokens-per-
+/* Queues a POST of body to base_url + path, on the wire at once when a
+ * place is free. est_tokens feeds the tokens-per-
  * minute limit; prior_attempts > 0 resubmits a request that already made
  * that many attempts (its retry budget and backoff continue). operation
  * (or NULL) is sent as the header X-Evalua-Operation. Returns an id > 0, or
@@ -66,8 +67,10 @@ void judge_engine_free(struct judge_engine *e);
 uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
                              size_t len, double est_tokens, int prior_attempts, const char *operation);
 
-/* Drives transfers for up to timeout_ms or until a request finishes, then
- * moves up to max finished requests into out; returns how many. */
+/* Drives transfers for up to timeout_ms or until a request finishes, reads
+ * every other answer already arrived and gives each freed place to a
+ * waiting request, then moves up to max finished requests into out;
+ * returns how many. */
 int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max);
 
 /* For waiting on several engines at once (poll() on their descriptors):

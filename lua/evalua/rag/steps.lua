@@ -34,10 +34,26 @@ local function offline_checked(vars, o)
   return offline.verdicts(vars.statements, table.concat(vars.contexts, "\n\n"), o.support_threshold)
 end
 
+-- The answer's reason, when it gave one as text.
+local function reason_of(answer)
+  return type(answer.reason) == "string" and answer.reason or nil
+end
+
+-- A parser of {field: number from lo to hi, reason: text}.
+local function number_in(field, lo, hi)
+  return function(answer)
+    local v = type(answer) == "table" and tonumber(answer[field])
+    if not v or v ~= v or v < lo or v > hi then
+      return nil, ("expected %s as a number from %d to %d"):format(field, lo, hi)
+    end
+    return v, reason_of(answer)
+  end
+end
+
 local function parse_single_verdict(answer)
   local v = type(answer) == "table" and E.verdict(answer.verdict)
   if not v then return nil, 'expected {"verdict": 1 or 0}' end
-  return v, type(answer.reason) == "string" and answer.reason or nil
+  return v, reason_of(answer)
 end
 
 E.step("rag_statements", {
@@ -148,11 +164,7 @@ E.step("rag_questions", {
 E.step("rag_answer_relevance", {
   prompt = P.answer_relevance,
   vote = "mean",
-  parse = function(answer)
-    local v = type(answer) == "table" and tonumber(answer.relevance)
-    if not v or v ~= v or v < 0 or v > 1 then return nil, "expected relevance as a number from 0 to 1" end
-    return v, type(answer.reason) == "string" and answer.reason or nil
-  end,
+  parse = number_in("relevance", 0, 1),
   offline = function(vars)
     local v, why = offline.relevance(vars.question, vars.answer)
     return v, "offline: " .. why
@@ -162,7 +174,7 @@ E.step("rag_answer_relevance", {
 local function parse_yes_no(answer)
   local v = type(answer) == "table" and type(answer.verdict) == "string" and answer.verdict:upper():match("^%s*(%a+)")
   if v ~= "YES" and v ~= "NO" then return nil, 'expected {"verdict": "YES" or "NO"}' end
-  return v, type(answer.reason) == "string" and answer.reason or nil
+  return v, reason_of(answer)
 end
 
 local function offline_in_line(vars, o)
@@ -185,11 +197,7 @@ local token_f1 = text.token_f1
 E.step("rag_correctness", {
   prompt = P.correctness,
   vote = "mean",
-  parse = function(answer)
-    local v = type(answer) == "table" and tonumber(answer.score)
-    if not v or v ~= v or v < 1 or v > 5 then return nil, "expected score as a number from 1 to 5" end
-    return v, type(answer.reason) == "string" and answer.reason or nil
-  end,
+  parse = number_in("score", 1, 5),
   offline = function(vars)
     local f1 = token_f1(vars.answer, vars.reference)
     return math.floor(1 + 4 * f1 + 0.5), ("offline: 1 + 4 x token F1 with the reference (F1 %.2f)"):format(f1)
@@ -210,7 +218,7 @@ E.step("rag_pairwise", {
     local b = type(answer) == "table" and type(answer.better) == "string" and answer.better:match("^%s*(.-)%s*$")
     if b then b = b:upper() == "TIE" and "tie" or b:upper() end
     if b ~= "A" and b ~= "B" and b ~= "tie" then return nil, 'expected {"better": "A", "B" or "tie"}' end
-    return b, type(answer.reason) == "string" and answer.reason or nil
+    return b, reason_of(answer)
   end,
   offline = function(vars)
     local a, b = offline_merit(vars, vars.first), offline_merit(vars, vars.second)

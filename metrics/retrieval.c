@@ -41,30 +41,31 @@ static size_t rel_in(const struct stats *s, size_t k) {
   return c;
 }
 
-/* Sum of precision at each relevant rank among the first k, over num_rel. */
-static double ap(const struct stats *s, size_t k) {
-  size_t n = first(k, s->r->n_ret), so_far = 0;
+/* Sum of precision at each relevant rank among the first n (the running
+ * sums when they were made: the same additions in the same order). */
+static double precision_sum(const struct stats *s, size_t n) {
+  if (s->apsum) return s->apsum[n];
+  size_t so_far = 0;
   double sum = 0.0;
-  if (s->apsum) return s->hits[n] ? s->apsum[n] / (double)s->num_rel : 0.0;
   for (size_t i = 0; i < n; i++)
     if (s->r->rel[i] >= s->level) {
       so_far++;
       sum += (double)so_far / (double)(i + 1);
     }
-  return so_far ? sum / (double)s->num_rel : 0.0;
+  return sum;
 }
 
-/* log((1 + S) / (1 + R - S)), S the sum of hits(i) / i over the relevant
- * ranks i (AP times R): Robertson's "yet another average precision",
- * trec_eval's yaap, which averages better than AP near 0 and 1. */
+/* precision_sum over the first k, over num_rel (0 without a relevant hit). */
+static double ap(const struct stats *s, size_t k) {
+  double sum = precision_sum(s, first(k, s->r->n_ret));
+  return sum > 0.0 ? sum / (double)s->num_rel : 0.0;
+}
+
+/* log((1 + S) / (1 + R - S)), S the precision sum over the whole ranking
+ * (AP times R): Robertson's "yet another average precision", trec_eval's
+ * yaap, which averages better than AP near 0 and 1. */
 static double yaap(const struct stats *s) {
-  size_t so_far = 0;
-  double sum = 0.0;
-  for (size_t i = 0; i < s->r->n_ret; i++)
-    if (s->r->rel[i] >= s->level) {
-      so_far++;
-      sum += (double)so_far / (double)(i + 1);
-    }
+  double sum = precision_sum(s, s->r->n_ret);
   return log((1.0 + sum) / (1.0 + (double)s->num_rel - sum));
 }
 

@@ -21,6 +21,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._json", luaopen_evalua_json},
   {"evalua._watch", luaopen_evalua_watch},
   {"evalua._embed", luaopen_evalua_embed},
+  {"evalua._regex", luaopen_evalua_regex},
   {NULL, NULL},
 };
 

@@ -15,5 +15,6 @@ int luaopen_evalua_report(lua_State *L);
 int luaopen_evalua_json(lua_State *L);
 int luaopen_evalua_watch(lua_State *L);
 int luaopen_evalua_embed(lua_State *L);
+int luaopen_evalua_regex(lua_State *L);
 
 #endif

@@ -17,6 +17,7 @@ the binary links):
   libc6
   libcurl4
   liblua5.4-0
+  libpcre2-8-0
   libssl3
   libutf8proc2
   lua-cjson

@@ -3,7 +3,7 @@
 -- and passes or fails with a reason; "not-" before any type inverts it.
 --
 --   equals contains icontains contains-any icontains-any contains-all
---   icontains-all starts-with regex (a Lua pattern) is-json (value: an
+--   icontains-all starts-with regex (PCRE2) lua-pattern is-json (value: an
 --   optional schema) json-schema min-length max-length min-words max-words
 --   similar (edit similarity >= threshold) latency (latency_ms <= threshold)
 --   cost (cost <= threshold)
@@ -11,40 +11,129 @@
 -- value may instead come from the row: {type = "icontains-any", field = "gold_answers"}.
 -- A row may carry its own list in its `assert` field; ev.assertions.metric
 -- checks the script's list and the row's together (1 when all pass).
--- Formulas and the JSON-schema subset: docs/prompts.md.
+-- Every assertion is checked when it is built: one that could not decide
+-- (no value, a list where one string is meant, a negative bound, a key the
+-- type does not use) is an input error, never a verdict.
+-- Formulas, the regex dialect and its limits: docs/prompts.md.
 local json = require "evalua.json"
 local text = require "evalua.text"
 local schema = require "evalua.assertions_schema"
 local options = require "evalua.options"
+local regex = require "evalua._regex"
+local sys = require "evalua._sys"
 
 local M = {}
 
+-- At most 60 bytes of s, cut before a character, not inside one.
+local function clip(s)
+  if #s <= 60 then return s end
+  local cut = 57
+  while cut > 0 and (s:byte(cut + 1) or 0) & 0xC0 == 0x80 do cut = cut - 1 end
+  return s:sub(1, cut) .. "..."
+end
+
 local function show(v)
-  if type(v) == "string" then
-    if #v > 60 then v = v:sub(1, 57) .. "..." end
-    return (("%q"):format(v):gsub("\\\n", "\\n"))
+  if type(v) == "string" then return (("%q"):format(clip(v)):gsub("\\\n", "\\n")) end
+  if type(v) == "table" then
+    local ok, s = pcall(json.encode, v)
+    return ok and s or tostring(v)
   end
-  if type(v) == "table" then return json.encode(v) end
+  if math.type(v) == "float" and v == v and math.abs(v) ~= math.huge then return json.number(v) end -- -3, not -3.0
   return tostring(v)
 end
 
-local function list_of(v)
-  if type(v) == "table" then return v end
-  return { v }
+-- A regular expression as people write one: /\d+/, unescaped.
+local function slashed(s) return "/" .. clip(s):gsub("\n", "\\n") .. "/" end
+
+local function is_list(v)
+  return type(v) == "table" and (v[1] ~= nil or next(v) == nil)
 end
 
-local function strings(v, what)
-  for _, s in ipairs(list_of(v)) do
-    if type(s) ~= "string" then return nil, what .. ": expected a string or a list of strings" end
+-- ---- value kinds ------------------------------------------------------------
+-- M.values[kind](v, what) -> the value prepared for check | nil, why. `what`
+-- names the value ("assert[2].value", "field 'gold_answers'"). A kind both
+-- refuses what cannot decide and converts once what each check would redo
+-- (a pattern compiled, a string made a list).
+
+M.values = {}
+
+local function one_text(v, what, empty_ok)
+  if type(v) == "table" then return nil, what .. ": expected one string, not a list" end
+  if type(v) ~= "string" then return nil, what .. ": expected a string" end
+  if v == "" and not empty_ok then
+    return nil, what .. ": an empty string is in every answer, so the check cannot tell answers apart"
   end
-  if type(v) == "table" and #v == 0 then return nil, what .. ": expected at least one string" end
-  return true
+  return v
 end
 
-local function number(v, what)
-  if type(v) ~= "number" or v ~= v then return nil, what .. ": expected a number" end
-  return true
+-- One non-empty string (starts-with).
+function M.values.text(v, what) return one_text(v, what) end
+
+-- One string, possibly empty (equals: an empty answer is a real expectation).
+function M.values.string(v, what) return one_text(v, what, true) end
+
+-- A non-empty string or a non-empty list of them, as a list.
+function M.values.texts(v, what)
+  if type(v) ~= "table" then
+    local s, why = one_text(v, what)
+    if not s then return nil, (why:gsub("expected a string$", "expected a string or a list of strings")) end
+    return { s }
+  end
+  if not is_list(v) or #v == 0 then return nil, what .. ": expected a string or a non-empty list of strings" end
+  for i, s in ipairs(v) do
+    local ok, why = one_text(s, ("%s[%d]"):format(what, i))
+    if not ok then return nil, why end
+  end
+  return v
 end
+
+local function finite(v) return math.type(v) ~= nil and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- A count bound: a whole number >= 0.
+function M.values.count(v, what)
+  if math.type(v) == nil then return nil, what .. ": expected a number" end
+  if not finite(v) then return nil, what .. ": expected a finite number" end
+  if v < 0 then return nil, what .. ": expected a number >= 0, got " .. show(v) end
+  if v ~= math.floor(v) then return nil, what .. ": expected a whole number, got " .. show(v) end
+  return math.tointeger(v) or v
+end
+
+-- A PCRE2 pattern, compiled once.
+function M.values.regex(v, what)
+  local s, why = one_text(v, what)
+  if not s then return nil, why end
+  local re, err = regex.compile(s)
+  if not re then
+    if err:find("\\u", 1, true) then err = err .. " (write \\x{HHHH} for a code point)" end
+    return nil, ("%s: bad regular expression: %s"):format(what, err)
+  end
+  return { re = re, source = s }
+end
+
+-- A Lua pattern (string.find), checked by a trial find.
+function M.values.lua_pattern(v, what)
+  local s, why = one_text(v, what)
+  if not s then return nil, why end
+  local ok, err = pcall(string.find, "", s)
+  if not ok then return nil, what .. ": bad Lua pattern: " .. tostring(err):gsub("^.-: ", "") end
+  return s
+end
+
+function M.values.schema(v, what)
+  local ok, why = schema.validate(v, what)
+  if not ok then return nil, why end
+  return v
+end
+
+-- ---- threshold kinds --------------------------------------------------------
+
+M.thresholds = {
+  share = { what = "a number from 0 to 1", ok = function(v) return finite(v) and v >= 0 and v <= 1 end },
+  ms = { what = "a number of milliseconds >= 0", ok = function(v) return finite(v) and v >= 0 end },
+  usd = { what = "an amount in USD >= 0", ok = function(v) return finite(v) and v >= 0 end },
+}
+
+-- ---- checks -----------------------------------------------------------------
 
 local function words(s)
   local n = 0
@@ -59,18 +148,20 @@ local function has(hay, needle, fold)
   return hay:find(needle, 1, true) ~= nil
 end
 
+local function shown(list) return #list == 1 and show(list[1]) or show(list) end
+
 local function any_all(fold, all)
-  return function(answer, value)
+  return function(answer, list)
     local found, missing = {}, {}
-    for _, s in ipairs(list_of(value)) do
+    for _, s in ipairs(list) do
       if has(answer, s, fold) then found[#found + 1] = s else missing[#missing + 1] = s end
     end
     if all then
-      if #missing == 0 then return true, "contains all of " .. show(value) end
+      if #missing == 0 then return true, "contains all of " .. shown(list) end
       return false, "lacks " .. show(missing[1])
     end
     if #found > 0 then return true, "contains " .. show(found[1]) end
-    return false, "contains none of " .. show(value)
+    return false, "contains none of " .. shown(list)
   end
 end
 
@@ -84,11 +175,11 @@ end
 
 -- Of a row, not of its answer: a missing value leaves the check unmeasured.
 local function row_limit(field, unit)
-  return function(_, _, row, a)
+  return function(_, _, row, c)
     local v = row[field]
     if type(v) ~= "number" then return nil, ("the output has no %s"):format(field) end
-    local ok = v <= a.threshold
-    return ok, ("%s = %g %s, %s <= %g"):format(field, v, unit, ok and "within" or "above", a.threshold)
+    local ok = v <= c.threshold
+    return ok, ("%s = %g %s, %s <= %g"):format(field, v, unit, ok and "within" or "above", c.threshold)
   end
 end
 
@@ -101,72 +192,134 @@ local function json_check(answer, value)
   return true, "valid JSON matching the schema"
 end
 
--- type -> {check = fn(answer, value, row, a) -> pass|nil, reason; need = validator of value}
+local function regex_check(answer, p)
+  local first, last = p.re:find(answer)
+  if first then return true, ("matches %s at %s"):format(slashed(p.source), show(answer:sub(first, last))) end
+  if first == false then return false, "does not match " .. slashed(p.source) end
+  return nil, ("regex %s: %s"):format(slashed(p.source), last)
+end
+
+local function lua_pattern_check(answer, p)
+  local m = answer:match(p)
+  if m then return true, ("matches %s at %s"):format(show(p), show(m)) end
+  return false, "does not match " .. show(p)
+end
+
+-- type -> spec. A spec has
+--   check(answer, value, row, c) -> pass (true | false | nil: cannot tell), reason
+--   value = a kind of M.values, or nil when the type takes no value
+--   optional = true when the value may be left out (is-json)
+--   threshold = a kind of M.thresholds, or nil when the type takes none
+--   of_row = true when it reads the output's row, not its answer
+--   shown(value) -> how the value appears in the assertion's name (default: quoted)
+-- Keys a type does not use are refused, so nothing given is ignored.
 M.types = {
-  equals = { need = strings, check = function(answer, value)
+  equals = { value = "string", check = function(answer, value)
     if answer == value then return true, "equals " .. show(value) end
     return false, "differs from " .. show(value)
   end },
-  contains = { need = strings, check = any_all(false, true) },
-  icontains = { need = strings, check = any_all(true, true) },
-  ["contains-any"] = { need = strings, check = any_all(false, false) },
-  ["icontains-any"] = { need = strings, check = any_all(true, false) },
-  ["contains-all"] = { need = strings, check = any_all(false, true) },
-  ["icontains-all"] = { need = strings, check = any_all(true, true) },
-  ["starts-with"] = { need = strings, check = function(answer, value)
+  contains = { value = "texts", check = any_all(false, true) },
+  icontains = { value = "texts", check = any_all(true, true) },
+  ["contains-any"] = { value = "texts", check = any_all(false, false) },
+  ["icontains-any"] = { value = "texts", check = any_all(true, false) },
+  ["contains-all"] = { value = "texts", check = any_all(false, true) },
+  ["icontains-all"] = { value = "texts", check = any_all(true, true) },
+  ["starts-with"] = { value = "text", check = function(answer, value)
     if answer:sub(1, #value) == value then return true, "starts with " .. show(value) end
     return false, "does not start with " .. show(value)
   end },
-  regex = { need = function(v, what)
-    if type(v) ~= "string" then return nil, what .. ": expected a Lua pattern" end
-    local ok, err = pcall(string.find, "", v)
-    if not ok then return nil, what .. ": bad Lua pattern: " .. tostring(err):gsub("^.-: ", "") end
-    return true
-  end, check = function(answer, value)
-    local m = answer:match(value)
-    if m then return true, ("matches %s at %s"):format(show(value), show(m)) end
-    return false, "does not match " .. show(value)
-  end },
-  ["is-json"] = { optional = true, need = schema.validate, check = json_check },
-  ["json-schema"] = { need = schema.validate, check = json_check },
-  ["min-length"] = { need = number, check = limit(chars, "characters", ">=") },
-  ["max-length"] = { need = number, check = limit(chars, "characters", "<=") },
-  ["min-words"] = { need = number, check = limit(words, "words", ">=") },
-  ["max-words"] = { need = number, check = limit(words, "words", "<=") },
-  similar = { need = strings, threshold = true, check = function(answer, value, _, a)
+  regex = { value = "regex", shown = slashed, check = regex_check },
+  ["lua-pattern"] = { value = "lua_pattern", check = lua_pattern_check },
+  ["is-json"] = { value = "schema", optional = true, check = json_check },
+  ["json-schema"] = { value = "schema", check = json_check },
+  ["min-length"] = { value = "count", check = limit(chars, "characters", ">=") },
+  ["max-length"] = { value = "count", check = limit(chars, "characters", "<=") },
+  ["min-words"] = { value = "count", check = limit(words, "words", ">=") },
+  ["max-words"] = { value = "count", check = limit(words, "words", "<=") },
+  similar = { value = "texts", threshold = "share", check = function(answer, value, _, c)
     local s = text.edit_similarity(answer, value)
-    local ok = s >= a.threshold
-    return ok, ("edit similarity %.4f %s %g"):format(s, ok and ">=" or "<", a.threshold)
+    local ok = s >= c.threshold
+    return ok, ("edit similarity %.4f %s %g"):format(s, ok and ">=" or "<", c.threshold)
   end },
-  latency = { value_free = true, threshold = true, check = row_limit("latency_ms", "ms") },
-  cost = { value_free = true, threshold = true, check = row_limit("cost", "USD") },
+  latency = { threshold = "ms", of_row = true, check = row_limit("latency_ms", "ms") },
+  cost = { threshold = "usd", of_row = true, check = row_limit("cost", "USD") },
 }
 
-local KEYS = options.set { "type", "value", "field", "threshold", "name" }
+local KEY_LIST = { "type", "value", "field", "threshold", "name" }
+local KEYS = options.set(KEY_LIST)
 
--- validate(a, where) -> a compiled assertion | nil, message naming where.
-function M.compile(a, where)
-  if type(a) ~= "table" then return nil, where .. ": an assertion is a table {type =, value =}" end
-  for k in pairs(a) do
-    if not KEYS[k] then return nil, ("%s: unknown key '%s' (type, value, field, threshold, name)"):format(where, tostring(k)) end
-  end
-  if type(a.type) ~= "string" then return nil, where .. ".type: expected a string" end
-  local negate, base = false, a.type
+local function type_names()
+  local names = {}
+  for k in pairs(M.types) do names[#names + 1] = k end
+  table.sort(names)
+  return names
+end
+
+-- The spec of a type name and whether it is negated, or nil and why.
+local function spec_of(name, where)
+  if type(name) ~= "string" then return nil, nil, where .. ".type: expected a string" end
+  local negate, base = false, name
   if base:sub(1, 4) == "not-" then negate, base = true, base:sub(5) end
   local t = M.types[base]
-  if not t then return nil, ("%s.type: unknown assertion type '%s'"):format(where, a.type) end
-  if t.threshold and type(a.threshold) ~= "number" then
-    return nil, ("%s.threshold: '%s' needs a number"):format(where, a.type)
+  if t then return t, negate, base end
+  return nil, nil, ("%s.type: unknown assertion type '%s'%s"):format(where, name, options.suggest(base, type_names()))
+end
+
+-- What a type takes, for the message when a key does not belong.
+local function takes(t)
+  if t.value and t.threshold then return "value or field, and threshold" end
+  if t.value then return "value or field" end
+  return "threshold"
+end
+
+-- Every key present belongs to the type, and every key it needs is there.
+local function check_keys(a, t, where)
+  for k in pairs(a) do
+    if not KEYS[k] then
+      return ("%s: unknown key '%s'%s"):format(where, tostring(k), options.hint(k, KEY_LIST))
+    end
   end
-  if a.field ~= nil and type(a.field) ~= "string" then return nil, where .. ".field: expected a field name" end
-  if a.field ~= nil and a.value ~= nil then return nil, where .. ": give value or field, not both" end
-  if a.value ~= nil or not (t.value_free or t.optional or a.field) then
-    local ok, why = t.need(a.value, where .. ".value")
-    if not ok then return nil, why end
+  local given = a.value ~= nil and "value" or a.field ~= nil and "field" or nil
+  if a.value ~= nil and a.field ~= nil then return where .. ": give value or field, not both" end
+  if given and not t.value then
+    return ("%s.%s: '%s' takes no %s, only %s"):format(where, given, a.type, given, takes(t))
   end
-  local name = a.name or (a.type .. (a.value ~= nil and (" " .. show(a.value))
-    or a.field and (" {" .. a.field .. "}") or a.threshold and (" " .. tostring(a.threshold)) or ""))
-  return { type = a.type, base = base, negate = negate, t = t, value = a.value, field = a.field,
+  if not given and t.value and not t.optional then
+    return ("%s.value: '%s' needs a value (or a field of the row to take it from)"):format(where, a.type)
+  end
+  if a.field ~= nil and (type(a.field) ~= "string" or a.field == "") then
+    return where .. ".field: expected a field name"
+  end
+  if a.threshold ~= nil and not t.threshold then
+    return ("%s.threshold: '%s' takes no threshold, only %s"):format(where, a.type, takes(t))
+  end
+  if t.threshold then
+    local kind = M.thresholds[t.threshold]
+    if a.threshold == nil then return ("%s.threshold: '%s' needs a threshold, %s"):format(where, a.type, kind.what) end
+    if not kind.ok(a.threshold) then
+      return ("%s.threshold: expected %s, got %s"):format(where, kind.what, show(a.threshold))
+    end
+  end
+  if a.name ~= nil and (type(a.name) ~= "string" or a.name == "") then return where .. ".name: expected a string" end
+  return nil
+end
+
+-- compile(a, where) -> a compiled assertion | nil, message naming where.
+function M.compile(a, where)
+  if type(a) ~= "table" or is_list(a) then return nil, where .. ": an assertion is a table {type =, value =}" end
+  local t, negate, base = spec_of(a.type, where)
+  if not t then return nil, base end
+  local bad = check_keys(a, t, where)
+  if bad then return nil, bad end
+  local value = nil
+  if a.value ~= nil then
+    local why
+    value, why = M.values[t.value](a.value, where .. ".value")
+    if value == nil then return nil, why end
+  end
+  local name = a.name or (a.type .. (a.value ~= nil and (" " .. (t.shown or show)(a.value))
+    or a.field and (" {" .. a.field .. "}") or a.threshold and (" " .. show(a.threshold)) or ""))
+  return { type = a.type, base = base, negate = negate, t = t, value = value, field = a.field,
            threshold = a.threshold, name = name }
 end
 
@@ -174,12 +327,12 @@ end
 function M.run(c, row)
   if row.output_error ~= nil then return { name = c.name, reason = "no output: " .. tostring(row.output_error) } end
   local answer = row.answer
-  if type(answer) ~= "string" and not c.t.value_free then return { name = c.name, reason = "the row has no answer" } end
+  if type(answer) ~= "string" and not c.t.of_row then return { name = c.name, reason = "the row has no answer" } end
   local value = c.value
   if c.field then
-    value = row[c.field]
-    local ok, why = c.t.need(value, "field '" .. c.field .. "'")
-    if not ok then return { name = c.name, reason = why } end
+    local why
+    value, why = M.values[c.t.value](row[c.field], "field '" .. c.field .. "'")
+    if value == nil then return { name = c.name, reason = why } end
   end
   local pass, reason = c.t.check(answer, value, row, c)
   if pass ~= nil and c.negate then pass, reason = not pass, "not: " .. reason end
@@ -188,7 +341,7 @@ end
 
 local function compile_list(list, where)
   if list == nil then return {} end
-  if type(list) ~= "table" then return nil, where .. ": expected a list of assertions" end
+  if not is_list(list) then return nil, where .. ": expected a list of assertions" end
   local out = {}
   for i, a in ipairs(list) do
     local c, why = M.compile(a, ("%s[%d]"):format(where, i))
@@ -204,26 +357,48 @@ function M.field_message(why)
   return (why:gsub("^([^:]+): ", "field '%1': ", 1))
 end
 
--- check_rows(ds [, field]): every row's own list compiles, or an input
--- error naming file, line and field stops the run before anything is sent.
-function M.check_rows(ds, field)
-  field = field or "assert"
+-- An input error (exit status 3, no traceback) at the line of the code
+-- `level` calls up, as error(msg, level) would place it.
+local function refuse(msg, level)
+  local _, where = pcall(error, "", level + 2) -- + this function and pcall
+  sys.input_error(where .. msg)
+end
+
+-- The compiled lists of rows, by the list's JSON: a row's assertions are
+-- compiled once, however many cells of a matrix carry the same row.
+local function row_lists()
+  local by_json = {}
+  return function(list, field)
+    local ok, key = pcall(json.encode, list)
+    local hit = ok and by_json[key]
+    if hit then return hit end
+    local compiled, why = compile_list(list, field)
+    if compiled and ok then by_json[key] = compiled end
+    return compiled, why
+  end
+end
+
+-- check_rows(ds [, field [, lists]]): every row's own list compiles, or an
+-- input error naming file, line and field stops the run before anything
+-- is sent or asked.
+function M.check_rows(ds, field, lists)
+  field, lists = field or "assert", lists or row_lists()
   for i = 1, ds.n do
     local row = ds.rows[i]
     local list = row[field]
     if list ~= nil then
-      local _, why = compile_list(list, field)
+      local _, why = lists(list, field)
       if why then
-        require("evalua._sys").input_error(("%s:%s: %s"):format(ds.path or "(rows)", tostring(row._line or i),
-          M.field_message(why)))
+        sys.input_error(("%s:%s: %s"):format(ds.path or "(rows)", tostring(row._line or i), M.field_message(why)))
       end
     end
   end
 end
 
 -- Every assertion of a row: the script's, then the row's own.
-function M.evaluate(compiled, row, field)
-  local own, why = compile_list(row[field or "assert"], field or "assert")
+function M.evaluate(compiled, row, field, lists)
+  field = field or "assert"
+  local own, why = (lists or compile_list)(row[field], field)
   if not own then return nil, M.field_message(why) end
   local out = {}
   for _, c in ipairs(compiled) do out[#out + 1] = M.run(c, row) end
@@ -252,18 +427,21 @@ end
 local METRIC = options.set { "name", "field" }
 
 -- metric(list [, {name = "assertions", field = "assert"}]) -> a metric: 1 when
--- the row passes every assertion of list and of its own field.
+-- the row passes every assertion of list and of its own field. ev.evaluate
+-- calls its check(ds) first, so a bad row list stops the run up front.
 function M.metric(list, opts)
   opts = opts or {}
   options.check(opts, METRIC, "ev.assertions.metric", 2)
   local compiled, why = compile_list(list, "assertions")
-  if not compiled then error("ev.assertions.metric: " .. why, 2) end
+  if not compiled then refuse("ev.assertions.metric: " .. why, 2) end
   local field = opts.field or "assert"
+  local lists = row_lists()
   return {
     name = opts.name or "assertions", higher_is_better = true,
     description = "1 when the output passes every assertion (the script's and the row's '" .. field .. "')",
+    check = function(ds) M.check_rows(ds, field, lists) end,
     fn = function(row)
-      local results, bad = M.evaluate(compiled, row, field)
+      local results, bad = M.evaluate(compiled, row, field, lists)
       if not results then return { unmeasured = true, reason = bad } end
       return verdict(results)
     end,
@@ -274,7 +452,7 @@ end
 -- each is reported and gated on its own (1 pass, 0 fail).
 function M.metrics(list)
   local compiled, why = compile_list(list, "assertions")
-  if not compiled then error("ev.assertions.metrics: " .. why, 2) end
+  if not compiled then refuse("ev.assertions.metrics: " .. why, 2) end
   local out = {}
   for i, c in ipairs(compiled) do
     out[i] = { name = c.name, higher_is_better = true, description = "assertion " .. c.name,

@@ -164,6 +164,9 @@ local function compute(ds, metrics, spec)
   local details = {}
   local record = recorder(scores, details)
   local ctx = { judge = spec.judge, retrieval = spec.retrieval, options = spec.options or {} }
+  for _, m in ipairs(metrics) do
+    if m.check then m.check(ds) end -- bad input refused before any metric runs or asks the judge
+  end
   if type(spec.judge) == "table" and spec.judge.check_family then spec.judge:check_family(ds) end
   local builtin, rowwise = {}, {}
   for j, m in ipairs(metrics) do

@@ -27,12 +27,20 @@ local function distance(a, b)
   return prev[#b]
 end
 
-local function hint(key, names)
+-- suggest(key, names) -> " (did you mean 'name'?)" for a near miss, or "".
+function M.suggest(key, names)
   if type(key) == "string" then
     for _, n in ipairs(names) do
       if distance(key, n) <= math.max(1, #n // 4) then return (" (did you mean '%s'?)"):format(n) end
     end
   end
+  return ""
+end
+
+-- hint(key, names) -> the near miss, or the list of names.
+function M.hint(key, names)
+  local s = M.suggest(key, names)
+  if s ~= "" then return s end
   return (" (options: %s)"):format(table.concat(names, ", "))
 end
 
@@ -45,7 +53,7 @@ function M.check(opts, known, what, level)
       local names = {}
       for n in pairs(known) do names[#names + 1] = n end
       table.sort(names)
-      error(("%s: unknown option '%s'%s"):format(what, tostring(k), hint(k, names)), level + 1)
+      error(("%s: unknown option '%s'%s"):format(what, tostring(k), M.hint(k, names)), level + 1)
     end
   end
 end

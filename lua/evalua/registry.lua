@@ -5,6 +5,7 @@
 --     batch = function(rows, ctx) ... end,  -- or: a list of such values for all rows at once
 --     judged = false,                        -- true when it asks the judge (coverage is reported)
 --     higher_is_better = true,
+--     check = function(ds) ... end,         -- optional: refuses bad rows before any metric runs
 --     description = "..." }
 -- Built-in names resolve to retrieval measures (ev.metrics), answer metrics
 -- (ev.text) or judged metrics registered by other modules; ev.register adds
@@ -20,6 +21,9 @@ local function check_metric(m, level)
   if type(m.name) ~= "string" or m.name == "" then error("a metric needs a name", level) end
   if type(m.fn) ~= "function" and type(m.batch) ~= "function" and not m.builtin then
     error(("metric '%s' needs fn(row) or batch(rows)"):format(m.name), level)
+  end
+  if m.check ~= nil and type(m.check) ~= "function" then
+    error(("metric '%s': check must be a function(ds)"):format(m.name), level)
   end
   if m.higher_is_better == nil then m.higher_is_better = true end
   return m

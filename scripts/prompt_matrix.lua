@@ -61,7 +61,8 @@ local function load_data()
   return ds
 end
 
--- The matrix summary: one line per cell.
+-- The matrix summary: one line per cell. Latency and cost are the answers'
+-- own, for cached ones those of when they were asked.
 local function print_summary(out, res)
   print(("%-22s %5s %8s %8s %8s %9s %10s %7s"):format("cell (prompt/provider)", "n", "pass", "f1", "f1 p10",
     "latency", "cost", "failed"))
@@ -82,6 +83,12 @@ local function print_summary(out, res)
     print(("%-22s %5d %8s %8s %8s %9s %10s %7d"):format(s, a.n, ("%d/%d"):format(passed, a.n),
       f.mean and ("%.3f"):format(f.mean) or "-", p10 and ("%.3f"):format(p10) or "-",
       nlat > 0 and ("%.0f ms"):format(lat / nlat) or "-", ("$%.4f"):format(cost), failed))
+  end
+  local cached = 0
+  for i = 1, out.n do if out.rows[i].cached == true then cached = cached + 1 end end
+  if cached > 0 then
+    print(("%d of %d answers came from the cache: their latency and cost are those of when they were asked")
+      :format(cached, out.n))
   end
 end
 

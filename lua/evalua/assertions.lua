@@ -174,12 +174,16 @@ local function limit(measure, unit, cmp)
 end
 
 -- Of a row, not of its answer: a missing value leaves the check unmeasured.
+-- A cached answer keeps the latency and cost of when it was asked.
 local function row_limit(field, unit)
   return function(_, _, row, c)
-    local v = row[field]
-    if type(v) ~= "number" then return nil, ("the output has no %s"):format(field) end
+    local v, cached = row[field], row.cached == true
+    if type(v) ~= "number" then
+      return nil, ("the output has no %s%s"):format(field, cached and " (cached before evalua kept it)" or "")
+    end
     local ok = v <= c.threshold
-    return ok, ("%s = %g %s, %s <= %g"):format(field, v, unit, ok and "within" or "above", c.threshold)
+    return ok, ("%s = %g %s%s, %s <= %g"):format(field, v, unit, cached and " when asked (cached)" or "",
+      ok and "within" or "above", c.threshold)
   end
 end
 

@@ -77,13 +77,16 @@ local function scores_line(res, k, skip)
   return table.concat(parts, " · ")
 end
 
+-- "320 ms · $0.00012", or for an answer from the cache "cached, 320 ms ·
+-- $0.00012 when asked": the figures are those of when it was asked.
 local function cost_line(ds, k)
-  local lat, cost, cached = field(ds, k, "latency_ms"), field(ds, k, "cost"), field(ds, k, "cached")
+  local lat, cost, cached = field(ds, k, "latency_ms"), field(ds, k, "cost"), field(ds, k, "cached") == true
   local parts = {}
-  if type(lat) == "number" then parts[#parts + 1] = ("%.0f ms"):format(lat) end
+  if type(lat) == "number" then parts[#parts + 1] = ("%.0f ms"):format(lat)
+  elseif cached then parts[#parts + 1] = "latency not recorded" end -- cached by an older version
   if type(cost) == "number" then parts[#parts + 1] = ("$%.5f"):format(cost) end
-  if cached == true then parts[#parts + 1] = "cached" end
-  return table.concat(parts, " · ")
+  if not cached then return table.concat(parts, " · ") end
+  return "cached, " .. table.concat(parts, " · ") .. " when asked"
 end
 
 local function metric_index(res, name)

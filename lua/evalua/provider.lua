@@ -9,6 +9,8 @@
 -- provider:call(prompt, row) -> {ok = true, answer=, contexts=, retrieved=,
 --   latency_ms=, prompt_tokens=, completion_tokens=, cost=, cached=}
 --   | {ok = false, error=, dry_run=}. A failure is a result, never an error.
+-- A cached answer keeps the latency and cost of when it was asked (what
+-- this run paid is in provider:stats()).
 -- See docs/prompts.md.
 local options = require "evalua.options"
 local json = require "evalua.json"
@@ -128,7 +130,7 @@ function M.openai(o)
     local u = r.usage
     return { ok = true, answer = r.text, latency_ms = r.latency_ms, cached = r.cached,
              prompt_tokens = u and u.prompt_tokens, completion_tokens = u and u.completion_tokens,
-             cost = r.cached and 0 or cost_of(price, u) }
+             cost = cost_of(price, u) } -- a cached answer's: what it cost when asked
   end, { judge = judge, model = judge.model, concurrency = judge:stats().concurrency_window })
 end
 
@@ -189,7 +191,7 @@ local function answer_of(r, parse)
   if not x then return { ok = false, error = why } end
   return { ok = true, answer = x.answer, contexts = x.contexts, retrieved = x.retrieved,
            latency_ms = r.latency_ms, cached = r.cached, prompt_tokens = x.prompt_tokens,
-           completion_tokens = x.completion_tokens, cost = r.cached and 0 or x.cost }
+           completion_tokens = x.completion_tokens, cost = x.cost }
 end
 
 function M.http(o)

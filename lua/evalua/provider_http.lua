@@ -4,6 +4,7 @@
 -- Results are {ok=, body=, latency_ms=, cached=, attempts=} or
 -- {ok = false, error=}; the provider reads the body.
 local C = require "evalua._judge"
+local json = require "evalua.json"
 local cache = require "evalua.judge.cache"
 local sched = require "evalua.judge.sched"
 local sys = require "evalua._sys"
@@ -32,9 +33,26 @@ function M.key(kind, where, body)
   return C.cache_key(("%s\n%s\n%s\n%s"):format(VERSION, kind, where, body))
 end
 
+-- An entry is a head line with what the answer took when it was asked,
+-- then the body as it came. A body never starts with '#' (only JSON is
+-- stored), so an entry of an older version, the body alone, reads as
+-- such, with its latency unknown.
+local HEAD = "#evalua-provider-entry 2 "
+
+local function entry(body, latency_ms)
+  return HEAD .. json.encode { latency_ms = latency_ms } .. "\n" .. body
+end
+
+-- cached(dir, key) -> body, {latency_ms =} | nil
 function M.cached(dir, key)
   if not dir then return nil end
-  return (C.cache_get(dir, key))
+  local data = C.cache_get(dir, key)
+  if not data then return nil end
+  if data:sub(1, #HEAD) ~= HEAD then return data, {} end
+  local nl = data:find("\n", 1, true)
+  if not nl then return nil end
+  local meta = json.decode(data:sub(#HEAD + 1, nl - 1))
+  return data:sub(nl + 1), type(meta) == "table" and meta or {}
 end
 
 -- A cache write that failed is counted and the first kept and said on
@@ -50,10 +68,10 @@ local function cache_trouble(x, err)
 end
 
 -- Queues an answer of sender or runner x for its cache.
-function M.store(x, key, body)
+function M.store(x, key, body, latency_ms)
   if not x.dir then return end
   x.store = x.store or cache.writer(x.dir, function(err) cache_trouble(x, err) end)
-  x.store(key, body)
+  x.store(key, entry(body, latency_ms))
 end
 
 -- ---- the HTTP sender ----------------------------------------------------------
@@ -92,10 +110,11 @@ end
 -- post(sender, body) -> result; the answer is stored once valid(body) holds.
 -- A valid cached answer for key, counted as a hit; nil otherwise.
 local function cache_hit(x, key, valid)
-  local hit = M.cached(x.dir, key)
+  local hit, meta = M.cached(x.dir, key)
   if not (hit and valid(hit)) then return nil end
   x.stats.cache_hits = x.stats.cache_hits + 1
-  return { ok = true, body = hit, latency_ms = 0, attempts = 0, cached = true }
+  local ms = meta.latency_ms
+  return { ok = true, body = hit, latency_ms = type(ms) == "number" and ms or nil, attempts = 0, cached = true }
 end
 
 -- Under a dry run, the refusal (what = what was not done), counted; nil otherwise.
@@ -123,7 +142,7 @@ function M.post(s, body, valid)
   s.inflight[key] = nil
   if not r.ok then s.stats.failures = s.stats.failures + 1; return r end
   s.stats.latency_ms = s.stats.latency_ms + r.latency_ms
-  if valid(r.body) then M.store(s, key, r.body) end
+  if valid(r.body) then M.store(s, key, r.body, r.latency_ms) end
   return r
 end
 
@@ -161,7 +180,7 @@ function M.run(x, input, valid)
       tostring(code), stderr ~= "" and (": " .. stderr:sub(1, 300)) or "") }
   end
   x.stats.latency_ms = x.stats.latency_ms + latency
-  if valid(out) then M.store(x, key, out) end
+  if valid(out) then M.store(x, key, out, latency) end
   return { ok = true, body = out, latency_ms = latency, attempts = 1, cached = false }
 end
 

@@ -147,8 +147,13 @@ function TestTypes:test_latency_and_cost_read_the_output()
     { true, "latency_ms = 120 ms, within <= 500" })
   lu.assertEquals({ check({ type = "cost", threshold = 0.001 }, "a", { cost = 0.002 }) },
     { false, "cost = 0.002 USD, above <= 0.001" })
+  -- a cached answer is judged by what it took when it was asked
+  lu.assertEquals({ check({ type = "latency", threshold = 300 }, "a", { latency_ms = 320, cached = true }) },
+    { false, "latency_ms = 320 ms when asked (cached), above <= 300" })
   -- no latency recorded: unmeasured, not a pass or a fail
   lu.assertEquals({ check({ type = "latency", threshold = 500 }, "a") }, { nil, "the output has no latency_ms" })
+  lu.assertEquals({ check({ type = "latency", threshold = 500 }, "a", { cached = true }) },
+    { nil, "the output has no latency_ms (cached before evalua kept it)" })
 end
 
 function TestTypes:test_value_from_the_row()

@@ -1,6 +1,8 @@
 -- Assertions in whole runs against the project's mock server: a bad
 -- assertion in a data row stops ev.generate and ev.evaluate before any
--- request is sent.
+-- request is sent, and a latency assertion that failed on a live answer
+-- still fails on the rerun from the cache, with the latency and cost of
+-- when the answer was asked, which the side-by-side view shows as such.
 local lu = require "luaunit"
 local ev = require "evalua"
 local mockmod = require "tests.mock.mock"
@@ -48,6 +50,47 @@ function TestBeforeAnyRequest:test_evaluate_refuses_before_the_judge_is_asked()
   lu.assertEquals(tostring(err), path .. ":2: field 'assert[1].threshold': expected a number of milliseconds >= 0, "
     .. "got -5")
   lu.assertEquals(mock:stats().requests, 0)
+  h.sh("rm -rf " .. dir)
+end
+
+TestCachedLatency = {}
+function TestCachedLatency:setUp() mock:reset(); mock:config {} end
+function TestCachedLatency:tearDown() mock:latency(0) end
+
+local function run_once(cache, ds)
+  local out = ev.generate(ds, { prompts = { p = "Answer: {{query}}" }, providers = { provider(cache) }, quiet = true })
+  local res = ev.evaluate(out, { metrics = { ev.assertions.metric { { type = "latency", threshold = 40 } } },
+                                 system = "system", ci = false, quiet = true })
+  return out, res
+end
+
+function TestCachedLatency:test_a_slow_answer_stays_slow_from_the_cache()
+  local dir = h.tmpdir()
+  local ds = cases(dir, { '{"qid": "a", "query": "how big can a file be"}' })
+  mock:latency(60)
+  local out1, res1 = run_once(dir .. "/cache", ds)
+  local live = out1.rows[1]
+  lu.assertEquals(live.cached, false)
+  lu.assertTrue(live.latency_ms >= 60, live.latency_ms)
+  lu.assertTrue(live.cost > 0)
+  local score, reason = res1.scores:get(1, 1)
+  lu.assertEquals({ score, reason }, { 0, ("1 of 1 failed: latency 40: latency_ms = %g ms, above <= 40")
+    :format(live.latency_ms) })
+  -- the rerun: nothing sent, the same latency and cost, the same verdict
+  mock:latency(0)
+  local out2, res2 = run_once(dir .. "/cache", ds)
+  local again = out2.rows[1]
+  lu.assertEquals(mock:stats().requests, 1)
+  lu.assertEquals({ again.cached, again.latency_ms, again.cost, again.answer },
+    { true, live.latency_ms, live.cost, live.answer })
+  score, reason = res2.scores:get(1, 1)
+  lu.assertEquals({ score, reason }, { 0, ("1 of 1 failed: latency 40: latency_ms = %g ms when asked (cached), "
+    .. "above <= 40"):format(live.latency_ms) })
+  -- the side-by-side view says where the figures come from
+  lu.assertStrContains(ev.matrix_view.html(res1), ('<div class="small">%.0f ms · $%.5f</div>')
+    :format(live.latency_ms, live.cost))
+  lu.assertStrContains(ev.matrix_view.html(res2), ('<div class="small">cached, %.0f ms · $%.5f when asked</div>')
+    :format(live.latency_ms, live.cost))
   h.sh("rm -rf " .. dir)
 end
 

@@ -45,6 +45,11 @@ function TestPromptMatrix:test_offline_and_mock_cells()
   local again = run(dir, "--provider openai --model m --base-url " .. mock.url)
   lu.assertEquals(again.status, 0, again.stderr)
   lu.assertEquals(mock:stats().requests, 120)
+  -- the latency and cost columns are the answers' own, as when they were asked
+  lu.assertEquals(cell_line(again.stdout, "concise/m"), cell_line(both.stdout, "concise/m"))
+  lu.assertStrContains(again.stdout, "\n120 of 120 answers came from the cache: their latency and cost are those "
+    .. "of when they were asked\n")
+  lu.assertNotStrContains(both.stdout, "came from the cache")
   h.sh("rm -rf " .. dir)
 end
 

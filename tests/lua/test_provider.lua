@@ -80,11 +80,13 @@ function TestOpenAI:test_chat_with_tokens_cost_and_cache()
   lu.assertEquals(sent.messages, { { role = "system", content = "You answer briefly." },
                                    { role = "user", content = "Question: how big is a file" } })
   lu.assertEquals(sent.temperature, 0)
-  -- the same prompt again: from the cache, nothing sent, nothing paid
+  -- the same prompt again: from the cache, nothing sent, nothing paid in
+  -- this run; the answer keeps the latency and cost of when it was asked
   local again = ev.provider.openai { base_url = mock.url, model = "m", api_key_env = false, cache = dir,
                                      system = "You answer briefly.", price = { prompt = 1, completion = 2 } }
   local c = again:call("Question: how big is a file", {})
-  lu.assertEquals({ c.answer, c.cached, c.cost, c.latency_ms }, { r.answer, true, 0, 0 })
+  lu.assertEquals({ c.answer, c.cached, c.cost, c.latency_ms }, { r.answer, true, r.cost, r.latency_ms })
+  lu.assertEquals(again:stats().cost, nil)
   lu.assertEquals(mock:stats().requests, 1)
   h.sh("rm -rf " .. dir)
 end
@@ -153,6 +155,9 @@ function TestHTTP:test_cache_and_dry_run()
   local r1 = service_provider { cache = dir }:call("P", { query = "cache me" })
   local r2 = service_provider { cache = dir }:call("P", { query = "cache me" })
   lu.assertEquals({ r2.answer, r2.cached, r2.contexts }, { r1.answer, true, r1.contexts })
+  -- the latency of when it was asked, not 0
+  lu.assertTrue(r1.latency_ms > 0)
+  lu.assertEquals(r2.latency_ms, r1.latency_ms)
   lu.assertEquals(service.stats().requests, 1)
   local dry = service_provider { cache = dir, dry_run = true }
   lu.assertEquals(dry:call("P", { query = "cache me" }).cached, true) -- a cached answer costs nothing to give
@@ -175,6 +180,26 @@ end
 TestExec = {}
 
 local ECHO = [==[python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"answer": r["prompt"].upper(), "contexts": [r["vars"]["query"]]}))']==]
+
+-- A cached answer keeps the latency and cost of when it was asked; an
+-- entry of an older version (the body alone) is still used, its latency
+-- unknown.
+function TestExec:test_cache_keeps_latency_and_cost()
+  local dir = h.tmpdir()
+  local cmd = [==[python3 -c 'import json,sys; json.load(sys.stdin); print(json.dumps({"answer": "a", "cost": 0.25}))']==]
+  local r1 = ev.provider.exec { cmd = cmd, cache = dir }:call("p", { query = "q" })
+  local r2 = ev.provider.exec { cmd = cmd, cache = dir }:call("p", { query = "q" })
+  lu.assertEquals({ r1.cached, r2.cached, r2.answer, r1.cost, r2.cost }, { false, true, "a", 0.25, 0.25 })
+  lu.assertTrue(r1.latency_ms > 0)
+  lu.assertEquals(r2.latency_ms, r1.latency_ms)
+  local sender = require "evalua.provider_http"
+  local input = require("evalua.json").encode { prompt = "old", vars = { query = "q" } }
+  require("evalua.judge.cache").writer(dir, error)(sender.key("exec", cmd, input), '{"answer": "from before"}')
+  require("evalua.judge.cache").collect(true)
+  local old = ev.provider.exec { cmd = cmd, cache = dir }:call("old", { query = "q" })
+  lu.assertEquals({ old.answer, old.cached, old.latency_ms }, { "from before", true, nil })
+  h.sh("rm -rf " .. dir)
+end
 
 function TestExec:test_json_on_stdin_and_stdout()
   local p = ev.provider.exec { cmd = ECHO, cache = false }

@@ -268,12 +268,13 @@ local function read_response(path, body, req)
   return read_envelope(path, env, req)
 end
 
--- A cache entry: one line of metadata (the request, without headers or
--- key), then the server's response as it came. A hit decodes the response
--- only, however long the request was.
-local function cache_entry(url, text, sample, body)
-  return table.concat { '{"v":2,"url":', json.encode(url), ',"sample":', tostring(sample),
-                        ',"request":', text, "}\n", body }
+-- A cache entry: one line of metadata (the answer's latency, the request
+-- without headers or key), then the server's response as it came. A hit
+-- decodes the response only, however long the request was; the latency
+-- comes first so it is read without decoding the request.
+local function cache_entry(url, text, sample, body, latency_ms)
+  return table.concat { '{"v":2,"latency_ms":', json.encode(latency_ms), ',"url":', json.encode(url),
+                        ',"sample":', tostring(sample), ',"request":', text, "}\n", body }
 end
 
 -- A cache problem (a full disk, a read-only folder, an entry that is not a
@@ -305,7 +306,8 @@ local function cache_lookup(self, st, key, path, req)
   if not nl or data:sub(1, 7) ~= '{"v":2,' then return nil end
   local r = read_response(path, data:sub(nl + 1), req)
   if not r then return nil end
-  r.cached, r.attempts, r.latency_ms = true, 0, 0
+  -- the latency of when it was asked; none in entries of older versions
+  r.cached, r.attempts, r.latency_ms = true, 0, tonumber(data:match('^{"v":2,"latency_ms":([^,]+),'))
   return r
 end
 
@@ -486,7 +488,7 @@ local function request(self, path, body, req)
     return invalid(r, bad)
   end
   if st.write then
-    store(st, key, cache_entry(self.base_url .. path, text, sample, raw))
+    store(st, key, cache_entry(self.base_url .. path, text, sample, raw, r.latency_ms))
   end
   return r
 end

@@ -259,14 +259,14 @@ local function type_names()
   return names
 end
 
--- The spec of a type name and whether it is negated, or nil and why.
-local function spec_of(name, where)
-  if type(name) ~= "string" then return nil, nil, where .. ".type: expected a string" end
+-- A type name read: {t = spec, base = name without "not-", negate =}, or nil and why.
+local function type_of(name, where)
+  if type(name) ~= "string" then return nil, where .. ".type: expected a string" end
   local negate, base = false, name
   if base:sub(1, 4) == "not-" then negate, base = true, base:sub(5) end
   local t = M.types[base]
-  if t then return t, negate, base end
-  return nil, nil, ("%s.type: unknown assertion type '%s'%s"):format(where, name, options.suggest(base, type_names()))
+  if t then return { t = t, base = base, negate = negate } end
+  return nil, ("%s.type: unknown assertion type '%s'%s"):format(where, name, options.suggest(base, type_names()))
 end
 
 -- What a type takes, for the message when a key does not belong.
@@ -310,20 +310,20 @@ end
 
 -- compile(a, where) -> a compiled assertion | nil, message naming where.
 function M.compile(a, where)
-  if type(a) ~= "table" or is_list(a) then return nil, where .. ": an assertion is a table {type =, value =}" end
-  local t, negate, base = spec_of(a.type, where)
-  if not t then return nil, base end
+  if type(a) ~= "table" or a[1] ~= nil then return nil, where .. ": an assertion is a table {type =, value =}" end
+  local kind, why = type_of(a.type, where)
+  if not kind then return nil, why end
+  local t = kind.t
   local bad = check_keys(a, t, where)
   if bad then return nil, bad end
   local value = nil
   if a.value ~= nil then
-    local why
     value, why = M.values[t.value](a.value, where .. ".value")
     if value == nil then return nil, why end
   end
   local name = a.name or (a.type .. (a.value ~= nil and (" " .. (t.shown or show)(a.value))
     or a.field and (" {" .. a.field .. "}") or a.threshold and (" " .. show(a.threshold)) or ""))
-  return { type = a.type, base = base, negate = negate, t = t, value = value, field = a.field,
+  return { type = a.type, base = kind.base, negate = kind.negate, t = t, value = value, field = a.field,
            threshold = a.threshold, name = name }
 end
 

@@ -215,6 +215,7 @@ function TestTypes:test_assertions_that_cannot_decide_are_refused()
     "assert[1]: give value or field, not both")
   lu.assertEquals(refused { type = "contains", value = "x", name = 3 }, "assert[1].name: expected a string")
   lu.assertEquals(refused { "contains", "x" }, "assert[1]: an assertion is a table {type =, value =}")
+  lu.assertEquals(refused {}, "assert[1].type: expected a string")
 end
 
 function TestTypes:test_bad_assertions_name_the_key()

@@ -129,36 +129,142 @@ local function finite(v, depth)
   return true
 end
 
--- The JSON object or array in a model's answer: the text itself, the inside
--- of a ``` fence, or the span from the first { (or [) to the last } (or ]),
--- each also tried without trailing commas. Returns the decoded table, or
--- nil and a message. NaN and infinities (1e400 included) are refused.
-function J.lenient(text)
+-- The closing quote of the JSON string whose opening quote is at j, past
+-- escapes; nil when it never closes.
+local function string_end(text, j)
+  repeat
+    j = text:find('[\\"]', j + 1)
+    if not j then return nil end
+    local escaped = text:byte(j) == 92
+    if escaped then j = j + 1 end
+  until not escaped
+  return j
+end
+
+-- The end of the JSON object or array opening at i (a { or [), skipping
+-- strings; nil when it never closes. Jumps from one bracket or quote to the
+-- next, so a long answer costs a few pieces, not a step per byte.
+local function closing(text, i)
+  local depth, j = 0, i
+  while j do
+    j = text:find('[{}%[%]"]', j)
+    if not j then return nil end
+    local c = text:byte(j)
+    if c == 34 then
+      j = string_end(text, j)
+    elseif c == 123 or c == 91 then
+      depth = depth + 1
+    else
+      depth = depth - 1
+      if depth == 0 then return j end
+    end
+    j = j and j + 1
+  end
+end
+
+local function decoded(s)
+  local v, e = cjson.decode(s)
+  if type(v) ~= "table" then
+    local plain = drop_trailing_commas(s)
+    if plain ~= s then v = cjson.decode(plain) end
+  end
+  if type(v) == "table" then return v end
+  return nil, e
+end
+
+-- Where the answer starts: after the last </think> (reasoning models such
+-- as DeepSeek R1 and Qwen3 write their thinking into the content).
+local function answer_start(text)
+  local from, at = 1, 1
+  while true do
+    local _, e = text:find("</think>", at, true)
+    if not e then return from end
+    from, at = e + 1, e + 1
+  end
+end
+
+-- find(text) -> value, first, last: the JSON object or array in a model's
+-- answer and where it is (byte positions in text), or nil and a message.
+-- The answer is what follows a <think>...</think> block. Tried in order:
+-- the answer as it is, the inside of a ``` fence, then each object or
+-- array that closes, left to right in the prose around it; one that does
+-- not parse ("{braces}" in a sentence) is passed over whole, so nothing
+-- nested in it is taken for the answer, and one that never closes ends
+-- the search. Each also without commas before a closing bracket. NaN and
+-- infinities (1e400 included) are refused.
+function J.find(text)
   if type(text) ~= "string" then return nil, "the answer is not text" end
-  local candidates = { text, text:match("```[%w_-]*%s*\n(.-)\n?%s*```") }
-  local first = text:find("[{%[]")
-  if first then
-    local close = text:sub(first, first) == "{" and "}" or "]"
-    local last
-    for i = #text, first, -1 do
-      if text:byte(i) == close:byte() then last = i; break end
+  local from, err = answer_start(text), nil
+  -- value, i, j when text[i..j] is the answer; false, why for a number
+  -- that is not finite; nil when it does not parse
+  local function try(i, j)
+    local v, why = decoded((i == 1 and j == #text) and text or text:sub(i, j))
+    if v == nil then
+      err = err or why
+      return nil
     end
-    if last and (first > 1 or last < #text) then candidates[#candidates + 1] = text:sub(first, last) end
+    if not finite(v, 0) then return false, "the answer holds a number that is not finite" end
+    return v, i, j
   end
-  local err
-  for _, c in ipairs(candidates) do
-    local plain = drop_trailing_commas(c)
-    for _, s in ipairs { c, plain ~= c and plain or nil } do
-      local v, e = cjson.decode(s)
-      if type(v) == "table" then
-        if not finite(v, 0) then return nil, "the answer holds a number that is not finite" end
-        return v
-      end
-      err = err or e
-    end
+  local s, e = text:find("%S", from), #text
+  while e > 0 and text:find("^%s", e) do e = e - 1 end
+  if s then
+    local v, i, j = try(s, e)
+    if v ~= nil then return v or nil, i, j end
   end
-  if not first then return nil, "no JSON object in the answer" end
+  local _, fence = text:find("```[%w_-]*%s*\n", from)
+  local close = fence and text:find("\n?%s*```", fence + 1)
+  if close then
+    local v, i, j = try(fence + 1, close - 1)
+    if v ~= nil then return v or nil, i, j end
+  end
+  local at, seen = from, false
+  while true do
+    local i = text:find("[{%[]", at)
+    local j = i and closing(text, i)
+    seen = seen or i ~= nil
+    if not j then break end
+    local v, first, last = try(i, j)
+    if v ~= nil then return v or nil, first, last end
+    at = j + 1
+  end
+  if not seen then return nil, "no JSON object in the answer" end
   return nil, "invalid JSON in the answer: " .. tostring(err)
+end
+
+-- lenient(text) -> the decoded table, or nil and a message (J.find without
+-- the positions).
+function J.lenient(text)
+  local v, why = J.find(text)
+  if v == nil then return nil, why end
+  return v
+end
+
+-- The position in text of the value of key in the JSON object opening at
+-- i: the value's first byte (past a string's opening quote), or nil. Only
+-- the object's own keys count, not those of objects nested in it.
+function J.value_at(text, i, key)
+  local depth, j = 0, i
+  while true do
+    j = text:find('[{}%[%]"]', j)
+    if not j then return nil end
+    local c = text:byte(j)
+    if c == 34 then
+      local k = string_end(text, j)
+      if not k then return nil end
+      local _, colon = text:find("^%s*:%s*", k + 1)
+      if depth == 1 and colon and cjson.decode(text:sub(j, k)) == key then
+        return colon + 1 + (text:byte(colon + 1) == 34 and 1 or 0)
+      end
+      j = k
+    elseif c == 123 or c == 91 then
+      depth = depth + 1
+    else
+      depth = depth - 1
+      if depth == 0 then return nil end
+    end
+    j = j + 1
+  end
 end
 
 -- Removes JSON nulls from the string-keyed fields of t, recursively, so a

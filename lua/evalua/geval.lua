@@ -16,6 +16,7 @@ local E = require "evalua.llm_evaluator"
 local options = require "evalua.options"
 local offline = require "evalua.judge.offline"
 local mean_sd = require("evalua.judge.vote").mean_sd
+local json = require "evalua.judge.json"
 local P = require "evalua.prompts.geval"
 
 local M = { prompts = P }
@@ -32,32 +33,52 @@ local MIN_PROB = math.log(0.01)
 
 local function trim(s) return (tostring(s):gsub("^%s+", ""):gsub("%s+$", "")) end
 
+-- The token of tokens that holds the value of key in the JSON answer they
+-- spell, or nil and why not. Found through the JSON structure, so a digit
+-- equal to the score elsewhere (in the reason) is never taken for it.
+local function value_token(tokens, key)
+  local text = {}
+  for i, t in ipairs(tokens) do
+    if type(t) ~= "table" or type(t.token) ~= "string" then return nil, "the logprobs hold a token that is not text" end
+    text[i] = t.token
+  end
+  text = table.concat(text)
+  local value, first = json.find(text)
+  local at = type(value) == "table" and value[key] ~= nil and json.value_at(text, first, key)
+  if not at then return nil, ("the answer's tokens spell no JSON object with a %s"):format(key) end
+  local pos = 0
+  for _, t in ipairs(tokens) do
+    pos = pos + #t.token
+    if pos >= at then return t end
+  end
+end
+
 -- weighted_score(tokens, raw, lo, hi) -> score, kept | nil, why
--- tokens: the answer's logprobs content ({token=, logprob=, top_logprobs=}).
--- Finds the last token equal to the raw score, then weights the digit
--- alternatives in [lo, hi] with probability >= 1% by their probabilities:
+-- tokens: the answer's logprobs content ({token=, logprob=, top_logprobs=}),
+-- which spell the answer. The token holding the score's value (found in
+-- the answer's JSON) must be the raw score itself; its digit alternatives
+-- in [lo, hi] with probability >= 1% are weighted by their probabilities:
 -- sum(s * p) / sum(p).
 function M.weighted_score(tokens, raw, lo, hi)
   if type(tokens) ~= "table" or #tokens == 0 then return nil, "the server returned no logprobs" end
   local want = tostring(math.tointeger(raw) or raw)
-  for i = #tokens, 1, -1 do
-    local t = tokens[i]
-    if type(t) == "table" and trim(t.token) == want then
-      local sum, weighted, kept = 0, 0, {}
-      for _, alt in ipairs(type(t.top_logprobs) == "table" and t.top_logprobs or {}) do
-        local tok, lp = trim(alt.token or ""), tonumber(alt.logprob)
-        local s = tok:match("^%d+$") and tonumber(tok)
-        if s and lp and lp >= MIN_PROB and s >= lo and s <= hi then
-          local p = math.exp(lp)
-          sum, weighted = sum + p, weighted + s * p
-          kept[#kept + 1] = { score = s, p = p }
-        end
-      end
-      if sum == 0 then return nil, "no score token with probability >= 1% among the alternatives" end
-      return weighted / sum, kept
+  local t, why = value_token(tokens, "score")
+  if not t then return nil, why end
+  if trim(t.token) ~= want then
+    return nil, ("the score %s is not a token of its own (its token is '%s')"):format(want, trim(t.token))
+  end
+  local sum, weighted, kept = 0, 0, {}
+  for _, alt in ipairs(type(t.top_logprobs) == "table" and t.top_logprobs or {}) do
+    local tok, lp = trim(alt.token or ""), tonumber(alt.logprob)
+    local s = tok:match("^%d+$") and tonumber(tok)
+    if s and lp and lp >= MIN_PROB and s >= lo and s <= hi then
+      local p = math.exp(lp)
+      sum, weighted = sum + p, weighted + s * p
+      kept[#kept + 1] = { score = s, p = p }
     end
   end
-  return nil, ("the score token '%s' is not among the answer's tokens"):format(want)
+  if sum == 0 then return nil, "no score token with probability >= 1% among the alternatives" end
+  return weighted / sum, kept
 end
 
 -- ---- judge operations --------------------------------------------------------------

@@ -36,11 +36,11 @@ function TestGeval:setUp() mock:reset() end
 -- ---- the weighted score, by hand ---------------------------------------------------
 
 function TestGeval:test_weighted_score_by_hand()
-  local tokens = {
-    { token = '{"reason":', logprob = lp(0.9), top_logprobs = {} },
-    -- an earlier "4" in the reason: the scan takes the last one
+  local tokens = { -- {"reason": "4 of them", "score": 4}
+    { token = '{"reason": "', logprob = lp(0.9), top_logprobs = {} },
+    -- a "4" in the reason is not the score's token: the JSON's "score" value is
     { token = "4", logprob = lp(0.5), top_logprobs = { { token = "4", logprob = lp(0.5) }, { token = "1", logprob = lp(0.5) } } },
-    { token = '"score":', logprob = lp(0.99), top_logprobs = {} },
+    { token = ' of them", "score":', logprob = lp(0.99), top_logprobs = {} },
     { token = " 4", logprob = lp(0.6), top_logprobs = {
       { token = " 4", logprob = lp(0.6) }, { token = "3", logprob = lp(0.25) }, { token = "5", logprob = lp(0.1) },
       { token = "four", logprob = lp(0.03) },  -- not digits: ignored
@@ -53,16 +53,45 @@ function TestGeval:test_weighted_score_by_hand()
   lu.assertAlmostEquals(s, 3.65 / 0.95, 1e-12)
   lu.assertEquals(#kept, 3)
   -- exactly 1% is kept
-  lu.assertAlmostEquals(ev.geval.weighted_score({ { token = "2", top_logprobs = {
-    { token = "2", logprob = lp(0.99) }, { token = "3", logprob = lp(0.01) } } } }, 2, 1, 5), 2.01, 1e-12)
+  lu.assertAlmostEquals(ev.geval.weighted_score({ { token = '{"score":' }, { token = "2", top_logprobs = {
+    { token = "2", logprob = lp(0.99) }, { token = "3", logprob = lp(0.01) } } }, { token = "}" } }, 2, 1, 5),
+    2.01, 1e-12)
 end
 
 function TestGeval:test_weighted_score_reasons_for_falling_back()
   lu.assertEquals(select(2, ev.geval.weighted_score(nil, 4, 1, 5)), "the server returned no logprobs")
-  lu.assertEquals(select(2, ev.geval.weighted_score({ { token = "4}", top_logprobs = {} } }, 4, 1, 5)),
-    "the score token '4' is not among the answer's tokens")
-  lu.assertEquals(select(2, ev.geval.weighted_score({ { token = "4", top_logprobs = { { token = "x", logprob = 0 } } } }, 4, 1, 5)),
+  lu.assertEquals(select(2, ev.geval.weighted_score({ { token = '{"score": ' }, { token = "4}", top_logprobs = {} } },
+    4, 1, 5)), "the score 4 is not a token of its own (its token is '4}')")
+  lu.assertEquals(select(2, ev.geval.weighted_score({ { token = "4", top_logprobs = {} } }, 4, 1, 5)),
+    "the answer's tokens spell no JSON object with a score")
+  lu.assertEquals(select(2, ev.geval.weighted_score({ { token = '{"score": ' }, { token = "4", top_logprobs = {
+    { token = "x", logprob = 0 } } }, { token = "}" } }, 4, 1, 5)),
     "no score token with probability >= 1% among the alternatives")
+end
+
+-- Issue 25, point 8a: a score before a reason that mentions the same digit.
+-- The score's token (found through the JSON) has "3" and "4" at 0.5 each:
+-- (3 * 0.5 + 4 * 0.5) / 1 = 3.5. The reason's "3" has "3" 0.94, "4" 0.06,
+-- which gave (3 * 0.94 + 4 * 0.06) / 1 = 3.06 when the last "3" was taken.
+function TestGeval:test_the_score_token_is_found_through_the_json_not_by_its_digit()
+  local function t(token, alts)
+    local out = { token = token, logprob = lp(0.99), top_logprobs = {} }
+    for i, a in ipairs(alts or {}) do out.top_logprobs[i] = { token = a[1], logprob = lp(a[2]) } end
+    if alts then out.logprob = lp(alts[1][2]) end
+    return out
+  end
+  local tokens = { t('{"'), t("score"), t('":'), t(" "), t("3", { { "3", 0.5 }, { "4", 0.5 } }), t(","), t(' "'),
+                   t("reason"), t('":'), t(' "'), t("Point"), t(" "), t("3", { { "3", 0.94 }, { "4", 0.06 } }),
+                   t(" is"), t(" missing"), t('."'), t("}") }
+  local reply = '{"score": 3, "reason": "Point 3 is missing."}'
+  local spelt = {}
+  for i, x in ipairs(tokens) do spelt[i] = x.token end
+  lu.assertEquals(table.concat(spelt), reply)
+  local r = metric { logprobs = true }:score(row { answer = reply, logprobs = tokens }, judge())
+  lu.assertEquals({ r.integer, r.weighted }, { 3, true })
+  lu.assertAlmostEquals(r.raw, 3.5, 1e-12)
+  lu.assertAlmostEquals(r.score, (3.5 - 1) / 4, 1e-12)
+  lu.assertEquals(mock:stats().requests, 1)
 end
 
 function TestGeval:test_weighted_score_from_the_mock_logprobs_by_hand()
@@ -86,7 +115,7 @@ function TestGeval:test_fallback_to_the_integer_is_flagged()
   -- the mock writes 10 as the tokens "1" and "0": no token "10" to weight
   local r = metric { logprobs = true, scale = { 0, 10 } }:score(row('{"reason": "ok", "score": 10}'), judge())
   lu.assertEquals(r.weighted, false)
-  lu.assertEquals(r.fallback, "the score token '10' is not among the answer's tokens")
+  lu.assertEquals(r.fallback, "the score 10 is not a token of its own (its token is '1')")
   lu.assertEquals({ r.score, r.raw, r.pass }, { 1, 10, true })
   r = metric():score(row('{"score": 2}'), judge())
   lu.assertEquals({ r.score, r.weighted, r.fallback, r.pass }, { 0.25, false, "logprobs = false", false })

@@ -26,6 +26,8 @@ The directive's JSON may hold:
   answer_bytes a reply of this many bytes
   answers      replies for attempts 1, 2, ... (the last one repeats); give an
                "id" when the requests differ (a repair request, say)
+  logprobs     the logprobs content to return verbatim (a list of {token,
+               logprob, top_logprobs}) when the request asks for logprobs
   latency_ms   latency of this request (overrides --latency-ms)
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
@@ -326,7 +328,8 @@ def chat_response(req, directive, cfg, op):
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     if req.get("logprobs"):
-        choice["logprobs"] = logprobs_for(text, int(req.get("top_logprobs") or 1))
+        choice["logprobs"] = ({"content": directive["logprobs"]} if "logprobs" in directive
+                              else logprobs_for(text, int(req.get("top_logprobs") or 1)))
     out = {"id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),
            "model": req.get("model") or "mock-model", "system_fingerprint": "fp_mock",
            "choices": [choice], "usage": usage}

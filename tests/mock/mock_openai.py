@@ -28,6 +28,7 @@ The directive's JSON may hold:
                "id" when the requests differ (a repair request, say)
   logprobs     the logprobs content to return verbatim (a list of {token,
                logprob, top_logprobs}) when the request asks for logprobs
+  refusal      a structured refusal: content null, this text as "refusal"
   latency_ms   latency of this request (overrides --latency-ms)
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
@@ -40,7 +41,8 @@ valid answer of that operation's shape, computed by token overlap from the
 <reference> ... sections of the user message (OPERATIONS below); otherwise
 a short text, or {"answer": ...} when JSON was asked. Logprobs split the
 reply into words, digits and punctuation marks, each with the spaces before
-it.
+it. A request's max_tokens is honoured as a server does: a longer reply is
+cut after that many of those pieces, with finish_reason "length".
 Usage counts whitespace-separated words (CJK characters count one each).
 
 Server behaviours of other OpenAI-compatible servers, set by POST
@@ -299,11 +301,14 @@ def chat_answer(req, directive, op):
     return text
 
 
+PIECE = re.compile(r"\s*(?:\d|\w+|[^\w\s]+)|\s+")
+
+
 def logprobs_for(text, top):
     """Word, number and punctuation tokens; a digit's alternatives are its
     neighbours, so a probability-weighted score can be computed."""
     out = []
-    for i, tok in enumerate(re.findall(r"\s*(?:\d|\w+|[^\w\s]+)|\s+", text)):
+    for i, tok in enumerate(PIECE.findall(text)):
         lp = -0.01 * (i + 1)
         word = tok.lstrip()
         if word.isdigit():
@@ -322,11 +327,17 @@ def chat_response(req, directive, cfg, op):
     if cfg.get("wrap") and (req.get("response_format") or {}).get("type") == "json_object":
         text = ("Here is my assessment:\n```json\n%s\n```\nI hope this helps." if cfg["wrap"] == "fence"
                 else "Sure. My answer is %s as requested.") % text
+    finish = "stop"
+    pieces = PIECE.findall(text)
+    if isinstance(req.get("max_tokens"), int) and len(pieces) > req["max_tokens"]:
+        text, finish = "".join(pieces[:req["max_tokens"]]), "length"  # cut as a server cuts
     prompt = sum(count_tokens(str(m.get("content", ""))) for m in req.get("messages") or [])
     usage = {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}
     usage.update(directive.get("usage") or {})
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+    if "refusal" in directive:  # OpenAI's structured refusal
+        choice["message"] = {"role": "assistant", "content": None, "refusal": directive["refusal"]}
     if req.get("logprobs"):
         choice["logprobs"] = ({"content": directive["logprobs"]} if "logprobs" in directive
                               else logprobs_for(text, int(req.get("top_logprobs") or 1)))
@@ -546,7 +557,8 @@ class Server:
             if req.get("stream") and cfg.get("sse"):
                 return response(200, sse_body(answer), extra, "text/event-stream"), False, latency
             msg = answer["choices"][0]["message"]
-            msg["content"] = msg["content"].replace("{auth}", headers.get("authorization", ""))
+            if msg["content"] is not None:
+                msg["content"] = msg["content"].replace("{auth}", headers.get("authorization", ""))
             out = json.dumps(answer, ensure_ascii=False).encode()
             if directive.get("escape"):  # the reply with every character \u-escaped, as some servers echo
                 esc = "".join("\\u%04x" % ord(c) for c in msg["content"])

@@ -171,15 +171,28 @@ local function failure_of(st, d)
            attempts = d.attempts, unmeasured = true }
 end
 
+-- A structured refusal (OpenAI: content null, refusal "..."): the model's
+-- answer, not a broken response, so it is a result and is not retried.
+local function refusal_of(msg, finish)
+  local text = msg.refusal
+  if type(text) ~= "string" or not text:find("%S") or (type(msg.content) == "string" and msg.content:find("%S")) then
+    return nil
+  end
+  return { ok = false, refusal = text, error = "the judge refused to answer: " .. text, finish_reason = finish,
+           unmeasured = true }
+end
+
 -- The result fields of a chat answer; nil, message when its shape is wrong.
 local function chat_result(env, req)
   local choice = type(env.choices) == "table" and env.choices[1]
   local msg = type(choice) == "table" and choice.message
+  local finish = type(choice) == "table" and type(choice.finish_reason) == "string" and choice.finish_reason or nil
+  local refused = type(msg) == "table" and refusal_of(msg, finish)
+  if refused then return refused end
   if type(msg) ~= "table" or type(msg.content) ~= "string" then
     return nil, "the response has no choices[1].message.content"
   end
-  local r = { ok = true, text = msg.content,
-              finish_reason = type(choice.finish_reason) == "string" and choice.finish_reason or nil }
+  local r = { ok = true, text = msg.content, finish_reason = finish }
   local lp = req.logprobs and type(choice.logprobs) == "table" and choice.logprobs.content
   if type(lp) == "table" then r.logprobs = json.denull(lp) end
   if req.json then
@@ -389,7 +402,7 @@ local function exchange(self, st, path, text, req, est, key)
   end
 end
 
-local repair_request
+local repair_request, room_request, cut_note
 
 -- The answer of an identical request already in flight (id lead), as a
 -- cached answer; nil when it came back unusable, so the caller asks itself.
@@ -401,6 +414,7 @@ local function share_answer(st, lead, path, req)
     return failure_of(st, d)
   end
   local r = read_response(path, d.body, req)
+  if r and r.refusal then return r end -- the same answer: refused
   if not r or not passes(req, r) then return nil end
   r.cached, r.attempts, r.latency_ms = true, 0, d.latency_ms
   s.cache_hits = s.cache_hits + 1
@@ -472,24 +486,61 @@ local function request(self, path, body, req)
   end
   if st.dry_run then return dry_answer(st, key, body) end
   local r, why, raw = send(self, st, path, body, text, req, key)
+  local cut = r.ok and r.finish_reason == "length"
   if r.ok and why then -- a JSON answer that does not parse
     s.invalid = s.invalid + 1
-    if st.repair and not req.no_repair then return repair_request(self, body, req, r, why) end
-    return { ok = false, error = "the judge's answer is not valid JSON: " .. why, text = r.text,
-             attempts = r.attempts, unmeasured = true, invalid = true }
+    if st.repair and not req.no_repair then
+      if cut then return room_request(self, body, req, r) end
+      return repair_request(self, body, req, r, why)
+    end
+    return { ok = false, error = cut_note(body, r) .. "the judge's answer is not valid JSON: " .. why, text = r.text,
+             attempts = r.attempts, finish_reason = r.finish_reason, unmeasured = true, invalid = true }
   end
   if not r.ok then
     s.failures = s.failures + 1
+    if r.refusal then s.refused = s.refused + 1 end
     return r
   end
   local ok, bad = passes(req, r)
   if not ok then
     s.invalid = s.invalid + 1
-    return invalid(r, bad)
+    if cut and st.repair and not req.no_repair then return room_request(self, body, req, r) end
+    return invalid(r, cut_note(body, r) .. bad)
   end
   if st.write then
     store(st, key, cache_entry(self.base_url .. path, text, sample, raw, r.latency_ms))
   end
+  return r
+end
+
+-- "the answer was cut at max_tokens (N); " for an answer the server cut
+-- short (finish_reason "length"), else "".
+function cut_note(body, r)
+  if r.finish_reason ~= "length" then return "" end
+  if body.max_tokens then return ("the answer was cut at max_tokens (%d); "):format(body.max_tokens) end
+  return "the answer was cut at the server's length limit (no max_tokens was sent); "
+end
+
+-- An answer cut short that cannot be used: the same request once more with
+-- twice the room (max_tokens doubled, or without one, twice the tokens
+-- the cut answer took, at least 1,024).
+function room_request(self, body, req, cut)
+  local again = {}
+  for k, v in pairs(req) do again[k] = v end
+  local used = cut.usage and cut.usage.completion_tokens or 0
+  again.max_tokens = body.max_tokens and 2 * body.max_tokens or math.max(2 * used, 1024)
+  again.no_repair = true
+  local r = Judge.chat(self, again)
+  if r.ok then
+    r.repaired, r.attempts = true, (r.attempts or 0) + (cut.attempts or 0)
+    return r
+  end
+  local first = (cut_note(body, cut):gsub("; $", ""))
+  local why = r.finish_reason == "length"
+    and ("%s, and again with twice the room (max_tokens = %d)"):format(first, again.max_tokens)
+    or ("%s; asked again with max_tokens = %d: %s"):format(first, again.max_tokens, r.check_error or r.error)
+  if r.check_error then r.check_error, why = why, "invalid judge answer: " .. why end
+  r.error = why
   return r
 end
 

@@ -4,7 +4,7 @@ local cache = require "evalua.judge.cache"
 
 local S = {}
 
-local COUNTS = { "requests", "attempts", "cache_hits", "failures", "budget_refused", "invalid",
+local COUNTS = { "requests", "attempts", "cache_hits", "failures", "refused", "budget_refused", "invalid",
                  "asks", "prompt_tokens", "completion_tokens", "cache_errors", "estimated_requests" }
 
 function S.new(model)

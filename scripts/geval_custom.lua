@@ -24,6 +24,16 @@ local ds = ev.dataset.load(opt.data)
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), math.tointeger(opt.k) or 3)
 local judge = ev.judge.open(opt.judge == "offline" and "offline" or { model = opt.model ~= "" and opt.model or nil })
 
+-- Whether a text is mostly Chinese, Japanese or Korean.
+local function cjk(s)
+  local n, all = 0, 0
+  for _, cp in utf8.codes(s) do
+    all = all + 1
+    if cp >= 0x3040 and cp <= 0x9FFF or cp >= 0xAC00 and cp <= 0xD7A3 then n = n + 1 end
+  end
+  return n * 3 > all
+end
+
 local grounded = ev.geval {
   name = "same_language_and_sourced",
   criteria = "The Actual Output is written in the language of the Input, and what it states can be traced to the Context "
@@ -31,6 +41,15 @@ local grounded = ev.geval {
     .. "or one whose facts are not in the Context, fails.",
   params = { "input", "actual_output", "context" },
   threshold = 0.6,
+  -- Offline, this criterion's estimate: 1 for another script than the
+  -- question's, else 1 + 4 x the share of the output's words in the context.
+  offline = function(case)
+    if cjk(case.input) ~= cjk(case.actual_output) then return 1, "offline: not in the script of the question" end
+    local words = {}
+    for _, t in ipairs(ev.judge.offline.tokens(case.context)) do words[t] = true end
+    local share = ev.judge.offline.support(case.actual_output, words)
+    return 1 + math.floor(4 * share + 0.5), ("offline: %d%% of its words are in the context"):format(math.floor(share * 100))
+  end,
 }
 
 -- Steps are generated here, once, before the rows run concurrently.

@@ -11,10 +11,11 @@
 -- Steps are generated once from the criteria (and cached by the judge). The
 -- score is weighted by the probabilities of the score tokens when the server
 -- returns logprobs, else the plain integer (result.weighted = false and
--- result.fallback say why), and normalised to 0-1. docs/judged_metrics.md.
+-- result.fallback say why), and normalised to 0-1. The offline judge cannot
+-- read a criterion: offline, only a metric's own offline function scores.
+-- docs/judged_metrics.md.
 local E = require "evalua.llm_evaluator"
 local options = require "evalua.options"
-local offline = require "evalua.judge.offline"
 local mean_sd = require("evalua.judge.vote").mean_sd
 local json = require "evalua.judge.json"
 local P = require "evalua.prompts.geval"
@@ -116,33 +117,20 @@ local function parse_score(answer, vars)
   return s, type(answer.reason) == "string" and answer.reason or nil
 end
 
--- The offline judge's score: the mean of the overlaps the case allows
--- (question words in the output, expected-output words in the output,
--- output words in the context), mapped onto the scale.
-local function offline_score(vars, o)
-  local parts, shares = {}, {}
-  local f = vars.fields
-  if f.input and f.actual_output then
-    shares[#shares + 1] = (offline.relevance(f.input, f.actual_output))
-    parts[#parts + 1] = "input words in the output"
+-- The offline judge cannot read a criterion: offline, a G-Eval metric
+-- scores only by its own offline function (offline = function(case) ->
+-- score, reason), whose score is checked like a judge's answer; without
+-- one the item is unmeasured, saying so.
+local function offline_score(vars)
+  if not vars.offline then
+    return nil, ("the offline judge cannot read the criterion of '%s': G-Eval needs a model judge "
+      .. "(or an offline function on the metric)"):format(vars.name)
   end
-  if f.expected_output and f.actual_output then
-    local set = {}
-    for _, t in ipairs(offline.tokens(f.actual_output)) do set[t] = true end
-    shares[#shares + 1] = (offline.support(f.expected_output, set))
-    parts[#parts + 1] = "expected words in the output"
-  end
-  if f.context and f.actual_output then
-    local set = {}
-    for _, t in ipairs(offline.tokens(f.context)) do set[t] = true end
-    shares[#shares + 1] = (offline.support(f.actual_output, set))
-    parts[#parts + 1] = "output words in the context"
-  end
-  local mean = 0
-  for _, s in ipairs(shares) do mean = mean + s / #shares end
-  local why = ("offline: overlap %.2f (%s)"):format(mean, #parts > 0 and table.concat(parts, ", ") or "nothing to compare")
-  if vars.lo == 0 and vars.hi == 1 then return mean >= (o.support_threshold or 0.5) and 1 or 0, why end
-  return vars.lo + math.floor(mean * (vars.hi - vars.lo) + 0.5), why
+  local score, reason = vars.offline(vars.fields)
+  if score == nil then return nil, tostring(reason or "the offline function gave no score") end
+  local s, why = parse_score({ score = score, reason = reason }, vars)
+  if s == nil then return nil, "the offline function's score: " .. why end
+  return s, why
 end
 
 E.step("geval_score", { prompt = P.score, parse = parse_score, offline = offline_score })
@@ -232,7 +220,7 @@ local function judge_once(self, judge, vars, sample)
   local lo, hi = vars.lo, vars.hi
   -- the score is checked before the answer may enter the cache
   local r = E.ask(judge, step, ask, prompt)
-  if not r.ok then return nil, r.error end
+  if not r.ok then return nil, r end
   local raw, reason, tokens = r.value, r.reason, r.logprobs
   local why = strict and "strict mode scores 0 or 1" or (not want_lp and "logprobs = false") or r.no_logprobs
   local value = raw
@@ -265,6 +253,7 @@ function Geval.steps(self, judge)
       self.prompts.steps)
   end)()
   if not r.ok then
+    self.steps_failure = self.steps_failure or r
     self.steps_error = self.steps_error or "steps: " .. tostring(r.error)
     return nil, self.steps_error
   end
@@ -278,15 +267,16 @@ local function score_row(self, row, ctx)
   local case, texts = case_of(self.options, self.params, row)
   if not case then return E.unmeasured(texts) end
   local steps, err = self:steps(judge)
-  if not steps then return E.unmeasured(err) end
+  if not steps then return self.steps_failure and E.failure("steps", self.steps_failure) or E.unmeasured(err) end
   local vars = { name = self.name, criteria = self.criteria, steps = steps, rubric = self.rubric, case = case,
-                 lo = self.strict and 0 or self.lo, hi = self.strict and 1 or self.hi, fields = texts }
+                 lo = self.strict and 0 or self.lo, hi = self.strict and 1 or self.hi, fields = texts,
+                 offline = self.options.offline }
   local samples, failures = {}, {}
   for s = 1, self.samples do
     local r, e = judge_once(self, judge, vars, s)
     if r then samples[#samples + 1] = r else failures[#failures + 1] = e end
   end
-  if #samples == 0 then return E.unmeasured(failures[1]) end
+  if #samples == 0 then return E.failure(nil, failures[1]) end
   local first = samples[1]
   local out = { reason = first.reason, weighted = first.weighted, fallback = first.fallback }
   if self.samples == 1 then
@@ -305,10 +295,10 @@ local function score_row(self, row, ctx)
 end
 
 -- ev.geval{name=, criteria= | steps=, params=, fields=, rubric=, scale=, threshold=,
---   strict=, samples=, temperature=, logprobs=, top_logprobs=, prompts=} -> metric
+--   strict=, samples=, temperature=, logprobs=, top_logprobs=, prompts=, offline=} -> metric
 local KNOWN = options.set { "name", "criteria", "steps", "params", "fields", "rubric", "scale", "threshold",
                             "strict", "samples", "temperature", "logprobs", "top_logprobs", "prompts",
-                            "description" }
+                            "description", "offline" }
 
 function M.new(o)
   if type(o) ~= "table" then error("ev.geval: expected a table of options", 2) end
@@ -321,6 +311,9 @@ function M.new(o)
     for i, s in ipairs(o.steps) do
       if type(s) ~= "string" then error(("geval: steps[%d] must be a string"):format(i), 3) end
     end
+  end
+  if o.offline ~= nil and type(o.offline) ~= "function" then
+    error("geval: offline must be a function(case) -> score, reason", 3)
   end
   local lo, hi = check_scale(o)
   local rubric = check_rubric(o.rubric, lo, hi)

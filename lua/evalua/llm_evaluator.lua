@@ -14,7 +14,6 @@
 -- uses: prompts as ev.template pairs, registered as judge operations, and
 -- answers turned into values or "unmeasured" with a reason.
 local ops = require "evalua.judge.ops"
-local offline = require "evalua.judge.offline"
 local template = require "evalua.template"
 local json = require "evalua.json"
 local options = require "evalua.options"
@@ -85,7 +84,7 @@ function M.ask(judge, name, vars, prompt, sampling)
     local r = judge:ask(name, v)
     if r.ok then values[#values + 1], first = r.value, first or r else failed = failed or r end
   end
-  if #values == 0 then return failed end
+  if #values == 0 then return failed end -- the first failure, with its flags
   local value, detail = vote.combine(votes[name], values)
   if value == nil then return { ok = false, error = detail, unmeasured = true } end
   return { ok = true, value = value, reason = first.reason, judge = first.judge, samples = #values,
@@ -117,6 +116,17 @@ function M.unmeasured(reason, extra)
   local t = extra or {}
   t.unmeasured, t.reason = true, reason
   return t
+end
+
+-- The unmeasured result of a failed judge answer r ({ok = false, error =}),
+-- its reason prefixed by the step when given. It keeps why there is no
+-- answer, which decides whether the run is undecided (judge/health.lua):
+-- judge_failed (the judge gave no usable answer), offline (the offline
+-- judge cannot estimate this), refusal (the model's refusal text).
+function M.failure(step, r)
+  local why = r.error or "the judge failed"
+  return M.unmeasured(step and ("%s: %s"):format(step, why) or why,
+    { judge_failed = r.judge_failed, offline = r.offline, refusal = r.refusal })
 end
 
 -- The judge of an ev.evaluate context, or nil and the reason it is missing.
@@ -237,38 +247,17 @@ M.step("llm_evaluator", {
     if bad then return nil, bad end
     return answer, type(answer.reason) == "string" and answer.reason or nil
   end,
-  -- The metric's own offline function when it has one; else the example
-  -- whose inputs share the most tokens with these inputs (Jaccard), its
-  -- outputs copied; the first such example on a tie.
+  -- The offline judge cannot follow free-form instructions: offline, only
+  -- the metric's own offline function answers.
   offline = function(vars)
-    if vars.offline then
-      local out = vars.offline(vars.inputs)
-      local bad = check_keys(out, vars.keys, "the offline function's result")
-      if bad then return nil, bad end
-      return out, type(out.reason) == "string" and out.reason or nil
+    if not vars.offline then
+      return nil, ("the offline judge cannot follow the instructions of '%s': it needs a model judge "
+        .. "(or an offline function on the metric)"):format(vars.name)
     end
-    if #vars.examples == 0 then
-      return nil, "the offline judge needs examples or an offline function for '" .. vars.name .. "'"
-    end
-    local function set_of(v)
-      local s = {}
-      for _, t in ipairs(offline.tokens(json.encode(v))) do s[t] = true end
-      return s
-    end
-    local mine, best, best_i = set_of(vars.inputs), -1, nil
-    for i, ex in ipairs(vars.examples) do
-      local theirs, inter, union = set_of(ex.inputs), 0, 0
-      for t in pairs(mine) do
-        union = union + 1
-        if theirs[t] then inter = inter + 1 end
-      end
-      for t in pairs(theirs) do if not mine[t] then union = union + 1 end end
-      local j = union > 0 and inter / union or 0
-      if j > best then best, best_i = j, i end
-    end
-    local out = {}
-    for k, v in pairs(vars.examples[best_i].outputs) do out[k] = v end
-    return out, ("offline: outputs of the most similar example (%d, token overlap %.2f)"):format(best_i, best)
+    local out = vars.offline(vars.inputs)
+    local bad = check_keys(out, vars.keys, "the offline function's result")
+    if bad then return nil, bad end
+    return out, type(out.reason) == "string" and out.reason or nil
   end,
 })
 
@@ -325,12 +314,12 @@ function M.new(o)
     inputs = inputs, outputs = outputs, examples = examples, prompt = prompt,
   }
 
-  -- self:run(judge, inputs) -> {ok = true, outputs =, reason =} | {ok = false, error =}
+  -- self:run(judge, inputs) -> {ok = true, outputs =, reason =} | {ok = false, error =, ...}
   function self.run(_, judge, values)
     local r = M.ask(judge, "llm_evaluator",
       { instructions = o.instructions, keys = outputs, examples = examples, inputs = values,
         name = o.name, offline = o.offline }, prompt, sampling)
-    if not r.ok then return { ok = false, error = r.error } end
+    if not r.ok then return r end
     return { ok = true, outputs = r.value, reason = r.reason, sampled = r }
   end
 
@@ -340,7 +329,7 @@ function M.new(o)
     local values, missing = read_inputs(inputs, row)
     if not values then return M.unmeasured(missing) end
     local r = self:run(judge, values)
-    if not r.ok then return M.unmeasured(r.error) end
+    if not r.ok then return M.failure(nil, r) end
     local s, bad = score_of(r.outputs, score)
     if s == nil then return M.unmeasured(bad, { outputs = r.outputs }) end
     local out = M.sampled({ score = s, reason = r.reason, outputs = r.outputs }, r.sampled)

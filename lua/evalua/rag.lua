@@ -53,9 +53,7 @@ end
 
 -- ---- the metrics ---------------------------------------------------------------------
 
-local function failed(step, r)
-  return E.unmeasured(("%s: %s"):format(step, r.error or "the judge failed"))
-end
+local failed = E.failure
 
 local makers, known = {}, {}
 local COMMON = { "name", "description", "prompts", "fields", "samples", "temperature" }

@@ -37,7 +37,8 @@ ev.register("numbers_grounded", function(row)
   return { score = 1, reason = "every number is in the contexts" }
 end)
 
--- A criterion in plain words, scored by the judge (G-Eval).
+-- A criterion in plain words, scored by the judge (G-Eval). The offline
+-- judge cannot read it: offline it is unmeasured; --judge openai scores it.
 local actionable = ev.geval {
   name = "actionable",
   criteria = "The Actual Output answers the Input directly and tells the user what to do or what to expect, "

@@ -26,18 +26,20 @@ evalua run eval.lua in it works at once. By hand: recall@5 is 1, 1, 0
 second), 0; token F1 (SQuAD: lower case, no punctuation or articles) is
 q1 2 common of 7 and 2 tokens = 4/9, q2 8 of 11 and 8 = 16/19, q3 0, so the
 mean is (4/9 + 16/19) / 3 = 0.4288; numbers_grounded (the custom metric)
-1, 1, 0 (q3's "10" is in no context). faithfulness and actionable (the
-G-Eval criterion) are the offline judge's heuristics (docs/judged_metrics.md).
+1, 1, 0 (q3's "10" is in no context). faithfulness is the offline judge's
+heuristic (docs/judged_metrics.md); actionable (the G-Eval criterion) is
+unmeasured, since the offline judge cannot read a criterion.
 
   $ cd proj
   $ "$EVALUA" run eval.lua --quiet | sed -n '/^system/,$p'
   system  slice                n  recall@5    mrr  token_f1  numbers_grounded  faithfulness  actionable
   ------  -------------------  -  --------  -----  --------  ----------------  ------------  ----------
-  all     all                  3     0.667  0.500     0.429             0.667         0.667       0.500
-  all     query_class=factoid  2    0.500!  0.500    0.222!            0.500!        0.500!       0.500
-  all     query_class=how-to   1     1.000  0.500     0.842             1.000         1.000       0.500
+  all     all                  3     0.667  0.500     0.429             0.667         0.667     - (0/3)
+  all     query_class=factoid  2    0.500!  0.500    0.222!            0.500!        0.500!     - (0/2)
+  all     query_class=how-to   1     1.000  0.500     0.842             1.000         1.000     - (0/1)
   
   ! marks the worst slice of each metric
+  actionable: 3 of 3 items unmeasured (the offline judge cannot read the criterion of 'actionable': G-Eval needs a model judge (or an offline function on the metric))
   gate pass      recall@5[all] >= 0.5: recall@5 = 0.6667, meets 0.5
   $ ls out
   eval.html

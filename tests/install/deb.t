@@ -43,7 +43,7 @@ The main job, by name, from a fresh folder under /tmp:
 and a new project:
 
   $ evalua init proj > /dev/null && cd proj && evalua run eval.lua --quiet | grep -E '^all +all '
-  all     all                  3     0.667  0.500     0.429             0.667         0.667       0.500
+  all     all                  3     0.667  0.500     0.429             0.667         0.667     - (0/3)
   $ cd / && rm -rf "$work"
 
 Removing it leaves nothing behind:

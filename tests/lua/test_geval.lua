@@ -236,17 +236,31 @@ end
 
 -- ---- the offline judge ----------------------------------------------------------------------------------
 
-function TestGeval:test_offline_score_by_hand()
+-- Issue 25, point 7: the offline judge cannot read a criterion. It gave
+-- "written as a haiku about cats" the same kind of score as any other (word
+-- overlaps of the case); now the item is unmeasured with the reason, and
+-- only a metric's own offline function scores offline.
+function TestGeval:test_offline_judge_leaves_a_criterion_unmeasured()
   local off = ev.judge.open("offline")
-  local m = ev.geval { name = "g", criteria = "Grounded answer.", params = { "input", "actual_output", "context" } }
+  local row = { query = "How big can a file be?", answer = "A file can be 5 TiB.", contexts = { "Files can be up to 5 TiB." } }
+  local m = ev.geval { name = "haiku", criteria = "Written as a haiku about cats.", params = { "input", "actual_output", "context" } }
   lu.assertEquals(m:steps(off), { "Read the Input, Actual Output, Context.",
-    "Check how far the Actual Output meets the criterion: Grounded answer.", "Score from 1 (not at all) to 5 (fully)." })
-  local r = m:score({ query = "How big can a file be?", answer = "A file can be 5 TiB.",
-                      contexts = { "Files can be up to 5 TiB." } }, off)
-  -- question words {big can file}: can, file in the output (2/3); output words {file can 5 tib}
-  -- all in the context (1); mean 5/6 -> 1 + round(5/6 * 4) = 4
-  lu.assertEquals({ r.integer, r.score, r.weighted }, { 4, 0.75, false })
+    "Check how far the Actual Output meets the criterion: Written as a haiku about cats.",
+    "Score from 1 (not at all) to 5 (fully)." })
+  lu.assertEquals(m:score(row, off), { unmeasured = true, offline = true,
+    reason = "the offline judge cannot read the criterion of 'haiku': G-Eval needs a model judge "
+      .. "(or an offline function on the metric)" })
+  -- the metric's own estimate, checked like a judge's answer
+  local seen
+  local own = m { offline = function(case) seen = case return 2, "two of five" end }
+  local r = own:score(row, off)
+  lu.assertEquals({ r.integer, r.score, r.reason, r.weighted }, { 2, 0.25, "two of five", false })
   lu.assertEquals(r.fallback, "the offline judge gives no logprobs")
+  lu.assertEquals(seen, { input = row.query, actual_output = row.answer, context = row.contexts[1] })
+  lu.assertEquals(m { offline = function() return 7 end }:score(row, off).reason,
+    "the offline function's score: score 7 is outside 1-5")
+  lu.assertEquals(m { offline = function() return nil, "no idea" end }:score(row, off).reason, "no idea")
+  lu.assertErrorMsgContains("offline must be a function", ev.geval, { name = "g", steps = STEPS, offline = 1 })
 end
 
 os.exit(lu.LuaUnit.run(), true)

@@ -117,14 +117,17 @@ function TestLLMEvaluator:test_construction_errors_name_the_problem()
   lu.assertErrorMsgContains("name is required", ev.llm_evaluator, { instructions = "i" })
 end
 
-function TestLLMEvaluator:test_offline_judge_copies_the_nearest_example()
+-- The offline judge cannot follow instructions: without the metric's own
+-- offline function the item is unmeasured, examples or not (copying the
+-- outputs of the example with the most words in common, as it did, judged
+-- the topic, never the instruction).
+function TestLLMEvaluator:test_offline_judge_needs_the_metrics_offline_function()
   local off = ev.judge.open("offline")
-  local r = polite():score({ query = "How big can a file be?", answer = "5 TiB." }, off)
-  lu.assertEquals(r.score, 1)
-  lu.assertEquals(r.outputs, { reason = "courteous", score = 1 })
-  lu.assertStrContains(r.reason, "offline: outputs of the most similar example (2,")
-  lu.assertEquals(polite { examples = {} }:score(ROW, off),
-    { unmeasured = true, reason = "the offline judge needs examples or an offline function for 'polite'" })
+  local why = "the offline judge cannot follow the instructions of 'polite': it needs a model judge "
+    .. "(or an offline function on the metric)"
+  lu.assertEquals(polite():score({ query = "How big can a file be?", answer = "5 TiB." }, off),
+    { unmeasured = true, offline = true, reason = why })
+  lu.assertEquals(polite { examples = {} }:score(ROW, off), { unmeasured = true, offline = true, reason = why })
   local fn = polite { offline = function(i) return { reason = "by length", score = #i.answer > 3 and 1 or 0 } end }
   lu.assertEquals(fn:score({ query = "q", answer = "ok" }, off).score, 0)
 end

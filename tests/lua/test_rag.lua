@@ -347,8 +347,11 @@ function TestRag:test_offline_precision_recall_and_relevance()
   lu.assertEquals(rag.context_recall:score(ROW, off).score, 1)
   -- question content words: big can single file nimbus storage; chunk 1 has can nimbus storage (3/6 >= 1/3)
   lu.assertEquals(rag.context_relevance:score(ROW, off).score, 0.5)
-  -- direct relevance: single, can of the 6 question words
-  lu.assertEquals(rag.answer_relevance_direct:score(ROW, off).score, 2 / 6)
+  -- direct relevance: question words in the answer would score a correct short answer 0, so
+  -- the offline judge does not estimate it
+  lu.assertEquals(rag.answer_relevance_direct:score(ROW, off), { unmeasured = true, offline = true,
+    reason = "relevance: the offline judge cannot rate how well an answer addresses its question; "
+      .. "answer_relevance_direct needs a model judge" })
   -- correctness: SQuAD token F1 (ev.text) of {single object can be up to 5 tib billing is monthly}
   -- and {5 tib per object}: 3 common, P = 3/11, R = 3/4, F1 = 0.4 -> 1 + 4 * 0.4 = 2.6, rounded 3
   local c = rag.correctness:score(ROW, off)
@@ -356,9 +359,32 @@ function TestRag:test_offline_precision_recall_and_relevance()
   lu.assertEquals(c.reason, "offline: 1 + 4 x token F1 with the reference (F1 0.40)")
 end
 
+-- Issue 25, point 7: with nothing to compare the offline judge measured 0
+-- (a question without words scored its contexts 0; a reference without
+-- words graded every answer 1 of 5; pairwise without a reference ranked
+-- answers by question words). Now each is unmeasured with the reason.
+function TestRag:test_offline_nothing_to_compare_is_unmeasured_not_zero()
+  local off = ev.judge.open("offline")
+  local row = { query = "?!", answer = "A file can be 5 TiB.", contexts = { "Files can be up to 5 TiB." },
+                gold_answers = { "..." }, answer_b = "Billing is monthly." }
+  lu.assertEquals(rag.context_relevance:score(row, off), { unmeasured = true, offline = true,
+    reason = "chunk 1: the question has no words to look for" })
+  lu.assertEquals(rag.correctness:score(row, off), { unmeasured = true, offline = true,
+    reason = "grade: the reference has no words to compare with" })
+  lu.assertEquals(rag.context_precision:score(row, off), { unmeasured = true, offline = true,
+    reason = "chunk 1: the reference has no words to look for" })
+  lu.assertEquals(rag.relevancy:score({ query = "q", answer = "...", contexts = { "c" } }, off),
+    { unmeasured = true, offline = true, reason = "part 1: the answer has no words to look for" })
+  row.gold_answers = nil
+  lu.assertEquals(rag.pairwise:score(row, off), { unmeasured = true, offline = true,
+    reason = "A shown first: the offline judge compares answers only with a reference; "
+      .. "pairwise without one needs a model judge" })
+  lu.assertEquals(off:ask("relevance", { question = "?", text = "t" }).error, "the question has no words to look for")
+end
+
 function TestRag:test_offline_answer_relevance_is_unmeasured_with_the_reason()
   local r = rag.answer_relevance:score(ROW, ev.judge.open("offline"))
-  lu.assertEquals(r, { unmeasured = true, reason = "questions: the offline judge cannot write the questions an "
+  lu.assertEquals(r, { unmeasured = true, offline = true, reason = "questions: the offline judge cannot write the questions an "
     .. "answer replies to; answer_relevance needs a model judge (offline, sas compares answers with gold answers)" })
 end
 

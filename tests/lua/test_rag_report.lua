@@ -64,7 +64,8 @@ function test_offline_header_names_what_it_cannot_estimate()
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
   lu.assertEquals(lines[3], "judge: offline (deterministic heuristics, no network)")
   lu.assertStrContains(lines[4], "offline judge: estimates faithfulness, ")
-  lu.assertStrContains(lines[4], "; cannot estimate answer_relevance (no model to write questions)")
+  lu.assertStrContains(lines[4], "; cannot estimate answer_relevance and answer_relevance_direct (no model to read how "
+    .. "an answer addresses its question), pairwise without a reference, G-Eval criteria or LLMEvaluator instructions")
   h.sh("rm -rf " .. dir)
 end
 

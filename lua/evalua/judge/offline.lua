@@ -235,7 +235,8 @@ function O.grades(statements, context, threshold)
 end
 
 -- Relevance of text to question: the share of the question's content
--- tokens (distinct) that appear in the text.
+-- tokens (distinct) that appear in the text; nil and why for a question
+-- without words (nothing to look for is not a relevance of 0).
 function O.relevance(question, text)
   local q = set_of(O.content_tokens(question))
   local t = set_of(O.tokens(text))
@@ -244,7 +245,7 @@ function O.relevance(question, text)
     total = total + 1
     if t[w] then found = found + 1 end
   end
-  if total == 0 then return 0, "the question has no words" end
+  if total == 0 then return nil, "the question has no words to look for" end
   return found / total, ("%d of %d question words appear in the text"):format(found, total)
 end
 

@@ -35,7 +35,7 @@ end
 
 function Judge:chat(req)
   base.check_chat(req)
-  return { ok = false, error = NO_CHAT, unmeasured = true }
+  return { ok = false, error = NO_CHAT, unmeasured = true, offline = true }
 end
 
 -- Vectors from the offline embedder (metrics/embed.c): IDF learnt from the
@@ -57,28 +57,32 @@ function Judge:similarity(queries, candidates, opts)
 end
 
 -- An operation's heuristic; one that returns nil and why leaves the item
--- unmeasured with that reason.
+-- unmeasured with that reason, marked offline (the offline judge cannot
+-- estimate it: not a failure of the judge).
 function Judge:answer(name, op, prepared, vars)
   local st = private[self]
   st.stats.asks = st.stats.asks + 1
   if not op.offline then
-    return { ok = false, error = ("the offline judge has no heuristic for '%s'"):format(name), unmeasured = true }
+    return { ok = false, error = ("the offline judge has no heuristic for '%s'"):format(name), unmeasured = true,
+             offline = true }
   end
   local value, reason = op.offline(prepared, st.options)
-  if value == nil then return { ok = false, error = tostring(reason), unmeasured = true } end
+  if value == nil then return { ok = false, error = tostring(reason), unmeasured = true, offline = true } end
   return { ok = true, value = value, reason = reason, judge = "offline",
            no_logprobs = vars.logprobs and "the offline judge gives no logprobs" or nil }
 end
 
 -- What the offline judge can and cannot estimate, for report headers
 -- (docs/judged_metrics.md has the reasons).
-O.coverage = "estimates faithfulness, context precision/recall/relevance, relevancy, correctness, "
-  .. "pairwise, answer_relevance_direct, G-Eval and LLMEvaluator by heuristics and sas by a "
-  .. "model-free embedder; cannot estimate answer_relevance (no model to write questions)"
+O.coverage = "estimates faithfulness, context precision/recall/relevance, relevancy, correctness and "
+  .. "pairwise with a reference by token overlap, and sas by a model-free embedder; cannot estimate "
+  .. "answer_relevance and answer_relevance_direct (no model to read how an answer addresses its question), "
+  .. "pairwise without a reference, G-Eval criteria or LLMEvaluator instructions (no model to read them; "
+  .. "a metric's own offline function can)"
 
 function Judge:stats()
   local out = stats_mod.snapshot(private[self].stats)
-  out.coverage = O.coverage
+  out.kind, out.coverage = "offline", O.coverage
   return out
 end
 

@@ -111,6 +111,7 @@ E.step("rag_precision", {
   vote = "majority",
   parse = parse_single_verdict,
   offline = function(vars, o)
+    if #offline.tokens(vars.reference) == 0 then return nil, "the reference has no words to look for" end
     local v = offline.verdicts({ vars.reference }, vars.context, o.support_threshold)[1]
     return v.verdict, "offline: " .. v.reason
   end,
@@ -126,6 +127,7 @@ E.step("rag_context_relevance", {
     local out = {}
     for i, s in ipairs(offline.sentences(vars.context)) do
       local share, why = offline.relevance(vars.question, s)
+      if not share then return nil, why end
       out[i] = { statement = s, verdict = share >= M.offline_relevance_threshold and 1 or 0,
                  reason = "offline: " .. why }
     end
@@ -165,9 +167,12 @@ E.step("rag_answer_relevance", {
   prompt = P.answer_relevance,
   vote = "mean",
   parse = number_in("relevance", 0, 1),
-  offline = function(vars)
-    local v, why = offline.relevance(vars.question, vars.answer)
-    return v, "offline: " .. why
+  -- Question words in the answer score a correct short answer ("7 days"
+  -- to "How long are refunds valid?") 0, as for the embedding mode: no
+  -- heuristic here says how well an answer addresses its question.
+  offline = function()
+    return nil, "the offline judge cannot rate how well an answer addresses its question; "
+      .. "answer_relevance_direct needs a model judge"
   end,
 })
 
@@ -178,6 +183,7 @@ local function parse_yes_no(answer)
 end
 
 local function offline_in_line(vars, o)
+  if #offline.tokens(vars.response) == 0 then return nil, "the answer has no words to look for" end
   local v = offline.verdicts({ vars.response }, vars.context, o.support_threshold)[1]
   return v.verdict == 1 and "YES" or "NO", "offline: " .. v.reason
 end
@@ -199,17 +205,12 @@ E.step("rag_correctness", {
   vote = "mean",
   parse = number_in("score", 1, 5),
   offline = function(vars)
+    if #offline.tokens(vars.reference) == 0 then return nil, "the reference has no words to compare with" end
     local f1 = token_f1(vars.answer, vars.reference)
     return math.floor(1 + 4 * f1 + 0.5), ("offline: 1 + 4 x token F1 with the reference (F1 %.2f)"):format(f1)
   end,
 })
 
--- How well an answer does for the offline pairwise judge: its token F1 with
--- the reference, or without one, the share of question words it contains.
-local function offline_merit(vars, text)
-  if vars.reference then return token_f1(text, vars.reference) end
-  return (offline.relevance(vars.question, text))
-end
 
 E.step("rag_pairwise", {
   prompt = P.pairwise,
@@ -220,10 +221,14 @@ E.step("rag_pairwise", {
     if b ~= "A" and b ~= "B" and b ~= "tie" then return nil, 'expected {"better": "A", "B" or "tie"}' end
     return b, reason_of(answer)
   end,
+  -- Each answer's merit is its token F1 with the reference. Without one,
+  -- question words in an answer say nothing of which answer is better.
   offline = function(vars)
-    local a, b = offline_merit(vars, vars.first), offline_merit(vars, vars.second)
-    local what = vars.reference and "token F1 with the reference" or "share of question words"
-    local why = ("offline: %s %.2f for A, %.2f for B"):format(what, a, b)
+    if not vars.reference or #offline.tokens(vars.reference) == 0 then
+      return nil, "the offline judge compares answers only with a reference; pairwise without one needs a model judge"
+    end
+    local a, b = token_f1(vars.first, vars.reference), token_f1(vars.second, vars.reference)
+    local why = ("offline: token F1 with the reference %.2f for A, %.2f for B"):format(a, b)
     if math.abs(a - b) < 1e-9 then return "tie", why end
     return a > b and "A" or "B", why
   end,

@@ -9,6 +9,10 @@
 --   evalua run scripts/calibrate.lua                            # offline judge, bundled simulated labels
 --   evalua run scripts/calibrate.lua --judge openai             # an OpenAI-compatible judge
 --   evalua run scripts/calibrate.lua --scores out/rag_report.json   # scores from a report
+--
+-- Exit status: 0; 4 when the judge gave no usable answer for more than
+-- ev.gate.max_judge_failures of the labelled items (nothing to calibrate:
+-- docs/judge.md); 2 usage; 3 input error or fewer than 2 scored items.
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
@@ -72,6 +76,10 @@ local function scores_by_judging()
   ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
   local res = ev.evaluate(ds, { metrics = { ev.rag[opt.metric] or opt.metric },
                                 judge = ev.judge.open(opt.judge), quiet = opt.quiet, ci = false })
+  if ev.gate.exit_code(ev.gate.check(res, {})) == ev.gate.UNDECIDED then
+    io.stderr:write("calibrate: the judge failed: nothing to calibrate\n")
+    ev.exit(ev.gate.UNDECIDED)
+  end
   local out = {}
   for _, it in ipairs(res.items) do
     if it.scores[opt.metric] then out[key(it.id, it.row.variant)] = it.scores[opt.metric] end

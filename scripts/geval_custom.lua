@@ -4,6 +4,11 @@
 --
 --   evalua run scripts/geval_custom.lua                  # offline judge, bundled data
 --   evalua run scripts/geval_custom.lua --judge openai   # $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL
+--
+-- The offline judge cannot read a criterion; offline, the metric's own
+-- estimate below scores it, and the reports say so. Exit status: 0, or 4
+-- when the judge gave no usable answer for more than
+-- ev.gate.max_judge_failures of the items (docs/judge.md).
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
@@ -55,14 +60,19 @@ local grounded = ev.geval {
 -- Steps are generated here, once, before the rows run concurrently.
 local steps, err = grounded:steps(judge)
 if opt["show-steps"] then
-  if not steps then error(err, 0) end
+  if not steps then
+    io.stderr:write("geval_custom: the judge gave no steps: ", err, "\n")
+    return 4
+  end
   for i, s in ipairs(steps) do print(("%d. %s"):format(i, s)) end
   return 0
 end
 
 local res = ev.evaluate(ds, { metrics = { grounded }, system = "variant", slices = { "query_class", "language" },
                               judge = judge, quiet = opt.quiet })
+local gates = ev.gate.check(res, {}) -- only the judge is held to account
 ev.report.print(res)
 local paths = ev.report.write(res, { dir = opt.out, name = "geval", formats = { "md", "json", "csv", "html", "junit" },
                                      title = "G-Eval: grounded and same language" })
 io.stderr:write("wrote ", table.concat(paths, ", "), "\n")
+return ev.gate.exit_code(gates)

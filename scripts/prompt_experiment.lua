@@ -8,6 +8,9 @@
 --   evalua run scripts/prompt_experiment.lua --judge openai         # a model judge reads the prompts
 --   evalua run scripts/prompt_experiment.lua --metric correctness --variant terse=my_prompt.txt
 --   evalua run scripts/prompt_experiment.lua --target system --metric token_f1   # answers from $OPENAI_BASE_URL
+--
+-- Exit status: 0, or 4 when the judge gave no usable answer for more than
+-- ev.gate.max_judge_failures of a variant's items (docs/judge.md).
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
@@ -105,6 +108,12 @@ local function metric_for(v)
   return ev.rag[opt.metric](o)
 end
 
+-- The exit status: 4 once an evaluation's judge failed (ev.gate).
+local status = 0
+local function held_to_account(res)
+  status = math.max(status, ev.gate.exit_code(ev.gate.check(res, {})))
+end
+
 -- Judge target: every variant's metric on every row, in one evaluation.
 -- Returns the items and scores[v][i], reasons[v][i] (unmeasured).
 local function judge_runs()
@@ -112,6 +121,7 @@ local function judge_runs()
   for i, v in ipairs(variants) do metrics[i] = metric_for(v) end
   local res = ev.evaluate(ds, { metrics = metrics, slices = { "query_class" }, judge = judge,
                                 concurrency = opt.concurrency, quiet = quiet })
+  held_to_account(res)
   local scores, reasons = {}, {}
   for vi, m in ipairs(metrics) do
     scores[vi], reasons[vi] = {}, {}
@@ -143,6 +153,7 @@ local function system_runs()
     end, { concurrency = opt.concurrency, quiet = quiet, label = "answering (" .. v.name .. ")" })
     local res = ev.evaluate(answered, { metrics = { metric_for(v) }, slices = { "query_class" }, judge = judge,
                                         concurrency = opt.concurrency, quiet = quiet })
+    held_to_account(res)
     local name = res.metrics[1].name
     items, scores[vi], reasons[vi] = res.items, {}, {}
     for i, it in ipairs(res.items) do scores[vi][i], reasons[vi][i] = it.scores[name], it.unmeasured[name] end
@@ -226,3 +237,4 @@ assert(ev.sys.mkdir(opt.out))
 local path = opt.out .. "/prompt_experiment.txt"
 assert(ev.sys.write_atomic(path, table.concat(shown, "\n") .. "\n"))
 io.stderr:write("wrote ", path, "\n")
+return status

@@ -5,6 +5,10 @@
 --   evalua run scripts/rag_report.lua                       # bundled data, offline judge
 --   evalua run scripts/rag_report.lua --judge openai        # $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL
 --   evalua run scripts/rag_report.lua --data mine.jsonl --corpus docs.jsonl --out reports
+--
+-- Exit status: 0, or 4 when the judge gave no usable answer for more than
+-- ev.gate.max_judge_failures of a metric's items (the results are
+-- undecided; docs/judge.md), 2 usage, 3 input error.
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
@@ -83,7 +87,10 @@ if #res.systems > 1 then
   ev.compare.systems(res, { baseline = opt["baseline-system"] ~= "" and opt["baseline-system"] or res.systems[1] })
 end
 
+-- No gate of our own: only the judge is held to account (undecided when it failed).
+local gates = ev.gate.check(res, {})
 ev.report.print(res)
 local paths = ev.report.write(res, { dir = opt.out, name = "rag_report", formats = opt.format,
                                      title = "RAG evaluation: " .. opt.data })
 if #paths > 0 then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end
+return ev.gate.exit_code(gates)

@@ -210,5 +210,8 @@ return function(data, spec)
     res:attach("shard", { index = s.index, count = s.count, rows = #rows,
                           part = shard.record(ds, rows, res, spec.judge, s) }, "ev.evaluate")
   end
+  -- a judge that gave no usable answer is never silent (docs/judge.md)
+  local dead = require("evalua.judge.health").line(res, require("evalua.gate").max_judge_failures)
+  if dead then io.stderr:write(dead, "\n") end
   return res
 end

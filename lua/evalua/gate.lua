@@ -14,12 +14,48 @@
 --     percentiles = { token_f1 = { p = 10, min = 0.2 } },
 --   })
 --   return ev.gate.exit_code(results)   -- 0 pass, 1 a gate failed, 4 undecided
+--
+-- Every check also holds the judge to account: a metric whose items the
+-- judge left unmeasured (no usable answer: HTTP or connection failures
+-- after the retries, invalid answers, refusals) in more than
+-- max_judge_failures of a system's items gets an undecided gate of kind
+-- "judge", whatever the spec asks (ev.gate.check(res, {}) gives only these).
 local options = require "evalua.options"
 local shard = require "evalua.shard"
+local health = require "evalua.judge.health"
 
 local M = {}
 
 M.PASS, M.FAIL, M.UNDECIDED = 0, 1, 4
+
+-- The share of a system's items a judge may fail on before its metric is
+-- undecided (docs/judge.md, "A dead judge").
+M.max_judge_failures = 0.05
+
+-- The share allowed: spec.max_judge_failures, else the module's setting.
+function M.judge_share(spec)
+  local v = spec and spec.max_judge_failures
+  if v == nil then v = M.max_judge_failures end
+  if type(v) ~= "number" or v ~= v or v < 0 or v > 1 then
+    error("ev.gate: max_judge_failures must be a share from 0 to 1", 3)
+  end
+  return v
+end
+
+-- Undecided gates for the metrics the judge failed on in system.
+local function judge_gates(res, system, max)
+  local out = {}
+  for _, f in ipairs(health.undecided(res, max)) do
+    if f.system == system then
+      out[#out + 1] = { system = system, metric = f.metric, kind = "judge", status = "undecided",
+        actual = f.failed, threshold = max, failed = f.failed, n = f.n, reason = f.reason,
+        name = ("%s: judge failures <= %g%%"):format(f.metric, max * 100),
+        message = ("the judge failed on %d of %d items (no usable answer; first: %s)"):format(f.failed, f.n,
+          f.reason) }
+    end
+  end
+  return out
+end
 
 local function threshold_gate(res, system, metric, dim, value, min, tier, coverage)
   local a = res:agg(system, metric.name, dim, value)
@@ -69,13 +105,14 @@ end
 
 -- check(res, spec) -> list of gate results; also stored as res.gates
 local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regression_slices", "min_coverage",
-                            "pass_share", "percentiles" }
+                            "pass_share", "percentiles", "max_judge_failures" }
 
 function M.check(res, spec)
   options.check(spec, KNOWN, "ev.gate.check", 2)
   local out = {}
   if shard.skip(res) then return res:attach("gates", out, "ev.gate") end
   local coverage = spec.min_coverage or 0.8
+  local max = M.judge_share(spec)
   local names = {}
   for name in pairs(spec.thresholds or {}) do names[#names + 1] = name end
   table.sort(names)
@@ -98,6 +135,7 @@ function M.check(res, spec)
     if spec.max_regressions then
       out[#out + 1] = regression_gate(res, system, spec.max_regressions, spec.regression_slices)
     end
+    for _, g in ipairs(judge_gates(res, system, max)) do out[#out + 1] = g end
   end
   return res:attach("gates", out, "ev.gate")
 end

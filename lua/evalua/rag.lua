@@ -245,9 +245,9 @@ local function relevance_embedding(o, prompts, judge, v, sampling)
   local texts = {}
   for i, q in ipairs(qs) do texts[i] = q.question end
   local sims, errs = judge:similarity({ v.question }, { texts }, { model = o.embed_model })
-  if not sims[1] then
+  if not sims[1] then -- every error of similarity() is the judge's: a failed or inconsistent embedding
     return E.unmeasured("embeddings: " .. tostring(errs[1])
-      .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)")
+      .. " (answer_relevance{mode = \"direct\"} needs no embeddings endpoint)", { judge_failed = true })
   end
   local sum = 0
   for i, q in ipairs(qs) do
@@ -356,8 +356,8 @@ local function sas_rows(o, threshold, rows, ctx)
   local sims, errs = judge:similarity(answers, golds, { model = o.embed_model })
   for k, i in ipairs(at) do
     local cos = sims[k]
-    if not cos then
-      out[i] = E.unmeasured("embeddings: " .. tostring(errs[k]))
+    if not cos then -- every error of similarity() is the judge's: a failed or inconsistent embedding
+      out[i] = E.unmeasured("embeddings: " .. tostring(errs[k]), { judge_failed = true })
     else
       local best = 1
       for j = 2, #cos do if cos[j] > cos[best] then best = j end end

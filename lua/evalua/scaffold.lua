@@ -52,7 +52,8 @@ local res = ev.evaluate(ev.dataset.load(opt.data), {
   judge = ev.judge.open(opt.judge == "offline" and "offline" or {}),
   quiet = opt.quiet,
 })
--- Gates decide the exit status: 0 pass, 1 fail, 4 too much unmeasured.
+-- Gates decide the exit status: 0 pass, 1 fail, 4 too much unmeasured to
+-- decide (also when the judge gave no usable answer for a metric's items).
 local gates = ev.gate.check(res, { thresholds = { ["recall@5"] = { all = 0.5 } } })
 ev.report.print(res)
 ev.report.write(res, { dir = opt.out, name = "eval", formats = { "md", "json", "html", "junit" } })
@@ -62,7 +63,8 @@ return ev.gate.exit_code(gates)
 M.files[3] = { name = "nightly.sh", mode = "755", content = [==[
 #!/bin/sh
 # Runs eval.lua into a dated report folder and exits with its status
-# (0 gates pass, 1 a gate failed, 4 too much unmeasured, 2 usage, 3 bad input).
+# (0 gates pass, 1 a gate failed, 4 too much unmeasured or the judge failed,
+# 2 usage, 3 bad input).
 #
 # cron, every night at 02:30:
 #   30 2 * * * /path/to/project/nightly.sh >> /path/to/project/out/cron.log 2>&1

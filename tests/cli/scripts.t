@@ -70,7 +70,7 @@ prints, and so do the means:
   > end
   > local rows, same, differ, sum = 0, 0, {}, {}
   > for line in io.lines(arg[1]) do
-  >   local q, v, r5, mrr, ndcg = line:match("^([^,]*),([^,]*),[^,]*,[^,]*,([^,]*),([^,]*),([^,]*),")
+  >   local q, v, r5, mrr, ndcg = line:match("^([^,]*),([^,]*),[^,]*,[^,]*,[^,]*,([^,]*),([^,]*),([^,]*),")
   >   if q ~= "id" then
   >     rows = rows + 1
   >     for m, x in pairs({ ["recall@5"] = r5, mrr = mrr, ["ndcg@5"] = ndcg }) do

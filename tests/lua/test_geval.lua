@@ -126,7 +126,7 @@ end
 
 function TestGeval:test_invalid_answers_are_unmeasured()
   lu.assertEquals(metric():score(row('{"reason": "x", "score": 9 }'), judge()),
-    { unmeasured = true, reason = "invalid judge answer for 'geval_score': score 9 is outside 1-5" })
+    { unmeasured = true, judge_failed = true, reason = "invalid judge answer for 'geval_score': score 9 is outside 1-5" })
   lu.assertEquals(metric():score(row('{"reason": "x", "score": 3.5 }'), judge()).reason,
     "invalid judge answer for 'geval_score': expected score as a whole number")
   lu.assertEquals(metric():score(row('{"reason": "x"}'), judge()).reason,

@@ -98,7 +98,7 @@ end
 
 function TestJudge:test_retries_run_out_with_an_explicit_failure()
   local r = judge { max_retries = 2 }:chat { messages = user(say { faults = { "500", "500", "500", "500" } }) }
-  lu.assertEquals(r, { ok = false, status = 500, attempts = 3, unmeasured = true,
+  lu.assertEquals(r, { ok = false, status = 500, attempts = 3, unmeasured = true, judge_failed = true,
                        error = "gave up after 3 attempts: HTTP 500: mock error 500" })
   lu.assertEquals(requests(), 3)
   r = judge { max_retries = 1, timeout_ms = 200 }:chat { messages = user(say { faults = { "timeout", "timeout" } }) }
@@ -110,7 +110,7 @@ function TestJudge:test_client_errors_fail_fast_with_the_server_message()
   for _, code in ipairs { "400", "401", "403", "404" } do
     mock:reset()
     local r = judge():chat { messages = user(say { faults = { code }, message = "nope " .. code }) }
-    lu.assertEquals(r, { ok = false, status = tonumber(code), attempts = 1, unmeasured = true,
+    lu.assertEquals(r, { ok = false, status = tonumber(code), attempts = 1, unmeasured = true, judge_failed = true,
                          error = "HTTP " .. code .. ": nope " .. code
                            .. (code == "401" and " (no API key was sent: set $OPENAI_API_KEY or name another variable with api_key_env)" or "") })
     lu.assertEquals(requests(), 1)
@@ -240,7 +240,7 @@ function TestJudge:test_budget_exhaustion_leaves_the_rest_unmeasured()
   lu.assertEquals(requests(), 4) -- 0, 6, 12, 18 < 20 were allowed; 24 is not
   for i = 1, 4 do lu.assertEquals(out[i].ok, true) end
   for i = 5, 10 do
-    lu.assertEquals(out[i], { ok = false, unmeasured = true, budget_exhausted = true,
+    lu.assertEquals(out[i], { ok = false, unmeasured = true, budget_exhausted = true, judge_failed = true,
                               error = "budget exhausted: 24 of 20 tokens used or reserved" })
   end
   lu.assertEquals(info.failed, 6)

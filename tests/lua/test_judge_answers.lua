@@ -26,14 +26,14 @@ function TestAnswers:test_a_structured_refusal_is_an_answer_not_a_broken_respons
   lu.assertEquals(r.ok, false)
   lu.assertEquals(r.refusal, "I can't help with grading this.")
   lu.assertEquals(r.error, "the judge refused to answer: I can't help with grading this.")
-  lu.assertEquals({ r.unmeasured, r.attempts }, { true, 1 })
+  lu.assertEquals({ r.unmeasured, r.judge_failed, r.attempts }, { true, true, 1 })
   lu.assertEquals(requests(), 1)
   lu.assertEquals({ j:stats().failures, j:stats().refused }, { 1, 1 })
   lu.assertEquals(h.run("find " .. dir .. " -name '*.json'").stdout, "") -- a refusal is not cached
   -- through a metric: the item is unmeasured with the refusal text
   mock:reset()
   local row = { query = "q", answer = "An answer. " .. say { refusal = "I won't." }, contexts = { "c" } }
-  lu.assertEquals(ev.rag.faithfulness:score(row, j), { unmeasured = true,
+  lu.assertEquals(ev.rag.faithfulness:score(row, j), { unmeasured = true, judge_failed = true, refusal = "I won't.",
     reason = "statements: the judge refused to answer: I won't." })
   lu.assertEquals(requests(), 1)
   h.sh("rm -rf " .. dir)
@@ -60,6 +60,7 @@ function TestAnswers:test_an_answer_cut_twice_says_so()
   local r = judge():chat { messages = user(say { answer = REPLY }), json = true, max_tokens = 5 }
   lu.assertEquals(r.ok, false)
   lu.assertEquals(r.error, "the answer was cut at max_tokens (5), and again with twice the room (max_tokens = 10)")
+  lu.assertEquals(r.judge_failed, true)
   lu.assertEquals(requests(), 2)
   -- without the repair request: one request, and the reason names the cut
   mock:reset()
@@ -86,7 +87,7 @@ function TestAnswers:test_an_operation_cut_short_gets_the_room_once()
   mock:reset()
   r = judge():ask("cut_op", { x = say { answer = REPLY } })
   lu.assertEquals(r.error, "the answer was cut at max_tokens (4), and again with twice the room (max_tokens = 8)")
-  lu.assertEquals(r.ok, false)
+  lu.assertEquals({ r.ok, r.judge_failed }, { false, true })
   lu.assertEquals(requests(), 2)
 end
 

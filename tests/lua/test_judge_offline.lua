@@ -136,7 +136,8 @@ end
 function TestHttpOps:test_an_answer_of_the_wrong_shape_is_invalid_not_zero()
   local j = http()
   local r = j:ask("verdicts", { statements = STATEMENTS, context = say { answer = '{"verdicts": [{"verdict": 1}]}' } })
-  lu.assertEquals(r, { ok = false, unmeasured = true, invalid = true, text = '{"verdicts": [{"verdict": 1}]}',
+  lu.assertEquals(r, { ok = false, unmeasured = true, invalid = true, judge_failed = true,
+                       text = '{"verdicts": [{"verdict": 1}]}',
                        error = "invalid judge answer for 'verdicts': 1 verdicts for 2 statements" })
   r = j:ask("relevance", { question = "q", text = say { answer = '{"relevance": 7}' } })
   lu.assertEquals(r.error, "invalid judge answer for 'relevance': expected relevance as a number from 0 to 1")

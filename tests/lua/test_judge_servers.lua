@@ -41,7 +41,8 @@ function TestServers:test_an_answer_that_fails_its_check_is_not_cached()
   local dir = h.tmpdir()
   local vars = { question = "q " .. say { answer = '{"relevance": 7, "reason": "x"}' }, text = "t" }
   local r = judge { cache = dir }:ask("relevance", vars)
-  lu.assertEquals(r, { ok = false, unmeasured = true, invalid = true, text = '{"relevance": 7, "reason": "x"}',
+  lu.assertEquals(r, { ok = false, unmeasured = true, invalid = true, judge_failed = true,
+                       text = '{"relevance": 7, "reason": "x"}',
                        error = "invalid judge answer for 'relevance': expected relevance as a number from 0 to 1" })
   lu.assertEquals(entries(dir), 0)
   local j = judge { cache = dir }
@@ -55,7 +56,8 @@ function TestServers:test_an_answer_that_fails_its_check_is_not_cached()
   local m = ev.geval { name = "g", steps = { "Judge." }, logprobs = false }
   local row = { query = "q", answer = "a " .. say { answer = '{"pass": true, "score": 0.9, "reason": "ok"}' } }
   lu.assertEquals(m:score(row, judge { cache = dir }),
-    { unmeasured = true, reason = "invalid judge answer for 'geval_score': expected score as a whole number" })
+    { unmeasured = true, judge_failed = true,
+      reason = "invalid judge answer for 'geval_score': expected score as a whole number" })
   lu.assertEquals(entries(dir), 0)
   h.sh("rm -rf " .. dir)
 end
@@ -85,7 +87,7 @@ function TestServers:test_a_non_finite_number_is_invalid_never_a_score()
     parse = function(a) return type(a) == "table" and tonumber(a.score) or nil, "no score" end })
   local dir = h.tmpdir()
   local r = judge { cache = dir, json_repair = false }:ask("anynumber", { x = say { answer = '{"score": 1e400}' } })
-  lu.assertEquals(r, { ok = false, unmeasured = true, invalid = true,
+  lu.assertEquals(r, { ok = false, unmeasured = true, invalid = true, judge_failed = true,
                        error = "the judge's answer is not valid JSON: the answer holds a number that is not finite" })
   lu.assertEquals(entries(dir), 0)
   h.sh("rm -rf " .. dir)
@@ -102,7 +104,7 @@ function TestServers:test_a_failed_shared_request_is_asked_once_for_all_rows()
   local out = ev.map(rows, function(row) return m:score(row, j) end, { concurrency = 6 })
   lu.assertEquals(requests(), 2) -- one logical request, two attempts
   local reason = "steps: gave up after 2 attempts: HTTP 500: mock error 500"
-  for i = 1, 12 do lu.assertEquals(out[i], { unmeasured = true, reason = reason }) end
+  for i = 1, 12 do lu.assertEquals(out[i], { unmeasured = true, judge_failed = true, reason = reason }) end
   lu.assertEquals({ j:stats().requests, j:stats().failures }, { 1, 1 })
 end
 
@@ -118,7 +120,7 @@ function TestServers:test_a_server_without_usage_gets_estimated_tokens_and_the_b
   -- 3 + 4 + ceil(13 / 4) prompt; "mock answer: budget item 1" is 26 bytes
   lu.assertEquals(out[1].usage, { prompt_tokens = 11, completion_tokens = 7, total_tokens = 18, estimated = true })
   for i = 2, 20 do
-    lu.assertEquals(out[i], { ok = false, unmeasured = true, budget_exhausted = true,
+    lu.assertEquals(out[i], { ok = false, unmeasured = true, budget_exhausted = true, judge_failed = true,
                               error = "budget exhausted: 18 of 10 tokens used or reserved" })
   end
   local s = j:stats()
@@ -158,7 +160,7 @@ function TestServers:test_a_body_over_the_servers_limit_fails_at_once_with_its_r
   mock:config { max_request_bytes = 100000 }
   local dir = h.tmpdir()
   local r = judge { cache = dir }:chat { messages = user(("long "):rep(25000)) }
-  lu.assertEquals(r, { ok = false, unmeasured = true, status = 413, attempts = 1,
+  lu.assertEquals(r, { ok = false, unmeasured = true, status = 413, attempts = 1, judge_failed = true,
                        error = "HTTP 413: request body too large (125055 bytes)" })
   lu.assertEquals(entries(dir), 0)
   h.sh("rm -rf " .. dir)
@@ -231,7 +233,7 @@ end
 -- bounded (max_response_bytes, 8 MiB by default) with a clear error.
 function TestServers:test_a_huge_answer_is_refused_with_a_clear_error()
   local r = judge():chat { messages = user(say { answer_bytes = 20 * 1024 * 1024 }) }
-  lu.assertEquals(r, { ok = false, unmeasured = true, attempts = 1, status = 200,
+  lu.assertEquals(r, { ok = false, unmeasured = true, attempts = 1, status = 200, judge_failed = true,
                        error = "the server's answer is larger than max_response_bytes (8388608 bytes)" })
   r = judge { max_response_bytes = 32 * 1024 * 1024 }:chat { messages = user(say { answer_bytes = 10 * 1024 * 1024 }) }
   lu.assertEquals({ r.ok, #r.text }, { true, 10 * 1024 * 1024 })

@@ -78,7 +78,8 @@ end
 
 function TestLLMEvaluator:test_exactly_the_declared_keys()
   lu.assertEquals(replying('{"score": 1}'):score(ROW, judge()),
-    { unmeasured = true, reason = "invalid judge answer for 'llm_evaluator': the answer has no key 'reason'" })
+    { unmeasured = true, judge_failed = true,
+      reason = "invalid judge answer for 'llm_evaluator': the answer has no key 'reason'" })
   lu.assertEquals(replying('{"reason": "r", "score": 1, "confidence": 0.9}'):score(ROW, judge()).reason,
     "invalid judge answer for 'llm_evaluator': the answer has unexpected key 'confidence'")
   lu.assertEquals(replying('{"reason": "r", "score": "high"}'):score(ROW, judge()),

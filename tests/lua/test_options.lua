@@ -42,7 +42,7 @@ function test_library_option_tables_refuse_unknown_keys()
     "local m = ev.map({}, print, { concurency = 2 })")
   refuses("ev.gate.check: unknown option 'treshold' (did you mean 'thresholds'?)",
     "local m = ev.gate.check({}, { treshold = {} })")
-  refuses("ev.gate.check: unknown option 'colour' (options: max_regressions, min_coverage, pass_share, percentiles, regression_slices, thresholds, tiers)",
+  refuses("ev.gate.check: unknown option 'colour' (options: max_judge_failures, max_regressions, min_coverage, pass_share, percentiles, regression_slices, thresholds, tiers)",
     "local m = ev.gate.check({}, { colour = {} })")
 end
 

@@ -101,13 +101,13 @@ function TestRag:test_wrong_verdict_count_is_unmeasured_not_zero()
   local row = { query = "q", answer = "x " .. answer { statements = { "a", "b" } },
                 contexts = { "c" .. answer { verdicts = { { verdict = 1 } } } } }
   local r = rag.faithfulness:score(row, judge())
-  lu.assertEquals(r, { unmeasured = true,
+  lu.assertEquals(r, { unmeasured = true, judge_failed = true,
     reason = "verdicts: invalid judge answer for 'rag_verdicts': 1 verdicts for 2 statements" })
 end
 
 function TestRag:test_missing_key_is_unmeasured()
   local row = { query = "q", answer = "x " .. answer { claims = { "a" } }, contexts = { "c" } }
-  lu.assertEquals(rag.faithfulness:score(row, judge()), { unmeasured = true,
+  lu.assertEquals(rag.faithfulness:score(row, judge()), { unmeasured = true, judge_failed = true,
     reason = "statements: invalid judge answer for 'rag_statements': expected {\"statements\": [...]}" })
   row = { query = "q", answer = "x " .. answer { statements = { "a" } },
           contexts = { "c" .. answer { verdicts = { { statement = "a", reason = "?" } } } } }

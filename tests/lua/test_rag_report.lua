@@ -55,17 +55,41 @@ function test_dry_run_sends_nothing()
 end
 
 -- Offline, the report's header says what the offline judge can and cannot
--- estimate, and answer_relevance is unmeasured with the reason.
+-- estimate, and answer_relevance is unmeasured with the reason. Every
+-- format says that the judged scores come from the offline heuristic
+-- (issue 25, point 7): terminal and Markdown lines, an HTML banner, JSON
+-- notices, a CSV column, JUnit properties and marks.
 function test_offline_header_names_what_it_cannot_estimate()
   local dir = h.tmpdir()
-  local r = h.run(("%s run scripts/rag_report.lua --quiet --out %s/out --format json"):format(h.bin, dir))
+  local r = h.run(("%s run scripts/rag_report.lua --quiet --out %s/out"):format(h.bin, dir))
   lu.assertEquals(r.status, 0, r.stderr)
   local lines = {}
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
-  lu.assertEquals(lines[3], "judge: offline (deterministic heuristics, no network)")
+  lu.assertEquals(lines[3], "judge: offline heuristic (no model, no network)")
   lu.assertStrContains(lines[4], "offline judge: estimates faithfulness, ")
   lu.assertStrContains(lines[4], "; cannot estimate answer_relevance and answer_relevance_direct (no model to read how "
     .. "an answer addresses its question), pairwise without a reference, G-Eval criteria or LLMEvaluator instructions")
+  lu.assertEquals(lines[5], "Judged by the offline heuristic, not a model:")
+  local estimates = "The scores of faithfulness, context_precision, context_recall are heuristic estimates"
+  lu.assertStrContains(lines[6], "  " .. estimates)
+  lu.assertStrContains(lines[7], "  answer_relevance: not estimated for 180 of 180 items (questions: the offline judge cannot")
+  local md = h.read(dir .. "/out/rag_report.md")
+  lu.assertStrContains(md, "> **Judged by the offline heuristic, not a model.**\n>\n> - The scores of faithfulness, "
+    .. "context\\_precision, context\\_recall are heuristic estimates")
+  lu.assertStrContains(h.read(dir .. "/out/rag_report.html"),
+    '<div class="banner offline" role="alert"><strong>Judged by the offline heuristic, not a model</strong><ul><li>'
+      .. estimates)
+  local doc = cjson.decode(h.read(dir .. "/out/rag_report.json"))
+  lu.assertEquals(doc.meta.judge.kind, "offline")
+  lu.assertEquals(doc.notices[1].kind, "offline")
+  lu.assertStrContains(doc.notices[1].lines[1], estimates)
+  local csv = h.read(dir .. "/out/rag_report.csv")
+  lu.assertStrContains(csv, "id,system,query_class,language,judge,recall@5,")
+  lu.assertStrContains(csv, "\nq01,baseline,factoid,en,offline heuristic,")
+  local junit = h.read(dir .. "/out/rag_report.junit.xml")
+  lu.assertStrContains(junit, '<property name="judge" value="Judged by the offline heuristic, not a model: ' .. estimates)
+  lu.assertStrMatches(junit, '.*faithfulness = 0%.%d%d%d %(%d+/60 measured%) %(offline heuristic%)\n.*')
+  lu.assertNotStrContains(junit, "token_f1 = 0.482 (offline heuristic)") -- not judged: not marked
   h.sh("rm -rf " .. dir)
 end
 

@@ -60,6 +60,8 @@ Server behaviours of other OpenAI-compatible servers, set by POST
   quota            {"requests": n, "tokens": n, "window_s": s}: a fixed-window
                    quota sent in x-ratelimit-* headers; 429 when exceeded
   wrap             "prose" or "fence": JSON answers inside prose or a fence
+  fail_status      answer every /v1 request with this HTTP status (a dead
+                   judge: 500, 404 ...), with "retry_after" as Retry-After
 
 Control endpoints (not counted as requests): GET /_mock/stats (requests,
 in_flight, peak_in_flight, by_path, status counts), GET /_mock/requests
@@ -508,7 +510,8 @@ class Server:
         if shape == "html":
             return response(int(fault), ("<!DOCTYPE html><html><body><pre>%s</pre></body></html>" % msg).encode(),
                             ctype="text/html")
-        return response(int(fault), error_body(msg, etype))
+        # Retry-After goes with a 429, and with other errors when asked (fail_status)
+        return response(int(fault), error_body(msg, etype), extra if directive.get("error_headers") else ())
 
     def answer(self, path, headers, body):
         """(bytes or None, close, latency_s); None bytes with close=False: never answer."""
@@ -531,6 +534,11 @@ class Server:
         fault, extra = self.quota(req)
         if fault:
             return self.fault_answer(fault, {"retry_after": "1"}, headers, extra), False, latency
+        if cfg.get("fail_status") and path.startswith("/v1/"):  # a dead judge
+            dead = {"error_headers": True}
+            if "retry_after" in cfg:
+                dead["retry_after"] = cfg["retry_after"]
+            return self.fault_answer(str(cfg["fail_status"]), dead, headers), False, latency
         if cfg.get("fault_rate") and self.s.rng.random() < cfg["fault_rate"]:
             fault = self.s.rng.choice(["429", "500"])
             return self.fault_answer(fault, {"retry_after": "1"}, headers), False, latency

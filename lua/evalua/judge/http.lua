@@ -597,10 +597,17 @@ local function chat_body(self, req)
   return body
 end
 
+-- A failure that is not a dry run is marked judge_failed: the judge gave no
+-- usable answer (judge/health.lua counts these).
+local function marked(r)
+  if not r.ok and not r.dry_run then r.judge_failed = true end
+  return r
+end
+
 -- judge:chat{messages=, json=, logprobs=, top_logprobs=, temperature=, max_tokens=, seed=, sample=}
 function Judge:chat(req)
   base.check_chat(req)
-  return request(self, "/chat/completions", chat_body(self, req), req)
+  return marked(request(self, "/chat/completions", chat_body(self, req), req))
 end
 
 -- judge:embed{input = string | {string...}, model=, dimensions=}
@@ -608,7 +615,7 @@ function Judge:embed(req)
   base.check_embed(req)
   local body = { model = req.model or self.embed_model, input = req.input, dimensions = req.dimensions,
                  encoding_format = "float" }
-  return request(self, "/embeddings", body, req)
+  return marked(request(self, "/embeddings", body, req))
 end
 
 -- One judge operation: its prompt sent with a JSON answer asked for, the
@@ -623,10 +630,11 @@ function Judge:answer(name, op, prepared, vars)
                         check = function(answer) return op.parse(answer.json, prepared) end }
   if r.check_error then
     return { ok = false, error = ("invalid judge answer for '%s': %s"):format(name, r.check_error),
-             text = r.text, unmeasured = true, invalid = true }
+             text = r.text, unmeasured = true, invalid = true, judge_failed = true }
   end
   if not r.ok then
-    return { ok = false, error = r.error, status = r.status, unmeasured = true, invalid = r.invalid }
+    return { ok = false, error = r.error, status = r.status, unmeasured = true, invalid = r.invalid,
+             judge_failed = r.judge_failed, refusal = r.refusal, dry_run = r.dry_run }
   end
   return { ok = true, value = r.value, reason = r.reason, cached = r.cached, judge = self.model,
            logprobs = r.logprobs }
@@ -638,6 +646,7 @@ function Judge:stats()
   local st = private[self]
   local out = stats_mod.snapshot(st.stats)
   local e = st.engine:stats()
+  out.kind = "http"
   out.rate_limited, out.peak_in_flight, out.concurrency_window = e.rate_limited, e.peak_in_flight, e.window
   out.engine_waits = e.waits
   return out

@@ -1,5 +1,7 @@
 -- What every report format shares: number formatting, the list of
 -- (system, slice) lines, coverage text and one-line summaries of metadata.
+local health = require "evalua.judge.health"
+
 local M = {}
 
 local ENTITIES = { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&#39;" }
@@ -60,7 +62,7 @@ function M.meta_lines(res)
   end
   local j = m.judge
   if j and j.model == "offline" then
-    out[#out + 1] = "judge: offline (deterministic heuristics, no network)"
+    out[#out + 1] = "judge: offline heuristic (no model, no network)"
     if j.coverage then out[#out + 1] = "offline judge: " .. j.coverage end
   elseif j then
     local fp = j.system_fingerprints and #j.system_fingerprints > 0
@@ -72,6 +74,59 @@ function M.meta_lines(res)
       j.tokens_estimated and " (estimated)" or "", j.cost and j.cost > 0 and (", $" .. M.num(j.cost, 4)) or "")
   end
   if m.notes then out[#out + 1] = "notes: " .. m.notes end
+  return out
+end
+
+-- The (system, metric) pairs the judge failed on beyond the allowed share:
+-- the judge gates of res.gates when gates were checked (their share may be
+-- the spec's), else by ev.gate.max_judge_failures.
+function M.judge_failures(res)
+  if res.gates then
+    local out = {}
+    for _, g in ipairs(res.gates) do
+      if g.kind == "judge" then out[#out + 1] = g end
+    end
+    return out
+  end
+  return health.undecided(res, require("evalua.gate").max_judge_failures)
+end
+
+-- What a reader must see before any number; every format shows these at
+-- its top (terminal and Markdown lines, an HTML banner, JSON `notices`):
+--   judge_failed  the judge gave no usable answer for too many items: those
+--                 metrics are undecided
+--   offline       the judged scores are the offline judge's heuristic
+--                 estimates, and what it could not estimate
+-- Each is {kind =, title =, lines = {...}}.
+function M.notices(res)
+  local out = {}
+  local failed = health.group(M.judge_failures(res))
+  if #failed > 0 then
+    local lines = {}
+    for _, f in ipairs(failed) do
+      lines[#lines + 1] = ("%s: the judge gave no usable answer for %d of %d items (first: %s)"):format(f.metric,
+        f.failed, f.n, f.reason)
+    end
+    out[#out + 1] = { kind = "judge_failed", title = "The judge failed: these results are undecided", lines = lines }
+  end
+  if health.offline(res) then
+    local declined, estimated = {}, {}
+    for _, o in ipairs(health.of(res).offline) do declined[o.metric] = o end
+    for _, m in ipairs(res.metrics) do
+      local o = declined[m.name]
+      if m.judged and not (o and o.n == o.of) then estimated[#estimated + 1] = m.name end
+    end
+    local lines = {}
+    if #estimated > 0 then
+      lines[1] = ("The scores of %s are heuristic estimates (token overlap and a model-free embedder, "
+        .. "docs/judged_metrics.md), not a model's judgement; a model judge: ev.judge.open{model = ...} "
+        .. "or --judge openai"):format(table.concat(estimated, ", "))
+    end
+    for _, o in ipairs(health.of(res).offline) do
+      lines[#lines + 1] = ("%s: not estimated for %d of %d items (%s)"):format(o.metric, o.n, o.of, o.reason)
+    end
+    out[#out + 1] = { kind = "offline", title = "Judged by the offline heuristic, not a model", lines = lines }
+  end
   return out
 end
 

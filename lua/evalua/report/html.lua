@@ -158,6 +158,19 @@ local function warnings_html(res)
   return table.concat(out)
 end
 
+-- The notices (report/common.lua) as banners above everything else: red
+-- when the judge failed, amber for the offline heuristic.
+local function notices_html(res)
+  local out = {}
+  for _, n in ipairs(C.notices(res)) do
+    out[#out + 1] = ('<div class="banner %s" role="alert"><strong>%s</strong><ul>'):format(
+      n.kind == "judge_failed" and "fail" or "offline", esc(n.title))
+    for _, l in ipairs(n.lines) do out[#out + 1] = "<li>" .. esc(l) .. "</li>" end
+    out[#out + 1] = "</ul></div>"
+  end
+  return table.concat(out)
+end
+
 local function systems_html(res)
   local sc = res.system_comparison
   if not sc or #sc.rows == 0 then return "" end
@@ -266,6 +279,8 @@ th{background:#f4f4f4;overflow-wrap:break-word}td.num{text-align:right;font-vari
 table.results{width:100%}.ci{display:block;font-size:11px;color:#666}.cov{display:block;font-size:11px;color:#8a5a00}
 .meta{color:#555}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px}
 .warn{border:2px solid #c77700;background:#fff4d6;padding:6px 12px;margin:12px 0}.warn ul{margin:4px 0}
+.banner{padding:8px 14px;margin:12px 0;font-size:15px}.banner ul{margin:4px 0}
+.banner.fail{border:3px solid #b00020;background:#fde2e1;color:#5c0010}.banner.offline{border:3px solid #c77700;background:#fff4d6}
 svg.chart{margin:4px 8px 4px 0}.grid{stroke:#eee}.axis{stroke:#888;fill:none}.tick{font-size:10px;fill:#666;text-anchor:end}.tick.start{text-anchor:start}.tick.mid{text-anchor:middle}.wide{overflow-x:auto}
 .label{font-size:11px;fill:#333}.whisker{stroke:#222;stroke-width:1.2;fill:none}.hists{display:flex;flex-wrap:wrap}
 tr.fail td{background:#fde2e1}tr.undecided td{background:#fff4d6}tr.pass td{background:#e3f4e1}
@@ -367,6 +382,7 @@ return function(res, opts)
     "<h1>" .. esc(title) .. "</h1>", '<div class="meta">' }
   for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = "<div>" .. esc(l) .. "</div>" end
   out[#out + 1] = "</div>"
+  out[#out + 1] = notices_html(res)
   out[#out + 1] = warnings_html(res)
   out[#out + 1] = gates_html(res)
   out[#out + 1] = comparison_html(res)

@@ -6,6 +6,7 @@ local json = require "evalua.json"
 local C = require "evalua._report"
 local columns = require "evalua.report.columns"
 local history = require "evalua.history"
+local common = require "evalua.report.common"
 
 local function metric_list(res)
   local out = {}
@@ -18,6 +19,15 @@ end
 
 local MARK = {} -- where the items go: the C writer streams them in its place
 
+-- The notices every format shows at its top (report/common.lua).
+local function notices(res)
+  local out = setmetatable({}, json.array)
+  for i, n in ipairs(common.notices(res)) do
+    out[i] = { kind = n.kind, title = n.title, lines = setmetatable(n.lines, json.array) }
+  end
+  return out
+end
+
 local function document(res)
   return {
     meta = res.meta, metrics = metric_list(res), systems = res.systems, dims = res.dims,
@@ -28,7 +38,7 @@ local function document(res)
       flips = res.comparison.flips,
       warnings = #(res.comparison.warnings or {}) > 0 and res.comparison.warnings or nil } or nil,
     system_comparison = res.system_comparison,
-    gates = res.gates,
+    gates = res.gates, notices = notices(res),
   }
 end
 

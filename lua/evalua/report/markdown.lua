@@ -189,6 +189,12 @@ return function(res, opts)
     out[#out + 1] = "> **Warning:** " .. esc(w)
     out[#out + 1] = ""
   end
+  for _, n in ipairs(C.notices(res)) do
+    out[#out + 1] = ("> **%s.**"):format(esc(n.title))
+    out[#out + 1] = ">"
+    for _, l in ipairs(n.lines) do out[#out + 1] = "> - " .. esc(l) end
+    out[#out + 1] = ""
+  end
   gates(res, out)
   comparison(res, out)
   systems(res, out)

@@ -54,6 +54,11 @@ return function(res, opts)
   local out = {}
   for _, l in ipairs(C.meta_lines(res)) do out[#out + 1] = l end
   for _, w in ipairs(C.warnings(res)) do out[#out + 1] = "warning: " .. w end
+  for _, n in ipairs(C.notices(res)) do
+    local head = n.kind == "judge_failed" and ("*** " .. n.title:upper() .. " ***") or (n.title .. ":")
+    out[#out + 1] = opts.color and n.kind == "judge_failed" and (RED .. head .. RESET) or head
+    for _, l in ipairs(n.lines) do out[#out + 1] = "  " .. l end
+  end
   out[#out + 1] = ""
   local function emit(r, f, is_header)
     local parts = {}

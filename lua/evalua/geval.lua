@@ -220,7 +220,13 @@ local function judge_once(self, judge, vars, sample)
   local lo, hi = vars.lo, vars.hi
   -- the score is checked before the answer may enter the cache
   local r = E.ask(judge, step, ask, prompt)
-  if not r.ok then return nil, r end
+  if not r.ok then
+    if want_lp and r.status == 400 then
+      r.error = r.error .. " (the request asked for logprobs, which some servers refuse: "
+        .. "ev.geval{..., logprobs = false} asks without them)"
+    end
+    return nil, r
+  end
   local raw, reason, tokens = r.value, r.reason, r.logprobs
   local why = strict and "strict mode scores 0 or 1" or (not want_lp and "logprobs = false") or r.no_logprobs
   local value = raw

@@ -94,6 +94,19 @@ function TestGeval:test_the_score_token_is_found_through_the_json_not_by_its_dig
   lu.assertEquals(mock:stats().requests, 1)
 end
 
+-- Issue 25, point 8e: a server that refuses logprobs (HTTP 400) is named in
+-- the reason, with the option that asks without them.
+function TestGeval:test_a_server_refusing_logprobs_is_named_with_the_option()
+  mock:config { refuse_logprobs = true }
+  local r = metric { logprobs = true }:score(row('{"score": 4}'), judge())
+  mock:config {}
+  lu.assertEquals(r.unmeasured, true)
+  lu.assertEquals(r.judge_failed, true)
+  lu.assertEquals(r.reason, "HTTP 400: logprobs are not supported by this model (the request asked for logprobs, "
+    .. "which some servers refuse: ev.geval{..., logprobs = false} asks without them)")
+  lu.assertEquals(mock:stats().requests, 1) -- a 400 is not retried
+end
+
 function TestGeval:test_weighted_score_from_the_mock_logprobs_by_hand()
   -- The mock gives the score token " 4" logprob l and its alternatives " 5", " 3", " 6"
   -- logprobs l - 2, l - 4, l - 6; " 6" is below 1% (and outside 1-5), so the weights are

@@ -62,6 +62,8 @@ Server behaviours of other OpenAI-compatible servers, set by POST
   wrap             "prose" or "fence": JSON answers inside prose or a fence
   fail_status      answer every /v1 request with this HTTP status (a dead
                    judge: 500, 404 ...), with "retry_after" as Retry-After
+  refuse_logprobs  answer a request asking for logprobs 400, as servers
+                   without logprobs support do
 
 Control endpoints (not counted as requests): GET /_mock/stats (requests,
 in_flight, peak_in_flight, by_path, status counts), GET /_mock/requests
@@ -539,6 +541,9 @@ class Server:
             if "retry_after" in cfg:
                 dead["retry_after"] = cfg["retry_after"]
             return self.fault_answer(str(cfg["fail_status"]), dead, headers), False, latency
+        if cfg.get("refuse_logprobs") and req.get("logprobs"):
+            return response(400, error_body("logprobs are not supported by this model", "invalid_request_error",
+                                            "unsupported_parameter")), False, latency
         if cfg.get("fault_rate") and self.s.rng.random() < cfg["fault_rate"]:
             fault = self.s.rng.choice(["429", "500"])
             return self.fault_answer(fault, {"retry_after": "1"}, headers), False, latency

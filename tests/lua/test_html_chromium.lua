@@ -190,6 +190,40 @@ function test_history_dashboard_draws_trends_gates_changes_and_links()
   h.sh("rm -rf " .. dir)
 end
 
+-- A dead judge (issue 25, point 6): the banner is on the first screen, above
+-- the tables, red, not a grey line; the offline heuristic's is amber.
+local BANNERS = [[<!DOCTYPE html><html><head><title>pending</title></head><body style="margin:0">
+<iframe id="f" src="dead.html" style="width:1280px;height:900px;border:0"></iframe><script>
+document.getElementById("f").onload = function () {
+  var d = this.contentDocument, out = [];
+  d.querySelectorAll("div.banner").forEach(function (b) {
+    var st = getComputedStyle(b), before = b.compareDocumentPosition(d.querySelector("table.results"));
+    out.push(b.className + " top<900=" + (b.getBoundingClientRect().top < 900) + " border=" + st.borderTopColor +
+      " above-table=" + ((before & Node.DOCUMENT_POSITION_FOLLOWING) != 0));
+  });
+  document.title = out.join("; ");
+};
+</script></body></html>]]
+
+function test_a_failed_judge_and_the_offline_heuristic_have_banners_on_the_first_screen()
+  if not have_chromium() then lu.skip("chromium is not installed") end
+  local dir = h.tmpdir()
+  local rows = {}
+  for i = 1, 30 do rows[i] = { qid = "q" .. i, query_class = ({ "a", "b", "c" })[i % 3 + 1], answer = "x" } end
+  local dead = { name = "judged", judged = true, fn = function()
+    return { ok = false, error = "HTTP 500: down", unmeasured = true, judge_failed = true } end }
+  local res = ev.evaluate(rows, { metrics = { dead, ev.rag.faithfulness }, slices = { "query_class" },
+                                  judge = ev.judge.open("offline"), quiet = true })
+  ev.report.write(res, { dir = dir, name = "dead", formats = { "html" } })
+  h.write(dir .. "/harness.html", BANNERS)
+  local r = h.run(CHROMIUM .. "--user-data-dir=" .. dir .. "/profile --allow-file-access-from-files "
+    .. "--virtual-time-budget=5000 --dump-dom file://" .. dir .. "/harness.html")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrContains(r.stdout, "<title>banner fail top&lt;900=true border=rgb(176, 0, 32) above-table=true; "
+    .. "banner offline top&lt;900=true border=rgb(199, 119, 0) above-table=true</title>")
+  h.sh("rm -rf " .. dir)
+end
+
 function test_report_has_no_external_references()
   local dir = h.tmpdir()
   local html = h.read(write_report(dir))

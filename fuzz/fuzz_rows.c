@@ -1,15 +1,16 @@
 /* libFuzzer target: the JSON and CSV row readers (metrics/rows_json.c,
  * rows_csv.c) writing into columns. The first byte picks: bit 0 types the
  * documented keys, bit 1 reads the rest as one CSV file (else as JSONL
- * lines). Rows refused are taken back; every accepted row is read back and
- * copied. */
+ * lines); the user's fields include an id[] and a string[] list. Rows
+ * refused are taken back; every accepted row is read back and copied. */
 #include <stdint.h>
 #include <string.h>
 
 #include "evalua/rows.h"
 #include "evalua/table.h"
 
-static const struct evt_field fields[] = {{"score", EVT_W_NUMBER, 0}, {"n", EVT_W_INTEGER, 0}};
+static const struct evt_field fields[] = {
+  {"score", EVT_W_NUMBER, 0}, {"n", EVT_W_INTEGER, 0}, {"citations", EVT_W_IDS, 0}, {"notes", EVT_W_TEXTS, 0}};
 
 /* Reads every cell and list item, so a bad offset shows under ASan. */
 static size_t touch(const struct evt_table *t, size_t r) {
@@ -29,7 +30,7 @@ static size_t touch(const struct evt_table *t, size_t r) {
 static void skip(void *ud, uint32_t line, const char *why) { (void)ud, (void)line, (void)why; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct evt_schema sc = {size && (data[0] & 1), fields, 2};
+  struct evt_schema sc = {size && (data[0] & 1), fields, sizeof fields / sizeof *fields};
   struct evt_table t, copy;
   evt_init(&t), evt_init(&copy);
   char err[600];

@@ -532,9 +532,9 @@ static const struct evt_field *user_field(const struct evt_schema *sc, const cha
   return NULL;
 }
 
-static const char *const want_names[] = {"any", "string", "number", "integer", "boolean", "id"};
+static const char *const want_names[] = {"any", "string", "number", "integer", "boolean", "id", "id[]", "string[]"};
 
-static int fits(enum evt_want w, const struct evt_cell *c) {
+static int fits(enum evt_want w, const struct evt_cell *c, const struct evt_table *t) {
   switch (w) {
   case EVT_W_ANY: return 1;
   case EVT_W_STRING: return c->type == EVT_STR;
@@ -542,6 +542,8 @@ static int fits(enum evt_want w, const struct evt_cell *c) {
   case EVT_W_INTEGER: return c->type == EVT_INT || (c->type == EVT_NUM && c->v.d == floor(c->v.d));
   case EVT_W_BOOLEAN: return c->type == EVT_TRUE || c->type == EVT_FALSE;
   case EVT_W_ID: return c->type == EVT_STR || c->type == EVT_INT;
+  case EVT_W_IDS:
+  case EVT_W_TEXTS: return c->type == EVT_JSON && t->text[c->v.off] == '[';
   }
   return 0;
 }
@@ -574,7 +576,7 @@ static int scalar_member(struct jp *j, const char *k, size_t len) {
     name_field(j, name, 0);
     return -1;
   }
-  if (!fits(w, c)) {
+  if (!fits(w, c, j->t)) {
     const char *got = cell_kind(c, j);
     c->type = EVT_ABSENT;
     return fail(j, "field '%s': expected %s, got %s", name, want_names[w], got);

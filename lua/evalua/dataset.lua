@@ -118,6 +118,10 @@ local function new_dataset(fields)
   return setmetatable(fields, Dataset)
 end
 
+-- Lists the C reader knows by their items: a CSV cell of such a field is
+-- split as a list (docs/data.md); the items are checked in Lua.
+local C_LISTS = { ["id[]"] = true, ["string[]"] = true }
+
 -- The user's schema as C field types; complex types (lists, alternatives)
 -- are checked in Lua over the loaded rows.
 local function c_schema(schema, rag)
@@ -129,11 +133,9 @@ local function c_schema(schema, rag)
     local t = schema[name]
     local required = t:sub(-1) == "!"
     local base = required and t:sub(1, -2) or t
-    if base:find("^%a+$") and base ~= "ranking" and base ~= "grades" then
-      fields[#fields + 1] = { name = name, type = base, required = required }
-    else
-      complex[name] = t
-    end
+    local scalar = base:find("^%a+$") and base ~= "ranking" and base ~= "grades"
+    if scalar or C_LISTS[base] then fields[#fields + 1] = { name = name, type = base, required = required } end
+    if not scalar then complex[name] = t end
   end
   return { rag = rag, fields = fields }, complex
 end

@@ -61,6 +61,79 @@ function test_csv_errors_name_line_and_field()
   h.sh("rm -rf " .. dir)
 end
 
+-- A spreadsheet's list cells: "kb01, kb07, kb03" is three ids, not one.
+-- recall@5 by hand (tests/data/spreadsheet_lists.csv): q1 3/3, q2 2/2,
+-- q3 3/4 (kb13 is 6th), q4 2/2, q5 3/4 (kb43 is 6th): 4.5 / 5 = 0.9.
+local function recall5(ds)
+  local res = ev.evaluate(ds, { metrics = { "recall@5" }, ci = false, quiet = true })
+  return res:agg(res.systems[1], "recall@5").mean
+end
+
+function test_csv_list_cells_split_at_commas_or_bars_and_keep_json()
+  local ds = ev.dataset.load("tests/data/spreadsheet_lists.csv", { schema = { citations = "id[]" } })
+  lu.assertEquals(ds.rows[1].gold_doc_ids, { "kb01", "kb07", "kb03" })
+  lu.assertEquals(ds.rows[1].retrieved, { "kb01", "kb02", "kb07", "kb03", "kb09" })
+  lu.assertEquals(ds.rows[4].retrieved, { "kb31", "kb30" })
+  lu.assertEquals(ds.rows[5].gold_doc_ids, { "kb40", "kb41", "kb42", "kb43" })
+  -- texts split at '|' only: a comma belongs to the answer
+  lu.assertEquals(ds.rows[1].gold_answers, { "5 TiB, per object", "5 TiB" })
+  lu.assertEquals(ds.rows[2].gold_answers, "eu-west and us-east")
+  -- a user's id[] field is split by the same rule
+  lu.assertEquals(ds.rows[1].citations, { "kb01", "kb07" })
+  lu.assertEquals(ds.rows[2].citations, { "kb05" })
+  lu.assertNil(ds.rows[3].citations)
+  lu.assertAlmostEquals(recall5(ds), 0.9, 1e-12)
+end
+
+function test_semicolon_csv_is_recognised_with_decimal_commas()
+  local ds = ev.dataset.load("tests/data/spreadsheet_lists_semicolon.csv",
+                             { schema = { citations = "id[]", weight = "number" } })
+  lu.assertEquals(ds.n, 5)
+  lu.assertEquals(ds.rows[3].gold_doc_ids, { "kb10", "kb11", "kb12", "kb13" })
+  lu.assertEquals(ds.rows[1].weight, 0.5)
+  lu.assertEquals(ds.rows[5].weight, 1.5)
+  lu.assertAlmostEquals(recall5(ds), 0.9, 1e-12)
+  local dir = h.tmpdir()
+  h.write(dir .. "/sep.csv", "sep=;\r\nqid;gold_doc_ids;retrieved\r\nq1;a, b;b\r\n")
+  ds = ev.dataset.load(dir .. "/sep.csv")
+  lu.assertEquals(ds.rows[1].gold_doc_ids, { "a", "b" })
+  lu.assertEquals(ds.rows[1]._line, 3)
+  h.write(dir .. "/both.csv", "qid,gold;ids\nq1,a\n")
+  local ok, err = pcall(ev.dataset.load, dir .. "/both.csv")
+  lu.assertEquals(err, dir .. "/both.csv:1: the header holds both ',' and ';' outside quotes, so which one "
+    .. "separates fields is unclear; write 'sep=,' or 'sep=;' as the first line")
+  h.write(dir .. "/comma.csv", 'qid,weight\nq1,"0,5"\n')
+  ok, err = pcall(ev.dataset.load, dir .. "/comma.csv", { schema = { weight = "number" } })
+  lu.assertEquals(err, dir .. "/comma.csv:2: field 'weight': expected number, got '0,5' (write decimals with '.')")
+  h.sh("rm -rf " .. dir)
+end
+
+function test_csv_list_cells_that_fit_no_rule_are_refused_naming_it()
+  local dir = h.tmpdir()
+  local ids = "; a list cell holds a JSON array, or ids separated by '|' or by ','"
+  local cases = {
+    { 'q1,"kb01 kb07 kb03"', "field 'gold_doc_ids': the item 'kb01 kb07 kb03' holds white space" .. ids },
+    { 'q1,kb01;kb07', "field 'gold_doc_ids': the item 'kb01;kb07' holds ';'" .. ids },
+    { 'q1,"kb01|kb02, kb03"', "field 'gold_doc_ids': 'kb01|kb02, kb03' mixes '|' and ','" .. ids },
+    { 'q1,"kb01,,kb02"', "field 'gold_doc_ids': an empty item in 'kb01,,kb02'" .. ids },
+    { "q1,\"['kb01', 'kb02']\"", "field 'gold_doc_ids[1]': expected id, got invalid JSON"
+      .. " (a cell that starts with '[' is read as JSON)" },
+  }
+  for _, c in ipairs(cases) do
+    h.write(dir .. "/x.csv", "qid,gold_doc_ids\n" .. c[1] .. "\n")
+    local ok, err = pcall(ev.dataset.load, dir .. "/x.csv")
+    lu.assertEquals(err, dir .. "/x.csv:2: " .. c[2])
+  end
+  h.write(dir .. "/x.csv", 'qid,contexts\nq1,"first|"\n')
+  local ok, err = pcall(ev.dataset.load, dir .. "/x.csv")
+  lu.assertEquals(err, dir .. "/x.csv:2: field 'contexts': an empty item in 'first|'; a list cell of texts holds"
+    .. " a JSON array, or texts separated by '|'")
+  h.write(dir .. "/x.csv", 'qid,graded_relevance\nq1,d1:3\n')
+  ok, err = pcall(ev.dataset.load, dir .. "/x.csv")
+  lu.assertEquals(err, dir .. "/x.csv:2: field 'graded_relevance': expected a JSON object id -> grade, got 'd1:3'")
+  h.sh("rm -rf " .. dir)
+end
+
 function test_missing_file_is_a_clear_error()
   local ok, err = pcall(ev.dataset.load, "no/such.jsonl")
   lu.assertFalse(ok)

@@ -20,8 +20,10 @@
 
 #include "evalua/table.h"
 
-/* What a user's schema asks of a key that is not a list of the format. */
-enum evt_want { EVT_W_ANY, EVT_W_STRING, EVT_W_NUMBER, EVT_W_INTEGER, EVT_W_BOOLEAN, EVT_W_ID };
+/* What a user's schema asks of a key that is not a list of the format.
+ * id[] and string[] are kept as JSON lists (their items are checked in
+ * Lua); they tell the CSV reader to split such a cell as a list. */
+enum evt_want { EVT_W_ANY, EVT_W_STRING, EVT_W_NUMBER, EVT_W_INTEGER, EVT_W_BOOLEAN, EVT_W_ID, EVT_W_IDS, EVT_W_TEXTS };
 
 struct evt_field {
   const char *name;
@@ -60,15 +62,17 @@ int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char
 int evt_row_check(struct evt_table *t, const struct evt_schema *sc, char *err, size_t errlen);
 
 /* Reads CSV text (RFC 4180, a leading BOM skipped) into t, the first
- * record naming the fields. A bad row stops the read (EVT_ROW_BAD, err
+ * record naming the fields (after an optional "sep=X" line; ';' and tab
+ * separated files are recognised by their header; list cells are split
+ * as docs/data.md says). A bad row stops the read (EVT_ROW_BAD, err
  * and *line set) or, when lenient, is given to skip(ud, line, why) and
  * left out. EVT_ROW_OK, EVT_ROW_BAD or EVT_ROW_NOMEM. */
 typedef void (*evt_skip_fn)(void *ud, uint32_t line, const char *why);
 int evt_csv_read(struct evt_table *t, const char *buf, size_t len, const struct evt_schema *sc, int lenient,
                  evt_skip_fn skip, void *ud, char *err, size_t errlen, uint32_t *line);
 
-/* The name of a user schema type, or NULL when it is not one of
- * string, number, integer, boolean, id, any. */
+/* The want of a user schema type name (string, number, integer, boolean,
+ * id, any, id[], string[]): 1, or 0 when it is none of them. */
 int evt_want_parse(const char *type, size_t len, enum evt_want *want);
 
 #endif

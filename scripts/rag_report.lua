@@ -52,12 +52,16 @@ local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
   dry_run = opt["dry-run"],
 })
 
--- Language from the text itself: a Han, kana or Hangul character means CJK.
+-- The row's own language field when it has one; else a guess from the
+-- query's script, labelled as a guess: a Han, kana or Hangul character
+-- makes it "cjk (guessed)", anything else "other (guessed)".
 local function language(row)
+  local given = row.language
+  if type(given) == "string" and given ~= "" then return given end
   for _, cp in utf8.codes(row.query or "") do
-    if cp >= 0x3040 and cp <= 0x9FFF or cp >= 0xAC00 and cp <= 0xD7A3 then return "cjk" end
+    if cp >= 0x3040 and cp <= 0x9FFF or cp >= 0xAC00 and cp <= 0xD7A3 then return "cjk (guessed)" end
   end
-  return "en"
+  return "other (guessed)"
 end
 
 local k = math.tointeger(opt.k) or opt.k

@@ -93,6 +93,24 @@ function test_offline_header_names_what_it_cannot_estimate()
   h.sh("rm -rf " .. dir)
 end
 
+-- A row's own language field names its slice (German rows are "de", not
+-- the script's guess "en"); only rows without one are guessed, and say so.
+-- recall@5 of the two German rows by hand: d1 at rank 1, d2 at rank 2: 1.
+function test_a_rows_language_field_names_its_slice()
+  local dir = h.tmpdir()
+  local r = h.run(("%s run scripts/rag_report.lua --quiet --out %s/out --format json"
+    .. " --data tests/data/rows_language.jsonl --corpus tests/data/corpus_small.jsonl"):format(h.bin, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local agg = cjson.decode(h.read(dir .. "/out/rag_report.json")).aggregates
+  local _, by = next(agg)
+  local n = {}
+  for value, metrics in pairs(by.language) do n[value] = metrics["recall@5"].n end
+  lu.assertEquals(n, { de = 2, en = 1, ["cjk (guessed)"] = 1, ["other (guessed)"] = 1 })
+  lu.assertEquals(by.language.de["recall@5"].mean, 1)
+  lu.assertEquals(by.language.en["recall@5"].mean, 0)
+  h.sh("rm -rf " .. dir)
+end
+
 local status = lu.LuaUnit.run()
 mock:stop()
 h.sh("rm -rf " .. dir)

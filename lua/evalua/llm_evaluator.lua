@@ -48,13 +48,16 @@ function M.prompt(base, override, name)
 end
 
 -- step(name, {prompt = {system=, user=}, parse = fn(json, vars), offline = fn(vars, opts)})
--- registers judge operation `name` whose messages are the templates rendered
--- with the caller's vars (vars._prompt, when set, replaces the default pair).
--- Returns the default prompt pair.
+-- adds judge operation `name` to the built-in ones (the modules of ev.rag,
+-- ev.geval and ev.llm_evaluator call it as they load), whose messages are
+-- the templates rendered with the caller's vars (vars._prompt, when set,
+-- replaces the default pair). Returns the default prompt pair. Built-in,
+-- not the current run's (ev.judge.register_op), so that every run sees it,
+-- a fresh run.new() too.
 function M.step(name, def)
   local base = M.prompt(def.prompt, nil, name)
   votes[name] = def.vote
-  ops.register(name, {
+  ops.registry[name] = {
     prompt = { system = "{{system}}", user = "{{user}}" },
     prepare = function(vars)
       local p = vars._prompt or base
@@ -63,7 +66,7 @@ function M.step(name, def)
     parse = function(answer, prepared) return def.parse(answer, prepared.vars) end,
     offline = def.offline and function(prepared, o) return def.offline(prepared.vars, o or {}) end,
     max_tokens = def.max_tokens,
-  })
+  }
   return base
 end
 

@@ -88,6 +88,33 @@ function TestRun:test_a_judge_operation_registered_in_one_run_is_unknown_in_anot
   run.use(first)
 end
 
+-- run.new() + run.use() as docs/internals.md documents them: the judged
+-- metrics' operations are built in, so a fresh run measures them (they were
+-- filed in the run that first loaded ev.rag, and every row of a later run
+-- was unmeasured: "unknown operation 'rag_statements'").
+function TestRun:test_a_fresh_run_sees_every_builtin_judge_operation()
+  local rows = { { qid = "q1", query = "What is the capital of France?", answer = "Paris is the capital of France.",
+                   contexts = { "Paris is the capital of France." }, gold_answers = { "Paris" } } }
+  -- the offline judge reads no instructions or criteria: these score by their own offline functions,
+  -- still asked through the built-in operations llm_evaluator and geval_score
+  local polite = ev.llm_evaluator { name = "polite", instructions = "Is it polite?", inputs = { "answer" },
+    outputs = { "score" }, offline = function() return { score = 1 } end }
+  local criterion = ev.geval { name = "clear", criteria = "The answer is clear.", steps = { "Read it." },
+    offline = function() return 4, "short" end }
+  ev.evaluate(rows, { metrics = { "faithfulness" }, judge = ev.judge.open("offline"), ci = false, quiet = true })
+  for _ = 1, 2 do
+    local outer = run.use(run.new())
+    local res = ev.evaluate(rows, { metrics = { "faithfulness", "context_recall", polite, criterion },
+                                    judge = ev.judge.open("offline"), ci = false, quiet = true })
+    for _, m in ipairs { "faithfulness", "context_recall", "polite", "clear" } do
+      local a = res:agg(res.systems[1], m)
+      lu.assertEquals(a.measured, 1, m)
+    end
+    lu.assertEquals(mean(res, "faithfulness"), 1)
+    run.use(outer)
+  end
+end
+
 function TestRun:test_use_refuses_what_is_not_a_run()
   lu.assertErrorMsgContains("run.use: expected a run from run.new()", run.use, {})
 end

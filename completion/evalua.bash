@@ -22,7 +22,7 @@ _evalua() {
         esac
       done
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--sandbox --read --out --cpu-limit --time-limit --mem-limit --lua-dir" -- "$cur"))
+        COMPREPLY=($(compgen -W "--sandbox --read --out --cpu-limit --time-limit --mem-limit --lua-dir --help" -- "$cur"))
         return
       fi
       local bin dir names=""

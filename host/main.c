@@ -14,7 +14,7 @@
 #include "files.h"
 #include "runtime.h"
 
-enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3 };
+enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3, EXIT_HELPED = -1 /* --help: done, status 0 */ };
 
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
@@ -35,12 +35,15 @@ static const char usage_text[] =
   "                     library or bytecode; files readable only under --read and\n"
   "                     --out, writable only under --out; CPU and memory capped\n"
   "  --read DIR         a folder the sandboxed script may read (repeatable)\n"
-  "  --out DIR          the folder a sandboxed script may write (created if missing)\n"
+  "  --out DIR          the script's output folder: the default of its own --out\n"
+  "                     (ev.cli); with --sandbox also the one folder it may write\n"
+  "                     (created if missing)\n"
   "  --cpu-limit SEC    CPU-time limit (default 60 with --sandbox, else none)\n"
   "  --time-limit SEC   wall-clock limit (default 600 with --sandbox, else none)\n"
   "  --mem-limit MB     memory limit of the Lua state (default 1024 with --sandbox)\n"
   "  --lua-dir DIR      load the evalua library from DIR/evalua/*.lua instead of\n"
   "                     the copy built into the binary (also $EVALUA_LUA_DIR)\n"
+  "  --help             this text\n"
   "\n"
   "exit status: 0 ok, 1 a gate failed, 2 usage error, 3 script or input error,\n"
   "             4 too much was unmeasured to decide a gate\n";
@@ -58,6 +61,7 @@ struct job {
   char **argv;
   const char *path; /* the script's file: argv[script], or a bundled script */
   const char *module; /* or a Lua module whose main(...) gets the arguments */
+  const char *out;    /* run --out DIR, which the script takes through ev.cli */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -118,6 +122,28 @@ static void report_unopened(lua_State *L, const char *script) {
   fputs(")\n", stderr);
 }
 
+/* Whether the script took run's --out as its output folder: ev.cli.parse
+ * marks it in its module table (lua/evalua/cli.lua). */
+static int out_taken(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  int taken = lua_getfield(L, -1, "evalua.cli") == LUA_TTABLE && lua_getfield(L, -1, "run_out_taken") == LUA_TBOOLEAN
+              && lua_toboolean(L, -1);
+  lua_settop(L, top);
+  return taken;
+}
+
+/* An option that did nothing is an error: run --out given (without
+ * --sandbox, which writes only there anyway) to a script that finished
+ * without reading its options. A run that failed otherwise keeps its status. */
+static int check_out_taken(lua_State *L, const struct job *j, int code) {
+  if (!j->out || j->module || j->rt.sandbox || code == EXIT_USAGE || code == EXIT_SCRIPT) return code;
+  if (out_taken(L)) return code;
+  fprintf(stderr, "evalua: run --out %s: the script took no output folder from it (scripts read it through "
+                  "ev.cli.parse); its files are where it wrote them\n", j->out);
+  return code ? code : EXIT_USAGE;
+}
+
 static int pmain(lua_State *L) {
   struct job *j = lua_touserdata(L, 1);
   evalua_state_open(L);
@@ -140,7 +166,7 @@ static int pmain(lua_State *L) {
     for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
     status = lua_pcall(L, nargs, 1, -(nargs + 2));
   }
-  lua_pushinteger(L, exit_code_of(L, status));
+  lua_pushinteger(L, check_out_taken(L, j, exit_code_of(L, status)));
   return 1;
 }
 
@@ -158,6 +184,7 @@ static int parse_run_options(struct job *j) {
   for (; i < j->argc && j->argv[i][0] == '-'; i++) {
     const char *o = j->argv[i];
     if (!strcmp(o, "--")) { i++; break; }
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) return fputs(usage_text, stdout), EXIT_HELPED;
     if (!strcmp(o, "--sandbox")) { rt->sandbox = 1; continue; }
     if (i + 1 >= j->argc) return usage_error("option '%s' needs a value", o);
     const char *v = j->argv[++i];
@@ -165,8 +192,8 @@ static int parse_run_options(struct job *j) {
     if (!strcmp(o, "--read")) {
       if (evalua_runtime_add_read_dir(rt, v, &err)) return usage_error("--read: %s", err);
     } else if (!strcmp(o, "--out")) {
-      if (evalua_make_dir(v) || evalua_runtime_set_out_dir(rt, v, &err))
-        return usage_error("--out: cannot create folder '%s'", v);
+      if (!*v) return usage_error("%s", "--out needs a folder");
+      j->out = v; /* the sandbox's folder is made below, once --sandbox is known */
     } else if (!strcmp(o, "--cpu-limit")) {
       if (!parse_number(v, &num)) return usage_error("--cpu-limit: '%s' is not a number of seconds", v);
       rt->cpu_limit = num, cpu_set = 1;
@@ -184,6 +211,8 @@ static int parse_run_options(struct job *j) {
   }
   if (i >= j->argc) return usage_error("%s", j->module ? "merge needs a PART" : "run needs a SCRIPT");
   j->script = i;
+  if (j->out && rt->sandbox && (evalua_make_dir(j->out) || evalua_runtime_set_out_dir(rt, j->out, &err)))
+    return usage_error("--out: cannot create folder '%s'", j->out);
   if (rt->sandbox && !cpu_set) rt->cpu_limit = 60;
   if (rt->sandbox && !time_set) rt->time_limit = 600;
   if (rt->sandbox && !mem_set) rt->mem_limit = (size_t)1024 << 20;
@@ -214,7 +243,7 @@ static int cmd_run(int argc, char **argv) {
   int code = parse_run_options(&j);
   if (code) {
     evalua_runtime_free(&j.rt);
-    return code;
+    return code == EXIT_HELPED ? 0 : code;
   }
   evalua_arm_limits(&j.rt);
   return run_job(&j);
@@ -232,7 +261,7 @@ static int cmd_merge(int argc, char **argv) {
     int code = parse_run_options(&j);
     if (code) {
       evalua_runtime_free(&j.rt);
-      return code;
+      return code == EXIT_HELPED ? 0 : code;
     }
     j.script--; /* the module gets every word after "--" */
     evalua_arm_limits(&j.rt);

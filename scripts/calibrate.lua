@@ -23,12 +23,12 @@ local opt = ev.cli.parse(arg, {
   { "field", "faithfulness", "the label field people filled in" },
   { "metric", "faithfulness", "the judge metric to compare (0..1 scores)" },
   { "scale", 5, "labels run from 1 to this; judge scores map onto it as round(1 + s * (scale - 1))" },
-  { "scores", "", "take the judge's scores from this JSON report instead of judging now" },
+  { "scores", "", "take the judge's scores from this JSON report instead of judging now", path = "file" },
   { "data", here .. "/data/rag_eval.jsonl", "the rows the labels refer to" },
   { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
-  { "contexts", 3, "retrieved documents given to the judge" },
+  { "contexts", 3, "retrieved documents given to the judge", integer = true, min = 1 },
   { "judge", "offline", "offline, or openai", choices = { "offline", "openai" } },
-  { "out", "out/calibrate", "folder for the printed table (calibrate.txt)" },
+  { "out", "out/calibrate", "folder for the printed table (calibrate.txt)", path = "out" },
   { "quiet", false, "no progress on stderr" },
 })
 
@@ -41,6 +41,12 @@ end
 
 local scale = math.tointeger(opt.scale)
 if not scale or scale < 2 then ev.cli.usage_error("--scale must be an integer >= 2") end
+-- Judging now needs a judged metric of ev.rag; a report's scores may be any metric's.
+local judged_metric = type(ev.rag[opt.metric]) == "table" and ev.rag[opt.metric].name == opt.metric
+if opt.scores == "" and not judged_metric then
+  ev.cli.usage_error("--metric: '%s' is no judged metric of ev.rag (faithfulness, context_recall, ...:"
+    .. " docs/judged_metrics.md); a metric of another report needs --scores", opt.metric)
+end
 
 local function key(qid, variant) return tostring(qid) .. "\0" .. tostring(variant or "") end
 

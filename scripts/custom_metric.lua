@@ -2,7 +2,7 @@
 -- aggregated, reported and gated like any built-in metric.
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
-local opt = ev.cli.parse(arg, { { "out", "out/custom", "folder for the reports" } })
+local opt = ev.cli.parse(arg, { { "out", "out/custom", "folder for the reports", path = "out" } })
 
 -- The answer cites at least one of the documents the pipeline retrieved.
 ev.register("cites_retrieved", function(row)

@@ -3,7 +3,7 @@
 -- a chat channel: one line per system with its weakest slice.
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
-local opt = ev.cli.parse(arg, { { "out", "out", "folder for the digest" } })
+local opt = ev.cli.parse(arg, { { "out", "out", "folder for the digest", path = "out" } })
 
 ev.report.register("digest", function(res)
   local lines = { ("Evaluation of %s, %s"):format(res.meta.dataset.path, res.meta.time) }

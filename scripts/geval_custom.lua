@@ -17,16 +17,20 @@ local opt = ev.cli.parse(arg, {
   description = "Scores answers with a custom G-Eval criterion: same language as the question, grounded in a retrieved source.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
-  { "out", "out/geval", "folder for the reports" },
+  { "out", "out/geval", "folder for the reports", path = "out" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },
-  { "k", 3, "retrieved documents shown to the judge" },
+  { "k", 3, "retrieved documents shown to the judge", integer = true, min = 1 },
   { "show-steps", false, "print the evaluation steps and exit" },
   { "quiet", false, "no progress on stderr" },
 })
 
+if opt.judge == "offline" and opt.model ~= "" then
+  ev.cli.usage_error("--model applies to --judge openai; the offline judge has none")
+end
+
 local ds = ev.dataset.load(opt.data)
-ds:attach_contexts(ev.dataset.corpus(opt.corpus), math.tointeger(opt.k) or 3)
+ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
 local judge = ev.judge.open(opt.judge == "offline" and "offline" or { model = opt.model ~= "" and opt.model or nil })
 
 -- Whether a text is mostly Chinese, Japanese or Korean.

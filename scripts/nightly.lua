@@ -28,14 +28,14 @@ local opt = ev.cli.parse(arg, {
   { "variant", "hybrid_rerank", "the pipeline variant in the data that is under test" },
   { "tier", "smoke", "data set tier: smoke (20 queries), regression (200), deep (2000), all",
     choices = { "smoke", "regression", "deep", "all" } },
-  { "seed", 1, "seed of the tier's stratified sample" },
+  { "seed", 1, "seed of the tier's stratified sample", integer = true },
   { "label", "", "version label for the history (default: the variant)" },
   { "notes", "", "free text kept with the run" },
-  { "out", "out/nightly", "folder for dated reports, history, judge cache and lock" },
+  { "out", "out/nightly", "folder for dated reports, history, judge cache and lock", path = "out" },
   { "dir", "", "deprecated spelling of --out" },
   { "baseline", "", "compare with this label or run id (default: the previous run)" },
-  { "contexts", 3, "retrieved documents given to the judge as context" },
-  { "concurrency", 16, "judge requests in flight" },
+  { "contexts", 3, "retrieved documents given to the judge as context", integer = true, min = 1 },
+  { "concurrency", 16, "judge requests in flight", integer = true, min = 1, max = 1000000 },
   { "notify", "", "post a JSON summary to this webhook URL (Slack, Mattermost) when a gate fails or a "
     .. "regression is significant (default: $EVALUA_NOTIFY_URL); the URL is never printed" },
   { "quiet", false, "no progress on stderr" },
@@ -44,6 +44,13 @@ local opt = ev.cli.parse(arg, {
 if opt.dir ~= "" then
   io.stderr:write("nightly: warning: --dir is deprecated; use --out\n")
   opt.out = opt.dir
+end
+-- The webhook URL is a secret (it carries the token): checked now, never echoed.
+local notify_url = opt.notify ~= "" and opt.notify
+  or not ev.sys.sandboxed() and os.getenv("EVALUA_NOTIFY_URL") or nil -- no environment under --sandbox
+if notify_url and notify_url ~= "" and not notify_url:match("^https?://") then
+  ev.cli.usage_error("%s: the notification URL must start with http:// or https://",
+    opt.notify ~= "" and "--notify" or "$EVALUA_NOTIFY_URL")
 end
 
 local sys = ev.sys
@@ -122,9 +129,6 @@ ev.report.write(res, { dir = folder, name = "nightly", formats = { "md", "json",
 hist:append(res, { label = label, notes = res.meta.notes, report = folder .. "/nightly.html" })
 ev.report.print(res) -- --quiet silences progress only: a cron log keeps the table and the gates
 local status = ev.gate.exit_code(gates)
--- The webhook URL is a secret (it carries the token): never echoed.
-local notify_url = opt.notify ~= "" and opt.notify
-  or not ev.sys.sandboxed() and os.getenv("EVALUA_NOTIFY_URL") or nil -- no environment under --sandbox
 if notify_url and notify_url ~= "" then
   local n = ev.notify.send(notify_url, res, { title = ("nightly %s (%s tier)"):format(label, opt.tier),
                                               report = folder .. "/nightly.html" })

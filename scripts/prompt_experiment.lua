@@ -20,7 +20,7 @@ local opt = ev.cli.parse(arg, {
     .. "per query class, with paired tests.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
-  { "k", 3, "retrieved documents in the contexts" },
+  { "k", 3, "retrieved documents in the contexts", integer = true, min = 1 },
   { "target", "judge", "what the variants change", choices = { "judge", "system" } },
   { "metric", "faithfulness", "the metric compared (token_f1 needs --target system)",
     choices = { "faithfulness", "context_precision", "correctness", "token_f1" } },
@@ -31,10 +31,10 @@ local opt = ev.cli.parse(arg, {
   { "pipeline", "hybrid_rerank", "--target system: the pipeline variant whose retrieval gives the contexts" },
   { "system-url", "", "--target system: base URL of the system's endpoint (default: $OPENAI_BASE_URL)" },
   { "system-model", "", "--target system: the system's model (default: $EVALUA_MODEL)" },
-  { "concurrency", 16, "requests in flight" },
-  { "out", "out/prompt_experiment", "folder for the printed table (prompt_experiment.txt)" },
-  { "resamples", 10000, "permutation test resamples" },
-  { "seed", 1, "permutation test seed" },
+  { "concurrency", 16, "requests in flight", integer = true, min = 1, max = 1000000 },
+  { "out", "out/prompt_experiment", "folder for the printed table (prompt_experiment.txt)", path = "out" },
+  { "resamples", 10000, "permutation test resamples", integer = true, min = 1 },
+  { "seed", 1, "permutation test seed", integer = true },
   { "quiet", false, "no progress on stderr" },
 })
 
@@ -74,6 +74,9 @@ local function extra_variants(variants)
   for _, spec in ipairs(opt.variant) do
     local name, path = spec:match("^([%w_%-]+)=(.+)$")
     if not name then ev.cli.usage_error("--variant expects NAME=FILE, got '%s'", spec) end
+    local f, err = io.open(path, "rb")
+    if not f then ev.cli.usage_error("--variant %s: %s", name, err) end
+    f:close()
     variants[#variants + 1] = { name = name, system = ev.template.file(path) }
   end
   return variants
@@ -81,6 +84,12 @@ end
 
 if opt.target == "judge" and not STEP[opt.metric] then
   ev.cli.usage_error("--metric %s compares no judge prompt; use it with --target system", opt.metric)
+end
+if opt.judge == "offline" and opt.model ~= "" then
+  ev.cli.usage_error("--model applies to --judge openai; the offline judge has none")
+end
+for _, o in ipairs { "system-url", "system-model" } do
+  if opt[o] ~= "" and opt.target ~= "system" then ev.cli.usage_error("--%s applies to --target system", o) end
 end
 if opt.target == "system" and opt.metric == "context_precision" then
   ev.cli.usage_error("--metric context_precision does not read the answer; pick another for --target system")
@@ -96,7 +105,7 @@ end
 -- ---- running ------------------------------------------------------------------------
 
 local ds = ev.dataset.load(opt.data)
-ds:attach_contexts(ev.dataset.corpus(opt.corpus), math.tointeger(opt.k) or 3)
+ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
 local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil, concurrency = opt.concurrency })
 local quiet = opt.quiet
@@ -188,8 +197,8 @@ local function comparison(idx, vi)
     end
   end
   local delta = #a > 0 and ("%+.3f"):format(ev.stats.mean(b) - ev.stats.mean(a)) or "-"
-  local perm = #a > 1 and ev.stats.paired_permutation(b, a, { resamples = math.tointeger(opt.resamples),
-                                                              seed = math.tointeger(opt.seed) }) or nil
+  local perm = #a > 1 and ev.stats.paired_permutation(b, a, { resamples = opt.resamples,
+                                                              seed = opt.seed }) or nil
   local t = #a > 1 and ev.stats.paired_ttest(b, a) or nil
   return ("  %-16s %7s %7d %8s %8s"):format(cell(idx, vi), delta, changed, fmt_p(perm), fmt_p(t))
 end

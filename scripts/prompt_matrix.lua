@@ -17,23 +17,31 @@ local opt = ev.cli.parse(arg, {
   { "data", here .. "/data/rag_eval.jsonl", "rows (JSONL or CSV); a row's `assert` list is checked too" },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "pipeline", "hybrid_rerank", "the variant whose retrieval gives the contexts (\"\" for every row)" },
-  { "k", 3, "retrieved documents in the contexts" },
-  { "prompts", here .. "/prompts", "folder of prompt templates (*.txt), each a cell's prompt" },
+  { "k", 3, "retrieved documents in the contexts", integer = true, min = 0 },
+  { "prompts", here .. "/prompts", "folder of prompt templates (*.txt), each a cell's prompt", path = "folder" },
   { "provider", { "offline" }, "offline, or openai for any OpenAI-compatible server", list = true,
     choices = { "offline", "openai" } },
   { "model", "", "openai: the model (default: $EVALUA_MODEL)" },
   { "base-url", "", "openai: the server (default: $OPENAI_BASE_URL)" },
-  { "max-words", 60, "assertion: an answer has at most this many words" },
-  { "min-pass", 0, "gate: the share of cases each cell must pass (0: no gate)" },
-  { "out", "out", "folder for the reports" },
-  { "format", { "md", "json" }, "report formats to write", list = true },
-  { "concurrency", 16, "requests in flight" },
+  { "max-words", 60, "assertion: an answer has at most this many words", integer = true, min = 1 },
+  { "min-pass", 0, "gate: the share of cases each cell must pass (0: no gate)", min = 0, max = 1 },
+  { "out", "out", "folder for the reports", path = "out" },
+  { "format", { "md", "json" }, "report formats to write", list = true, choices = ev.report.formats },
+  { "concurrency", 16, "requests in flight", integer = true, min = 1, max = 1000000 },
   { "cache", "", "cache folder for provider answers (default: the judge's)" },
   { "dry-run", false, "count the requests without sending any" },
   { "watch", false, "run again whenever a prompt file, the data or the corpus changes; print which cells changed" },
-  { "watch-count", 0, "with --watch: stop after this many reruns (0: until interrupted)" },
+  { "watch-count", 0, "with --watch: stop after this many reruns (0: until interrupted)", integer = true, min = 0 },
   { "quiet", false, "no progress on stderr" },
 })
+
+-- Options that would do nothing are refused before anything is loaded.
+local openai = false
+for _, name in ipairs(opt.provider) do openai = openai or name == "openai" end
+for _, o in ipairs { "model", "base-url", "cache" } do
+  if opt[o] ~= "" and not openai then ev.cli.usage_error("--%s applies to --provider openai", o) end
+end
+if opt["watch-count"] > 0 and not opt.watch then ev.cli.usage_error("--watch-count applies to --watch") end
 
 if opt["dry-run"] then ev.provider.dry_run(true) end
 

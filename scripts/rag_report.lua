@@ -17,18 +17,26 @@ local opt = ev.cli.parse(arg, {
   description = "Evaluates RAG pipeline variants per query class and language and writes reports.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
-  { "out", "out", "folder for the reports" },
+  { "out", "out", "folder for the reports", path = "out" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "model", "", "judge model (default: $EVALUA_MODEL)" },
-  { "k", 5, "rank cutoff for recall, nDCG and the contexts given to the judge" },
+  { "k", 5, "rank cutoff for recall, nDCG and the contexts given to the judge", integer = true, min = 1 },
   { "baseline-system", "", "compare every variant with this one on the queries both answered (default: the first variant)" },
-  { "format", { "md", "json", "csv", "html", "junit" }, "report formats to write (md, json, csv, html, junit)", list = true },
-  { "concurrency", 16, "judge requests in flight" },
+  { "format", { "md", "json", "csv", "html", "junit" }, "report formats to write", list = true,
+    choices = ev.report.formats },
+  { "concurrency", 16, "judge requests in flight", integer = true, min = 1, max = 1000000 },
   { "cache", "", "judge cache folder (default: the judge's own default)" },
   { "lenient", false, "skip bad input rows (listed in the report) instead of stopping" },
   { "dry-run", false, "count the judge requests and tokens without sending any (steps that depend on an answer are not counted)" },
   { "quiet", false, "no progress on stderr" },
 })
+
+-- Options that would do nothing are refused before anything is loaded.
+if opt.judge == "offline" then
+  for _, o in ipairs { "model", "cache" } do
+    if opt[o] ~= "" then ev.cli.usage_error("--%s applies to --judge openai; the offline judge has none", o) end
+  end
+end
 
 local ds = ev.dataset.load(opt.data, { mode = opt.lenient and "lenient" or "strict" })
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)

@@ -20,7 +20,7 @@ local here = ev.cli.script_dir(arg)
 local opt = ev.cli.parse(arg, {
   usage = "evalua run eval.lua [options]",
   { "data", here .. "/data.jsonl", "evaluation rows (JSONL or CSV)" },
-  { "out", "out", "folder for the reports" },
+  { "out", "out", "folder for the reports", path = "out" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
   { "quiet", false, "no progress on stderr" },
 })

@@ -16,7 +16,7 @@ Options of run:
   $ "$EVALUA" --help | grep -oE '^  --[a-z-]+' | tr -d ' ' | sort > "$CRAMTMP/help.txt"
   $ man_items "RUN OPTIONS" > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  --cpu-limit --lua-dir --mem-limit --out --read --sandbox --time-limit  (no-eol)
+  --cpu-limit --help --lua-dir --mem-limit --out --read --sandbox --time-limit  (no-eol)
 
 Options of trec:
 

@@ -70,6 +70,37 @@ version names the Lua, lua-cjson and libcurl versions:
   $ "$EVALUA" --help | head -1
   usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script
 
+run --help is the same text (it asked for a value of an option '--help'):
+
+  $ "$EVALUA" run --help | cmp - <("$EVALUA" --help) && echo same
+  same
+  $ "$EVALUA" run -h > /dev/null; echo $?
+  0
+
+A bad option value of a bundled script is refused before any work, with
+no traceback: nothing is evaluated or written (it was refused at the end,
+after the whole, possibly paid, evaluation):
+
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/rag_report.lua" --format md,nosuch --out "$CRAMTMP/never" --judge openai
+  evalua: --format must be one of csv, html, json, junit, markdown, md, terminal, got 'nosuch' (try --help)
+  [2]
+  $ ls "$CRAMTMP/never"
+  ls: cannot access '*/never': No such file or directory (glob)
+  [2]
+
+run --out DIR is the script's output folder (it made an empty DIR and the
+reports went to ./out):
+
+  $ "$EVALUA" run --out "$CRAMTMP/given" "$EVALUA_SRC/scripts/custom_metric.lua" > /dev/null
+  $ ls "$CRAMTMP/given"; ls out
+  custom.csv
+  custom.html
+  custom.json
+  custom.junit.xml
+  custom.md
+  ls: cannot access 'out': No such file or directory
+  [2]
+
 The library loads from disk with --lua-dir or EVALUA_LUA_DIR, so edits need no rebuild:
 
   $ mkdir -p dev/evalua && printf 'return { version = "from disk" }\n' > dev/evalua/init.lua

@@ -91,4 +91,38 @@ function test_write_and_a_user_defined_format()
   h.sh("rm -rf " .. dir)
 end
 
+-- A misspelt option is an error naming it, as everywhere in the library
+-- (format for formats silently wrote Markdown and JSON).
+function test_misspelt_report_options_are_errors()
+  local dir = h.tmpdir()
+  lu.assertErrorMsgContains("ev.report.write: unknown option 'format' (did you mean 'formats'?)",
+    ev.report.write, res, { dir = dir, format = { "html" } })
+  lu.assertErrorMsgContains("ev.report.write: formats must be a list of names, such as {\"md\"} (got string)",
+    ev.report.write, res, { dir = dir, formats = "html" })
+  lu.assertErrorMsgContains("ev.report.render: unknown option 'colour' (did you mean 'color'?)",
+    ev.report.render, res, "terminal", { colour = true })
+  lu.assertErrorMsgContains("ev.report.print: unknown option 'titel'", ev.report.print, res, { titel = "x" })
+  lu.assertErrorMsgContains("unknown report format 'pdf' (formats: csv, html, json, junit, markdown, md",
+    ev.report.render, res, "pdf")
+  lu.assertNil(h.read(dir .. "/report.md")) -- nothing was written
+  -- a format of one's own declares the options it reads
+  ev.report.register("stamp", function(_, o) return o.stamp .. "\n" end, "stamp", { options = { "stamp" } })
+  lu.assertEquals(ev.report.render(res, "stamp", { stamp = "ok" }), "ok\n")
+  lu.assertErrorMsgContains("unknown option 'stamp'", ev.report.render, res, "md", { stamp = "ok" })
+  h.sh("rm -rf " .. dir)
+end
+
+-- A format of one's own that writes .md is refused beside the built-in
+-- Markdown (one of the two files was silently lost); alone it is written.
+function test_two_formats_of_one_file_name_are_refused()
+  local dir = h.tmpdir()
+  ev.report.register("mymd", function() return "mine\n" end, "md")
+  lu.assertErrorMsgContains("ev.report.write: formats 'md' and 'mymd' would both write r.md; register one with"
+    .. " another extension", ev.report.write, res, { dir = dir, name = "r", formats = { "md", "mymd" } })
+  lu.assertNil(h.read(dir .. "/r.md"))
+  lu.assertEquals(ev.report.write(res, { dir = dir, name = "r", formats = { "mymd", "mymd" } }), { dir .. "/r.md" })
+  lu.assertEquals(h.read(dir .. "/r.md"), "mine\n")
+  h.sh("rm -rf " .. dir)
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -7,6 +7,7 @@
 --   ev.report.register("slack", function(res, opts) return "..." end, "txt")
 local shard = require "evalua.shard"
 local sys = require "evalua._sys"
+local options = require "evalua.options"
 
 local M = {}
 
@@ -22,14 +23,43 @@ builtin.markdown = builtin.md
 
 local custom = {}
 
-function M.register(name, fn, ext)
-  if type(fn) ~= "function" then error("report.register: a format is a function(results, opts)", 2) end
-  custom[name] = { fn = fn, ext = ext or name }
+-- The options each call reads (a misspelt one is an error, not a default);
+-- a format of one's own adds those it reads (register's opts.options).
+local RENDER = { "title", "color" }
+local WRITE = { "dir", "name", "formats", "title" }
+local PRINT = { "color" }
+
+-- register(name, fn [, ext [, {options = {...}}]]): a format of one's own,
+-- or one that replaces a built-in format of the same name. Its file ends
+-- in ext (default: the name); write refuses two formats of one file name.
+function M.register(name, fn, ext, opts)
+  if type(name) ~= "string" or not name:match("^[%w_-]+$") then
+    error("ev.report.register: a format name is a word (letters, digits, '_', '-')", 2)
+  end
+  if type(fn) ~= "function" then error("ev.report.register: a format is a function(results, opts)", 2) end
+  ext = ext or name
+  if type(ext) ~= "string" or not ext:match("^[%w_.-]+$") then
+    error("ev.report.register: the extension is a word such as \"txt\"", 2)
+  end
+  options.check(opts, options.set { "options" }, "ev.report.register", 2)
+  custom[name] = { fn = fn, ext = ext, options = opts and opts.options or {} }
 end
 
-local function format_of(name)
+-- The names of every format, built-in and registered, sorted.
+function M.formats()
+  local out = {}
+  for name in pairs(builtin) do if not custom[name] then out[#out + 1] = name end end
+  for name in pairs(custom) do out[#out + 1] = name end
+  table.sort(out)
+  return out
+end
+
+local function format_of(name, level)
   local f = custom[name] or builtin[name]
-  if not f then error(("unknown report format '%s'"):format(tostring(name)), 3) end
+  if not f then
+    error(("unknown report format '%s' (formats: %s)"):format(tostring(name), table.concat(M.formats(), ", ")),
+      level + 1)
+  end
   if not f.fn then
     local mod = require(f.module)
     -- a table format streams itself to a file: {render = fn, write = fn(res, opts, path)}
@@ -38,16 +68,50 @@ local function format_of(name)
   return f
 end
 
+-- Checks opts against the names a call reads and the options of formats.
+local function check(opts, names, formats, what)
+  if opts ~= nil and type(opts) ~= "table" then error(what .. ": options must be a table", 3) end
+  local known = options.set(names)
+  for _, f in ipairs(formats) do
+    for _, o in ipairs(f.options or {}) do known[o] = true end
+  end
+  options.check(opts, known, what, 3)
+end
+
 -- render(res, format [, opts]) -> string
 function M.render(res, name, opts)
-  return format_of(name).fn(res, opts or {})
+  local f = format_of(name, 2)
+  check(opts, RENDER, { f }, "ev.report.render")
+  return f.fn(res, opts or {})
 end
 
 function M.print(res, opts)
+  check(opts, PRINT, {}, "ev.report.print")
   if shard.skip(res) then return end
-  opts = opts or {}
-  if opts.color == nil then opts.color = sys.isatty("stdout") end
-  io.stdout:write(M.render(res, "terminal", opts))
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  if o.color == nil then o.color = sys.isatty("stdout") end
+  io.stdout:write(format_of("terminal", 2).fn(res, o))
+end
+
+-- The formats of write's opts, checked: a list of names whose files differ.
+local function write_formats(opts, name)
+  local list = opts.formats or { "md", "json" }
+  if type(list) ~= "table" then
+    error(("ev.report.write: formats must be a list of names, such as {\"md\"} (got %s)"):format(type(list)), 3)
+  end
+  local formats, by_file = {}, {}
+  for _, fmt in ipairs(list) do
+    local f = format_of(fmt, 3)
+    local file = ("%s.%s"):format(name, f.ext)
+    local other = by_file[file]
+    if other and other.f ~= f then
+      error(("ev.report.write: formats '%s' and '%s' would both write %s; register one with another extension")
+        :format(other.name, fmt, file), 3)
+    end
+    if not other then formats[#formats + 1], by_file[file] = f, { f = f, name = fmt } end
+  end
+  return formats
 end
 
 -- The folder files are written into before they move into dir: beside dir
@@ -77,9 +141,11 @@ end
 -- report is written into a temporary folder first, so a run killed midway
 -- leaves at most that folder, never a partial dir.
 function M.write(res, opts)
+  if type(opts) ~= "table" then error("ev.report.write: options must be a table {dir=, name=, formats=}", 2) end
+  local name = opts.name or "report"
+  local formats = write_formats(opts, name)
+  check(opts, WRITE, formats, "ev.report.write")
   if shard.skip(res) then return {} end
-  local name, formats = opts.name or "report", {}
-  for i, fmt in ipairs(opts.formats or { "md", "json" }) do formats[i] = format_of(fmt) end
   local dir, tmp = staging(opts.dir or "out")
   local files = {}
   for _, f in ipairs(formats) do

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,17 +67,45 @@ static int l_sleep(lua_State *L) {
   return cut ? evalua_time_up(L) : 0;
 }
 
+static int stream_arg(lua_State *L, int arg) {
+  if (lua_type(L, arg) != LUA_TSTRING) return (int)luaL_checkinteger(L, arg);
+  const char *n = lua_tostring(L, arg);
+  int fd = !strcmp(n, "stdin") ? 0 : !strcmp(n, "stdout") ? 1 : !strcmp(n, "stderr") ? 2 : -1;
+  luaL_argcheck(L, fd >= 0, arg, "expected 'stdin', 'stdout' or 'stderr'");
+  return fd;
+}
+
 /* isatty("stdout" | "stderr" | fd) */
 static int l_isatty(lua_State *L) {
-  int fd;
-  if (lua_type(L, 1) == LUA_TSTRING) {
-    const char *n = lua_tostring(L, 1);
-    fd = !strcmp(n, "stdin") ? 0 : !strcmp(n, "stdout") ? 1 : !strcmp(n, "stderr") ? 2 : -1;
-    luaL_argcheck(L, fd >= 0, 1, "expected 'stdin', 'stdout' or 'stderr'");
-  } else {
-    fd = (int)luaL_checkinteger(L, 1);
-  }
-  lua_pushboolean(L, isatty(fd));
+  lua_pushboolean(L, isatty(stream_arg(L, 1)));
+  return 1;
+}
+
+/* terminal("stdout" | "stderr" | fd) -> {tty =, color =, dumb =, columns =,
+ * progress_seconds =}: what the conventions of terminals allow on that
+ * stream. color: a terminal, TERM set and not "dumb", NO_COLOR unset or
+ * empty (no-color.org); dumb: no cursor control either; columns: $COLUMNS
+ * when it is a positive number, else the terminal's width, else absent (no
+ * limit); progress_seconds: $EVALUA_PROGRESS_SECONDS when a positive
+ * number (how often progress is written where it cannot be redrawn).
+ * Readable under --sandbox, as none of it is a secret. */
+static int l_terminal(lua_State *L) {
+  int fd = stream_arg(L, 1), tty = isatty(fd);
+  const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR"), *cols = getenv("COLUMNS");
+  const char *every = getenv("EVALUA_PROGRESS_SECONDS");
+  int dumb = !term || !*term || !strcmp(term, "dumb");
+  lua_createtable(L, 0, 5);
+  lua_pushboolean(L, tty), lua_setfield(L, -2, "tty");
+  lua_pushboolean(L, dumb), lua_setfield(L, -2, "dumb");
+  lua_pushboolean(L, tty && !dumb && !(no_color && *no_color)), lua_setfield(L, -2, "color");
+  char *end;
+  long n = cols ? strtol(cols, &end, 10) : 0;
+  struct winsize ws;
+  if (!(cols && *cols && !*end && n > 0 && n <= 100000))
+    n = tty && ioctl(fd, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+  if (n > 0) lua_pushinteger(L, n), lua_setfield(L, -2, "columns");
+  double secs = every && *every ? strtod(every, &end) : 0;
+  if (secs > 0 && secs < 1e9 && !*end) lua_pushnumber(L, secs), lua_setfield(L, -2, "progress_seconds");
   return 1;
 }
 
@@ -441,7 +470,8 @@ static int l_versions(lua_State *L) {
 
 static const luaL_Reg sys_funcs[] = {
   {"now", l_now},           {"monotonic", l_monotonic}, {"cputime", l_cputime},
-  {"sleep", l_sleep},       {"isatty", l_isatty},       {"getpid", l_getpid}, {"shard_env", l_shard_env},
+  {"sleep", l_sleep},       {"isatty", l_isatty},       {"terminal", l_terminal},
+  {"getpid", l_getpid},     {"shard_env", l_shard_env},
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 #include <lauxlib.h>
@@ -288,11 +289,22 @@ static int cmd_version(void) {
   return 0;
 }
 
+/* stdout and stderr into one file (> log 2>&1): both go out a line at a
+ * time, so a message on stderr never lands inside a line of stdout (by
+ * default stdout would leave in blocks of 4 KB, cut anywhere). */
+static void lines_when_shared(void) {
+  struct stat o, e;
+  if (fstat(1, &o) || fstat(2, &e) || o.st_dev != e.st_dev || o.st_ino != e.st_ino) return;
+  setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
+  setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
+}
+
 int main(int argc, char **argv) {
   /* Columns grow by realloc; a fixed mmap threshold keeps large blocks
    * mapped, so growing one moves pages (mremap) instead of copying them.
    * glibc's default raises the threshold after a free and then copies. */
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  lines_when_shared();
   if (argc < 2) return usage_error("%s", "no command given");
   const char *cmd = argv[1];
   if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

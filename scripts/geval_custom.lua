@@ -79,4 +79,7 @@ ev.report.print(res)
 local paths = ev.report.write(res, { dir = opt.out, name = "geval", formats = { "md", "json", "csv", "html", "junit" },
                                      title = "G-Eval: grounded and same language" })
 io.stderr:write("wrote ", table.concat(paths, ", "), "\n")
+if not opt.quiet then
+  for _, l in ipairs(ev.report.next_steps(res, paths, { judge_option = "--judge openai" })) do io.stderr:write(l, "\n") end
+end
 return ev.gate.exit_code(gates)

@@ -105,4 +105,7 @@ ev.report.print(res)
 local paths = ev.report.write(res, { dir = opt.out, name = "rag_report", formats = opt.format,
                                      title = "RAG evaluation: " .. opt.data })
 if #paths > 0 then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end
+if not opt.quiet then
+  for _, l in ipairs(ev.report.next_steps(res, paths, { judge_option = "--judge openai" })) do io.stderr:write(l, "\n") end
+end
 return ev.gate.exit_code(gates)

@@ -27,21 +27,29 @@ local function clock(seconds)
   return ("%d:%02d"):format(seconds // 60, seconds % 60)
 end
 
--- A progress line on stderr, only when stderr is a terminal.
+-- Progress on stderr: on a terminal one line redrawn in place; elsewhere
+-- (a log, a CI job, TERM=dumb) a whole line every 5 seconds
+-- ($EVALUA_PROGRESS_SECONDS), and a last one at the end when any was
+-- written, so a short run adds nothing to a log.
 local function meter(n, opts)
-  if opts.quiet or opts.progress == false or not sys.isatty("stderr") then return nil end
-  local label, start, last = opts.label or "ev.map", sys.monotonic(), -1
+  if opts.quiet or opts.progress == false then return nil end
+  local term = sys.terminal("stderr")
+  local redraw, LOG_EVERY = term.tty and not term.dumb, term.progress_seconds or 5
+  local label, start, last, wrote = opts.label or "ev.map", sys.monotonic(), nil, false
   local m = {}
   function m.update(done, failed, final)
+    if not final and done == n then return end -- the last line says it
     local now = sys.monotonic()
-    if not final and now - last < 0.2 then return end
-    last = now
+    if redraw and not final and last and now - last < 0.2 then return end
+    if not redraw and not (final and wrote) and now - (last or start) < LOG_EVERY then return end
+    last, wrote = now, true
     local elapsed = now - start
     local rate = elapsed > 0 and done / elapsed or 0
     local eta = rate > 0 and clock((n - done) / rate) or "?"
-    io.stderr:write(("\r%s %d/%d %3d%% %.1f/s ETA %s failed %d\27[K"):format(
-      label, done, n, n > 0 and done * 100 // n or 100, rate, final and clock(elapsed) or eta, failed))
-    if final then io.stderr:write("\n") end
+    local text = ("%s %d/%d %3d%% %.1f/s %s %s failed %d"):format(label, done, n, n > 0 and done * 100 // n or 100,
+      rate, final and "in" or "ETA", final and clock(elapsed) or eta, failed)
+    if redraw then io.stderr:write("\r", text, "\27[K", final and "\n" or "")
+    else io.stderr:write(text, "\n") end
     io.stderr:flush()
   end
   return m
@@ -76,6 +84,7 @@ return function(items, fn, opts)
     out[w.i] = value
     done = done + 1
     if is_failure(value) then failed = failed + 1 end
+    if progress then progress.update(done, failed) end -- items that never wait count too
   end
 
   -- Resumes worker w; true when it is waiting on a judge again.

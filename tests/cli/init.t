@@ -31,7 +31,7 @@ heuristic (docs/judged_metrics.md); actionable (the G-Eval criterion) is
 unmeasured, since the offline judge cannot read a criterion.
 
   $ cd proj
-  $ "$EVALUA" run eval.lua --quiet | sed -n '/^system/,$p'
+  $ COLUMNS= "$EVALUA" run eval.lua --quiet | sed -n '/^system/,$p'
   system  slice                n  recall@5    mrr  token_f1  numbers_grounded  faithfulness  actionable
   ------  -------------------  -  --------  -----  --------  ----------------  ------------  ----------
   all     all                  3     0.667  0.500     0.429             0.667         0.667     - (0/3)

@@ -27,10 +27,11 @@ checked in tests/install/deb.sh.
   parses
 
 From an empty folder, the main job runs by name, with or without .lua, and
-gives the numbers it gives in the source tree (tests/cli/scripts.t):
+gives the numbers it gives in the source tree (tests/cli/scripts.t), at
+full width (COLUMNS= : cram sets 80):
 
   $ mkdir "$CRAMTMP/elsewhere" && cd "$CRAMTMP/elsewhere"
-  $ "$CRAMTMP/prefix/bin/evalua" run rag_report --quiet --format json > table.txt
+  $ COLUMNS= "$CRAMTMP/prefix/bin/evalua" run rag_report --quiet --format json > table.txt
   wrote out/rag_report.json
   $ grep -E '^(system|hybrid_rerank +all) ' table.txt | cut -c1-59
   system         slice                    n  recall@5     mrr

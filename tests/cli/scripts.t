@@ -3,9 +3,11 @@ The bundled scripts on the bundled data, with the offline judge.
   $ cd "$EVALUA_SRC"
   $ export OUT="$CRAMTMP/out"
 
-rag_report prints a table per variant and slice and writes every format:
+rag_report prints a table per variant and slice and writes every format
+(at full width: without COLUMNS, into a file, nothing is cut; cram sets
+COLUMNS=80):
 
-  $ "$EVALUA" run scripts/rag_report.lua --out "$OUT" --quiet > "$CRAMTMP/table.txt" 2> "$CRAMTMP/err.txt"
+  $ COLUMNS= "$EVALUA" run scripts/rag_report.lua --out "$OUT" --quiet > "$CRAMTMP/table.txt" 2> "$CRAMTMP/err.txt"
   $ cat "$CRAMTMP/err.txt"
   wrote */out/rag_report.md, */out/rag_report.json, */out/rag_report.csv, */out/rag_report.html, */out/rag_report.junit.xml (glob)
   $ grep -E '^(system|hybrid_rerank +all|baseline +query_class=comparison) ' "$CRAMTMP/table.txt" | cut -c1-59
@@ -100,7 +102,7 @@ Custom metrics flow into every format:
 The README's example script runs as printed:
 
   $ awk '/^```lua$/ { f = 1; next } /^```$/ { if (f) exit } f' README.md | sed "s|dir = \"out\"|dir = \"$OUT/readme\"|" > "$CRAMTMP/example.lua"
-  $ "$EVALUA" run "$CRAMTMP/example.lua" | grep -E '^(system|hybrid +all) ' | tr -s ' '
+  $ COLUMNS= "$EVALUA" run "$CRAMTMP/example.lua" | grep -E '^(system|hybrid +all) ' | tr -s ' '
   system slice n recall@5 mrr token_f1 faithfulness short_answer
   hybrid all 60 0.693 0.888 0.602 0.912 (57/60) 0.917
   $ ls "$OUT/readme"

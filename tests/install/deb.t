@@ -31,10 +31,11 @@ the binary links):
   /usr/share/doc/evalua/README.md
   /usr/share/man/man1/evalua.1
 
-The main job, by name, from a fresh folder under /tmp:
+The main job, by name, from a fresh folder under /tmp (at full width: cram
+sets COLUMNS=80, and the table would continue in more tables):
 
   $ work=$(mktemp -d /tmp/evalua-deb-XXXXXX) && cd "$work"
-  $ evalua run rag_report --quiet > table.txt
+  $ COLUMNS= evalua run rag_report --quiet > table.txt
   wrote out/rag_report.md, out/rag_report.json, out/rag_report.csv, out/rag_report.html, out/rag_report.junit.xml
   $ grep -E '^(system|hybrid_rerank +all) ' table.txt | cut -c1-59
   system         slice                    n  recall@5     mrr
@@ -42,7 +43,7 @@ The main job, by name, from a fresh folder under /tmp:
 
 and a new project:
 
-  $ evalua init proj > /dev/null && cd proj && evalua run eval.lua --quiet | grep -E '^all +all '
+  $ evalua init proj > /dev/null && cd proj && COLUMNS= evalua run eval.lua --quiet | grep -E '^all +all '
   all     all                  3     0.667  0.500     0.429             0.667         0.667     - (0/3)
   $ cd / && rm -rf "$work"
 

@@ -42,11 +42,11 @@ function H.run(cmd)
   return r
 end
 
--- Writes code to script.lua in a fresh folder and runs `evalua run OPTS script.lua ARGS`.
-function H.run_script(code, opts, args)
+-- Writes code to script.lua in a fresh folder and runs `ENV evalua run OPTS script.lua ARGS`.
+function H.run_script(code, opts, args, env)
   local dir = H.tmpdir()
   H.write(dir .. "/script.lua", code)
-  local r = H.run(("cd %s && %s run %s script.lua %s"):format(dir, bin, opts or "", args or ""))
+  local r = H.run(("cd %s && %s %s run %s script.lua %s"):format(dir, env or "", bin, opts or "", args or ""))
   H.sh("rm -rf " .. dir)
   return r
 end

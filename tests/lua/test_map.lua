@@ -164,21 +164,39 @@ ev.map({1, 2, 3}, function(i) return i end, %s)
 io.stdout:write("done\n")
 ]]
 
-function TestMap:test_progress_goes_to_a_terminal_only()
-  -- stderr is a file here: nothing is written
+function TestMap:test_progress_is_redrawn_on_a_terminal_only()
+  -- stderr is a file here and the run is short: nothing is written
   local r = h.run_script(PROGRESS:format("{progress = true}"))
   lu.assertEquals(r.stdout, "done\n")
   lu.assertEquals(r.stderr, "")
-  -- under a pseudo-terminal (util-linux script) the final line shows
+  -- under a pseudo-terminal (util-linux script) the line is redrawn in place
   local dir = h.tmpdir()
   h.write(dir .. "/p.lua", PROGRESS:format("{label = 'items'}"))
-  r = h.run(("cd %s && script -qec '%s run p.lua' /dev/null"):format(dir, h.bin))
-  lu.assertStrContains(r.stdout, "items 3/3 100%")
-  lu.assertStrContains(r.stdout, "failed 0")
+  r = h.run(("cd %s && TERM=xterm script -qec '%s run p.lua' /dev/null"):format(dir, h.bin))
+  lu.assertStrContains(r.stdout, "\ritems 3/3 100%")
+  lu.assertStrContains(r.stdout, "failed 0\27[K")
+  -- TERM=dumb cannot redraw: as in a log, a short run writes nothing
+  r = h.run(("cd %s && TERM=dumb script -qec '%s run p.lua' /dev/null"):format(dir, h.bin))
+  lu.assertNotStrContains(r.stdout, "3/3")
   h.write(dir .. "/q.lua", PROGRESS:format("{quiet = true}"))
-  r = h.run(("cd %s && script -qec '%s run q.lua' /dev/null"):format(dir, h.bin))
+  r = h.run(("cd %s && TERM=xterm script -qec '%s run q.lua' /dev/null"):format(dir, h.bin))
   lu.assertNotStrContains(r.stdout, "3/3")
   h.sh("rm -rf " .. dir)
+end
+
+-- A log (stderr a file) gets a whole line every few seconds of a long run:
+-- every 5 s, here every 0.05 s ($EVALUA_PROGRESS_SECONDS) over items of 0.1 s.
+function TestMap:test_a_long_run_writes_progress_lines_into_a_log()
+  local code = [[
+local ev = require "evalua"
+ev.map({1, 2, 3}, function(i) ev.sys.sleep(0.1) return i end, { label = "items" })
+]]
+  local r = h.run_script(code, nil, nil, "EVALUA_PROGRESS_SECONDS=0.05")
+  local lines = {}
+  for l in r.stderr:gmatch("[^\n]+") do lines[#lines + 1] = l:gsub("%d+%.%d/s", "R/s") end
+  lu.assertEquals(lines, { "items 1/3  33% R/s ETA 0:00 failed 0", "items 2/3  66% R/s ETA 0:00 failed 0",
+                           "items 3/3 100% R/s in 0:00 failed 0" })
+  lu.assertNotStrContains(r.stderr, "\r")
 end
 
 local code = lu.LuaUnit.run()

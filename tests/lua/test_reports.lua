@@ -125,4 +125,20 @@ function test_two_formats_of_one_file_name_are_refused()
   h.sh("rm -rf " .. dir)
 end
 
+-- opts.width fits the terminal report: metric columns that do not fit move
+-- to a further table that repeats system, slice and n; text wraps at spaces.
+function test_terminal_fits_a_width()
+  local wide = ev.report.render(res, "terminal", { color = false })
+  local narrow = ev.report.render(res, "terminal", { color = false, width = 45 })
+  local longest = 0
+  for l in narrow:gmatch("[^\n]*") do longest = math.max(longest, utf8.len(l)) end
+  lu.assertTrue(longest <= 45, "a line of " .. longest)
+  lu.assertStrContains(narrow, "\nsystem  slice                n   score\n")
+  lu.assertStrContains(narrow, "\nsystem  slice                n       judged\n")
+  lu.assertStrContains(narrow, "\nbase    query_class=how-to   1  0.100!\n")
+  lu.assertStrContains(narrow, "\njudged: 1 of 6 items unmeasured (invalid JSON\n  from the judge)\n")
+  lu.assertStrContains(wide, "\nsystem  slice                n   score       judged\n")
+  lu.assertErrorMsgContains("width must be a positive whole number", ev.report.render, res, "terminal", { width = 0 })
+end
+
 os.exit(lu.LuaUnit.run(), true)

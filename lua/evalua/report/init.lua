@@ -25,9 +25,9 @@ local custom = {}
 
 -- The options each call reads (a misspelt one is an error, not a default);
 -- a format of one's own adds those it reads (register's opts.options).
-local RENDER = { "title", "color" }
+local RENDER = { "title", "color", "width" }
 local WRITE = { "dir", "name", "formats", "title" }
-local PRINT = { "color" }
+local PRINT = { "color", "width" }
 
 -- register(name, fn [, ext [, {options = {...}}]]): a format of one's own,
 -- or one that replaces a built-in format of the same name. Its file ends
@@ -88,9 +88,10 @@ end
 function M.print(res, opts)
   check(opts, PRINT, {}, "ev.report.print")
   if shard.skip(res) then return end
-  local o = {}
+  local o, term = {}, require "evalua.report.terminal"
   for k, v in pairs(opts or {}) do o[k] = v end
-  if o.color == nil then o.color = sys.isatty("stdout") end
+  if o.color == nil then o.color = term.color_ok() end -- a terminal, NO_COLOR unset, TERM not dumb
+  if o.width == nil then o.width = term.columns() end   -- $COLUMNS, else the terminal's; none for a file
   io.stdout:write(format_of("terminal", 2).fn(res, o))
 end
 
@@ -155,6 +156,26 @@ function M.write(res, opts)
     else assert(sys.write_atomic(path, f.fn(res, opts))) end
   end
   return publish(tmp, dir, files)
+end
+
+-- next_steps(res, paths [, {judge_option = "--judge openai"}]) -> lines: what
+-- a user does after a run (the bundled scripts print them on stderr): open
+-- the HTML report among paths; when the offline judge gave the judged
+-- scores and the script has an option for a real judge, how to use one.
+function M.next_steps(res, paths, opts)
+  options.check(opts, options.set { "judge_option" }, "ev.report.next_steps", 2)
+  local lines = {}
+  for _, p in ipairs(paths or {}) do
+    if p:match("%.html$") then
+      lines[#lines + 1] = ("next: open %s in a browser: intervals, charts, the lowest items with their reasons"):format(p)
+    end
+  end
+  local judge = res.meta and res.meta.judge
+  if opts and opts.judge_option and judge and judge.model == "offline" then
+    lines[#lines + 1] = ("%s judged scores come from the offline heuristic judge; for a model's, add %s and set"
+      .. " $OPENAI_BASE_URL, $OPENAI_API_KEY, $EVALUA_MODEL"):format(#lines > 0 and "     " or "next:", opts.judge_option)
+  end
+  return lines
 end
 
 return M

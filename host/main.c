@@ -47,7 +47,8 @@ static const char usage_text[] =
   "  --help             this text\n"
   "\n"
   "exit status: 0 ok, 1 a gate failed, 2 usage error, 3 script or input error,\n"
-  "             4 too much was unmeasured to decide a gate\n";
+  "             4 too much was unmeasured to decide a gate, 75 another run holds\n"
+  "             the lock (nightly); 'man evalua' says more\n";
 
 static int usage_error(const char *fmt, const char *what) {
   fputs("evalua: ", stderr);

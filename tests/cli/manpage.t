@@ -35,7 +35,37 @@ Bundled scripts named in the man page exist:
   rag_report ok
   nightly ok
   calibrate ok
+  prompt_matrix ok
   custom_metric ok
   custom_report ok
   geval_custom ok
   prompt_experiment ok
+
+Every bundled script is named in BUNDLED SCRIPTS:
+
+  $ bundled=$(sed -n '/^\.SH BUNDLED SCRIPTS/,/^\.SH ENVIRONMENT/p' docs/evalua.1)
+  $ for f in scripts/*.lua; do s=$(basename "$f" .lua); grep -qw -- "$s" <<< "$bundled" || echo "$s is not in the man page"; done
+
+Every environment variable evalua reads (getenv in C, the judge's settings,
+the shard variables, os.getenv in the library and the scripts) is in
+ENVIRONMENT:
+
+  $ { grep -ho 'getenv("[A-Z_]*")' host/*.c lua/evalua/*.lua scripts/*.lua | sed 's/.*("\(.*\)")/\1/'
+  >   grep -ho 'set_env(L, "[a-z_]*", "[A-Z_]*")' host/*.c | sed 's/.*, "\([A-Z_]*\)")/\1/'
+  >   grep -ho '"api_key_env", "[A-Z_]*"' host/l_judge.c | sed 's/.*, "\(.*\)"/\1/'
+  >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
+  > } | sort -u > "$CRAMTMP/env.txt"
+  $ wc -l < "$CRAMTMP/env.txt"
+  26
+  $ environment=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' docs/evalua.1)
+  $ while read -r v; do grep -qw -- "$v" <<< "$environment" || echo "$v is not in the man page"; done < "$CRAMTMP/env.txt"
+
+EXIT STATUS lists every status, --help names the same ones, and every
+status a bundled script returns is among them:
+
+  $ sed -n '/^\.SH EXIT STATUS/,/^\.SH EXAMPLES/p' docs/evalua.1 | awk 'prev == ".TP" { print $2 } { prev = $0 }' | tr '\n' ' '
+  0 1 2 3 4 75  (no-eol)
+  $ "$EVALUA" --help | sed -n '/^exit status/,$p' | grep -oE '(^|[ ,:]) ?[0-9]+ [a-z]' | grep -oE '[0-9]+' | tr '\n' ' '
+  0 1 2 3 4 75  (no-eol)
+  $ grep -ho 'return [0-9]\+$\|ev.exit([0-9]\+)' scripts/*.lua lua/evalua/scaffold.lua | grep -o '[0-9]\+' | sort -un | tr '\n' ' '
+  0 2 3 4 75  (no-eol)

@@ -81,7 +81,7 @@ local function scores_by_judging()
   local ds = ev.dataset.load(opt.data):filter(function(r) return wanted[key(r.qid, r.variant)] end)
   ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
   local res = ev.evaluate(ds, { metrics = { ev.rag[opt.metric] or opt.metric },
-                                judge = ev.judge.open(opt.judge), quiet = opt.quiet, ci = false })
+                                judge = ev.cli.try(ev.judge.open, opt.judge), quiet = opt.quiet, ci = false })
   if ev.gate.exit_code(ev.gate.check(res, {})) == ev.gate.UNDECIDED then
     io.stderr:write("calibrate: the judge failed: nothing to calibrate\n")
     ev.exit(ev.gate.UNDECIDED)

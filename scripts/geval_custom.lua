@@ -31,7 +31,8 @@ end
 
 local ds = ev.dataset.load(opt.data)
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
-local judge = ev.judge.open(opt.judge == "offline" and "offline" or { model = opt.model ~= "" and opt.model or nil })
+local judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline"
+  or { model = opt.model ~= "" and opt.model or nil })
 
 -- Whether a text is mostly Chinese, Japanese or Korean.
 local function cjk(s)

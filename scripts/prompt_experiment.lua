@@ -106,7 +106,7 @@ end
 
 local ds = ev.dataset.load(opt.data)
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
-local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
+local judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil, concurrency = opt.concurrency })
 local quiet = opt.quiet
 
@@ -145,9 +145,9 @@ end
 local function system_runs()
   local rows = ds:filter(function(r) return r.variant == opt.pipeline end).rows
   if #rows == 0 then ev.cli.usage_error("no rows of pipeline '%s' in %s", opt.pipeline, opt.data) end
-  local sut = ev.judge.open { base_url = opt["system-url"] ~= "" and opt["system-url"] or nil,
-                              model = opt["system-model"] ~= "" and opt["system-model"] or nil,
-                              concurrency = opt.concurrency }
+  local sut = ev.cli.try(ev.judge.open, { base_url = opt["system-url"] ~= "" and opt["system-url"] or nil,
+                                          model = opt["system-model"] ~= "" and opt["system-model"] or nil,
+                                          concurrency = opt.concurrency })
   local user = ev.template(ANSWER_USER, "answer/user")
   local items, scores, reasons = nil, {}, {}
   for vi, v in ipairs(variants) do

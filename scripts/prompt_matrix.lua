@@ -47,10 +47,10 @@ if opt["dry-run"] then ev.provider.dry_run(true) end
 
 local providers = {}
 for _, name in ipairs(opt.provider) do
-  providers[#providers + 1] = name == "offline" and ev.provider.offline() or ev.provider.openai {
+  providers[#providers + 1] = name == "offline" and ev.provider.offline() or ev.cli.try(ev.provider.openai, {
     model = opt.model ~= "" and opt.model or nil, base_url = opt["base-url"] ~= "" and opt["base-url"] or nil,
     concurrency = opt.concurrency, cache = opt.cache ~= "" and opt.cache or nil,
-  }
+  })
 end
 
 -- Assertions: a gold answer appears (from the data's gold_answers), the

@@ -53,7 +53,7 @@ if opt["baseline-system"] ~= "" then
   end
 end
 
-local judge = ev.judge.open(opt.judge == "offline" and "offline" or {
+local judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil,
   concurrency = opt.concurrency,
   cache = opt.cache ~= "" and opt.cache or nil,

@@ -245,6 +245,8 @@ local function finish(opt, all, byname, given, argv, dir)
   if byname.shard == COMMON[1] then
     local ok, err = pcall(shard.configure, opt.shard, opt.parts, argv)
     if not ok then usage_error("%s", tostring(err)) end
+    local why = shard.current() and path_problem("out", shard._run.parts)
+    if why then usage_error("--parts: %s", why) end -- the part is written after the work
   end
   check_paths(opt, all)
   return opt
@@ -299,6 +301,17 @@ function M.parse(argv, spec)
 end
 
 M.usage_error = usage_error
+
+-- try(fn, ...) -> what fn returns. An error fn raises becomes a usage error
+-- (one line without its position, exit status 2, no traceback): for the
+-- calls a script makes from its options and environment before any work,
+-- such as ev.judge.open without $EVALUA_MODEL.
+function M.try(fn, ...)
+  local r = table.pack(pcall(fn, ...))
+  if r[1] then return table.unpack(r, 2, r.n) end
+  if type(r[2]) == "table" then error(r[2], 0) end -- an exit request passes through
+  usage_error("%s", (tostring(r[2]):gsub("^[^\n]-:%d+: ", "")))
+end
 
 -- script_dir(arg) -> the folder of the running script (arg[0]), so a
 -- bundled script finds its data beside itself from any working folder.

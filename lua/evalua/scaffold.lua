@@ -49,7 +49,7 @@ local actionable = ev.geval {
 local res = ev.evaluate(ev.dataset.load(opt.data), {
   metrics = { "recall@5", "mrr", "token_f1", "numbers_grounded", "faithfulness", actionable },
   slices = { "query_class" },
-  judge = ev.judge.open(opt.judge == "offline" and "offline" or {}),
+  judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline" or {}),
   quiet = opt.quiet,
 })
 -- Gates decide the exit status: 0 pass, 1 fail, 4 too much unmeasured to

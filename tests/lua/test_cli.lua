@@ -124,4 +124,24 @@ function test_run_out_is_the_scripts_output_folder()
   lu.assertEquals(r.status, 0, r.stderr)
 end
 
+-- A setting the environment lacks is a usage error before any work, not a
+-- traceback (rag_report --judge openai without $EVALUA_MODEL printed one);
+-- so is a --parts folder that cannot be written (found after the work).
+function test_configuration_errors_of_library_calls_are_usage_errors()
+  local code = [[
+local ev = require "evalua"
+ev.cli.parse(arg, {})
+print(ev.cli.try(function(a, b) return a + b, "two" end, 1, 2))
+ev.cli.try(ev.judge.open, { base_url = "http://127.0.0.1:9/v1" })
+print("not reached")
+]]
+  local r = h.run_script(code, nil, nil, "EVALUA_MODEL=")
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stdout, "3\ttwo\n")
+  lu.assertEquals(r.stderr, "evalua: ev.judge.open: no model: pass model = \"...\" or set $EVALUA_MODEL (try --help)\n")
+  r = h.run_script("require('evalua').cli.parse(arg, {})", nil, "--shard 1/2 --parts /proc/none")
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: --parts: cannot write in '/proc': No such file or directory (try --help)\n")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -15,7 +15,7 @@
 #include "files.h"
 #include "runtime.h"
 
-enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3, EXIT_HELPED = -1 /* --help: done, status 0 */ };
+enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3, EXIT_UNDECIDED = 4, EXIT_HELPED = -1 /* --help: done, status 0 */ };
 
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
@@ -146,6 +146,23 @@ static int check_out_taken(lua_State *L, const struct job *j, int code) {
   return code ? code : EXIT_USAGE;
 }
 
+/* A script that ended normally (status 0, not through ev.exit) after an
+ * evaluation whose judge failed ends undecided: evalua.run keeps the line
+ * ev.evaluate printed (lua/evalua/run.lua). Never loads the module itself. */
+static int undecided_by_judge(lua_State *L, int code) {
+  if (code != 0 || evalua_runtime(L)->exit_requested) return code;
+  int top = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "evalua.run") == LUA_TTABLE && lua_getfield(L, -1, "undecided") == LUA_TFUNCTION
+      && lua_pcall(L, 0, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) {
+    fputs("evalua: exit status 4 (undecided): the script ended normally, but the judge failed (see the line above); "
+          "ev.exit(0) ends 0 on purpose\n", stderr);
+    code = EXIT_UNDECIDED;
+  }
+  lua_settop(L, top);
+  return code;
+}
+
 static int pmain(lua_State *L) {
   struct job *j = lua_touserdata(L, 1);
   evalua_state_open(L);
@@ -168,7 +185,9 @@ static int pmain(lua_State *L) {
     for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
     status = lua_pcall(L, nargs, 1, -(nargs + 2));
   }
-  lua_pushinteger(L, check_out_taken(L, j, exit_code_of(L, status)));
+  int code = exit_code_of(L, status);
+  if (status == LUA_OK) code = undecided_by_judge(L, code);
+  lua_pushinteger(L, check_out_taken(L, j, code));
   return 1;
 }
 

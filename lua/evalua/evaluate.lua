@@ -212,6 +212,9 @@ return function(data, spec)
   end
   -- a judge that gave no usable answer is never silent (docs/judge.md)
   local dead = require("evalua.judge.health").line(res, require("evalua.gate").max_judge_failures)
-  if dead then io.stderr:write(dead, "\n") end
+  if dead then
+    io.stderr:write(dead, "\n")
+    require("evalua.run").current():mark_undecided(dead)
+  end
   return res
 end

@@ -32,6 +32,7 @@ function M.new()
     workers = setmetatable({}, weak),     -- coroutine -> true: ev.map's workers
     ready = setmetatable({}, weak),       -- engine -> {id -> finished result}
     want = setmetatable({}, weak),        -- engine -> {id -> how many wait for it}
+    undecided = nil,                      -- the stderr line of an evaluation whose judge failed
   }, Run)
 end
 
@@ -41,6 +42,23 @@ function Run:dry()
 end
 
 local current = M.new()
+local undecided_runs = setmetatable({}, { __mode = "k" })
+
+-- Records that an evaluation of run r was undecided because its judge
+-- failed (ev.evaluate calls it with the line it printed).
+function Run:mark_undecided(line)
+  self.undecided = self.undecided or line
+  undecided_runs[self] = true
+end
+
+-- The first undecided line of any run of this state, or nil: the host turns
+-- a script's normal end into exit status 4 with it (host/main.c), so a run
+-- whose judge answered nothing never ends 0 by omission.
+function M.undecided()
+  if current.undecided then return current.undecided end
+  for r in pairs(undecided_runs) do return r.undecided end
+  return nil
+end
 
 function M.current() return current end
 

@@ -101,6 +101,48 @@ function TestDeadJudge:test_init_eval_lua()
   end
 end
 
+-- A user's own script that ends without a status: the host makes it 4,
+-- unless the script ends 0 on purpose with ev.exit(0), or returns its own.
+function TestDeadJudge:test_own_script_ending_normally_exits_4()
+  local f = FAULTS[2]
+  local script, rows = work .. "/own.lua", work .. "/own.jsonl"
+  h.write(rows, '{"qid":"a","query":"When does an upload stop?","answer":"After three failed parts.",'
+    .. '"contexts":["An upload stops after three failed parts."]}\n'
+    .. '{"qid":"b","query":"What is the part size?","answer":"Eight megabytes.",'
+    .. '"contexts":["Parts are eight megabytes."]}\n')
+  local function own(ending)
+    h.write(script, ([[
+local ev = require "evalua"
+local ds = ev.dataset.load(%q)
+local judge = ev.judge.open { cache = false, max_retries = 0 }
+ev.evaluate(ds, { metrics = { "faithfulness" }, judge = judge, quiet = true, ci = false })
+%s
+]]):format(rows, ending))
+    mock:config(f.config)
+    local r = h.run(("OPENAI_BASE_URL=%s EVALUA_MODEL=mock-judge OPENAI_API_KEY= %s run %s"):format(
+      mock.url, h.bin, script))
+    mock:config {}
+    return r
+  end
+  for _, ending in ipairs { "", "return 0" } do
+    local r = own(ending)
+    lu.assertEquals(r.status, 4, ending .. ":\n" .. r.stderr)
+    lu.assertStrContains(r.stderr, "evalua: THE JUDGE FAILED: ")
+    lu.assertStrContains(r.stderr, "evalua: exit status 4 (undecided): the script ended normally, but the judge "
+      .. "failed (see the line above); ev.exit(0) ends 0 on purpose")
+  end
+  lu.assertEquals(own("ev.exit(0)").status, 0)
+  lu.assertEquals(own("return 1").status, 1)
+  -- a healthy judge: the script's 0 stands
+  local r = h.run(("OPENAI_BASE_URL=%s EVALUA_MODEL=mock-judge OPENAI_API_KEY= %s run %s"):format(
+    mock.url, h.bin, script))
+  lu.assertEquals(r.status, 1, r.stderr) -- the last version written returns 1
+  h.write(script, (h.read(script):gsub("return 1", "")))
+  r = h.run(("OPENAI_BASE_URL=%s EVALUA_MODEL=mock-judge OPENAI_API_KEY= %s run %s"):format(mock.url, h.bin, script))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertNotStrContains(r.stderr, "undecided")
+end
+
 -- ---- the rule, by hand -------------------------------------------------------------------
 
 -- A judged metric whose first k of 20 rows the judge failed on.

@@ -349,6 +349,20 @@ static int l_append(lua_State *L) {
   return 2;
 }
 
+/* flock(file, "sh" | "ex" | "un") -> true | nil, message: a lock on an
+ * open Lua file, held until it is closed. A reader of history.jsonl takes
+ * "sh", so it never sees half of a record that append is writing. */
+static int l_flock(lua_State *L) {
+  luaL_Stream *s = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  static const char *const modes[] = {"sh", "ex", "un", NULL};
+  static const int ops[] = {LOCK_SH, LOCK_EX, LOCK_UN};
+  int op = ops[luaL_checkoption(L, 2, NULL, modes)];
+  luaL_argcheck(L, s->closef != NULL, 1, "closed file");
+  int r;
+  while ((r = flock(fileno(s->f), op)) != 0 && errno == EINTR) {}
+  return luaL_fileresult(L, r == 0, NULL);
+}
+
 /* ---- lock files: lock(path) -> handle | nil, "held by pid N" ---------- */
 
 #define LOCK_MT "evalua.Lock"
@@ -474,7 +488,7 @@ static const luaL_Reg sys_funcs[] = {
   {"getpid", l_getpid},     {"shard_env", l_shard_env},
   {"sandboxed", l_sandboxed}, {"path_allowed", l_path_allowed}, {"sha256", l_sha256},
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
-  {"lock", l_lock},         {"listdir", l_listdir},     {"stat", l_stat},
+  {"lock", l_lock},         {"flock", l_flock},         {"listdir", l_listdir},     {"stat", l_stat},
   {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {"open", l_open},
   {"remove", l_remove},     {"rename", l_rename},       {NULL, NULL},
 };

@@ -13,10 +13,12 @@ local json = require "evalua.json"
 local shard = require "evalua.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.options"
+local shape = require "evalua.shape"
 
 local M = {}
 local History = {}
 local DASHBOARD_OPTIONS = options.set { "title" }
+local DASHBOARD_RUNS = 60 -- the runs the trend dashboard draws: the newest
 History.__index = History
 
 function M.open(dir)
@@ -25,87 +27,226 @@ function M.open(dir)
   return setmetatable({ dir = dir, file = dir .. "/history.jsonl" }, History)
 end
 
-local function read_lines(path)
-  local f = io.open(path, "rb")
-  if not f then return {} end
-  local lines = {}
-  for l in f:lines() do lines[#lines + 1] = l end
-  f:close()
-  return lines
-end
-
 local function warn(self, fmt, ...)
   if self.warned then return end
   self.warned = true
   io.stderr:write("evalua: warning: ", fmt:format(...), "\n")
 end
 
--- The lines of the history file; a last line without its newline is a
--- record whose append was cut off (sys.append never leaves one, but a
--- power loss can): it is ignored with a warning.
-local function history_lines(self)
-  local f = io.open(self.file, "rb")
-  if not f then return {} end
-  local text = f:read("a")
-  f:close()
-  local lines = {}
-  for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
-  local tail = text:match("[^\n]+$")
-  if tail then
-    warn(self, "%s:%d: ignoring a torn final record (%d bytes without a newline; the next append removes it)",
-      self.file, #lines + 1, #tail)
+-- A record's run_id names its item file (runs/<run_id>.jsonl): a name of
+-- letters, digits, '.', '_' and '-' that starts with a letter or digit, so
+-- a tampered record cannot point outside the folder ("../x").
+local function run_id_shape(v)
+  if type(v) ~= "string" or #v > 128 or not v:find("^[%w][%w._-]*$") then
+    return "a run id (letters, digits, '.', '_', '-'; no '/' or '..')"
   end
-  return lines
 end
 
--- records() -> every record, oldest first. A line that is not JSON is an
--- error naming the file and line: the history is evidence, not a cache.
-function History:records()
+local AGGREGATE = shape.object { mean = "number?", lo = "number?", hi = "number?" } -- what the readers read
+local RECORD = shape.object {
+  run_id = run_id_shape, time = "string", label = "string?", notes = "string?", git_commit = "string?",
+  evalua = "string?", report = "string?",
+  dataset = shape.optional(shape.object { path = "string?", hash = "string?", rows = "integer?" }),
+  judge = shape.optional(shape.object { model = "string?", system_fingerprints = "table?" }),
+  systems = shape.list("string"), metrics = shape.list("string"),
+  metric_definitions = shape.optional(shape.map("string")),
+  gates = shape.optional(shape.list(shape.object {
+    system = "string?", metric = "string", dim = "string?", value = "string?", threshold = "number?",
+    status = "string?", higher_is_better = "boolean?" })),
+  aggregates = shape.map(shape.map(shape.map(shape.map(AGGREGATE)))),
+}
+local ITEM = shape.object { id = function(v)
+  if type(v) ~= "string" and math.type(v) ~= "integer" then return "an id (a string or an integer)" end
+end, system = "string", scores = shape.map("number?"), slices = shape.optional(shape.map("string")) }
+
+-- The number of the line that starts at byte offset pos (counted only when
+-- a message needs it).
+local function line_number(path, pos)
+  local f = io.open(path, "rb")
+  if not f then return "?" end
+  local n, left = 1, pos
+  while left > 0 do
+    local block = f:read(math.min(left, 1 << 16))
+    if not block then break end
+    left = left - #block
+    n = n + select(2, block:gsub("\n", ""))
+  end
+  f:close()
+  return n
+end
+
+-- The record on a line, checked: a line that is not a record is an error
+-- naming the file, line and field; the history is evidence, not a cache.
+local function decode_record(self, line, pos)
+  local rec, err = json.decode(line)
+  if type(rec) ~= "table" then err = "invalid history record: " .. tostring(err)
+  else err = shape.check(RECORD, rec) end
+  if err then sys.input_error(("%s:%s: %s"):format(self.file, line_number(self.file, pos), err)) end
+  return rec
+end
+
+local BLOCK = 1 << 16
+
+-- Iterates over the history file's lines from the last to the first,
+-- reading blocks from the end: the newest records cost what they weigh,
+-- not what the whole history weighs. Each step gives a line and the offset
+-- where it starts. A last line without its newline is a record whose
+-- append was cut off (sys.append never leaves one, but a power loss can):
+-- it is skipped with a warning.
+local function lines_backwards(self)
+  local f = io.open(self.file, "rb")
+  if not f then return function() return nil end end
+  assert(sys.flock(f, "sh")) -- an append in progress is seen whole or not at all
+  local pos = assert(f:seek("end"))
+  local lines, i, carry, tail = {}, 0, {}, true -- carry: pieces of a line whose start is not read yet, last first
+  local function joined(head)
+    local parts = { head }
+    for k = #carry, 1, -1 do parts[#parts + 1] = carry[k] end
+    carry = {}
+    return table.concat(parts)
+  end
+  local function torn(line, at)
+    if #line > 0 then
+      warn(self, "%s:%d: ignoring a torn final record (%d bytes without a newline; the next append removes it)",
+        self.file, line_number(self.file, at), #line)
+    end
+  end
+  local function read_block()
+    local k = math.min(BLOCK, pos)
+    pos = pos - k
+    f:seek("set", pos)
+    local block = f:read(k)
+    lines, i = {}, 0
+    local ends, e = {}, block:find("\n", 1, true)
+    while e do
+      ends[#ends + 1] = e
+      e = block:find("\n", e + 1, true)
+    end
+    if #ends == 0 then
+      carry[#carry + 1] = block
+      return
+    end
+    local last = joined(block:sub(ends[#ends] + 1))
+    if tail then tail = false; torn(last, pos + ends[#ends])
+    else lines[1] = { last, pos + ends[#ends] } end
+    for j = #ends, 2, -1 do lines[#lines + 1] = { block:sub(ends[j - 1] + 1, ends[j] - 1), pos + ends[j - 1] } end
+    carry[1] = block:sub(1, ends[1] - 1)
+  end
+  local function step()
+    while i >= #lines do
+      if pos == 0 then
+        if #carry == 0 then return nil end
+        local first = joined("")
+        if tail then return torn(first, 0) end
+        return first, 0
+      end
+      read_block()
+    end
+    i = i + 1
+    return lines[i][1], lines[i][2]
+  end
+  return step, nil, nil, f -- the loop closes f, also when it breaks
+end
+
+-- The newest records, newest first: up to n of them, or until stop(rec)
+-- is true (that record included).
+local function newest(self, n, stop)
   local out = {}
-  for i, l in ipairs(history_lines(self)) do
-    if l:find("%S") then
-      local rec, err = json.decode(l)
-      if type(rec) ~= "table" then sys.input_error(("%s:%d: invalid history record: %s"):format(self.file, i, tostring(err))) end
-      out[#out + 1] = rec
+  for line, pos in lines_backwards(self) do
+    if #out >= n then break end
+    if line:find("%S") then
+      out[#out + 1] = decode_record(self, line, pos)
+      if stop and stop(out[#out]) then break end
     end
   end
   return out
 end
 
+-- records() -> every record, oldest first: one pass over the file.
+function History:records()
+  local f = io.open(self.file, "rb")
+  if not f then return {} end
+  assert(sys.flock(f, "sh"))
+  local text = f:read("a")
+  f:close()
+  local out, pos = {}, 1
+  local e = text:find("\n", 1, true)
+  while e do
+    local line = text:sub(pos, e - 1)
+    if line:find("%S") then out[#out + 1] = decode_record(self, line, pos - 1) end
+    pos = e + 1
+    e = text:find("\n", pos, true)
+  end
+  if pos <= #text then
+    warn(self, "%s:%d: ignoring a torn final record (%d bytes without a newline; the next append removes it)",
+      self.file, line_number(self.file, pos - 1), #text - pos + 1)
+  end
+  return out
+end
+
+-- latest() -> the newest record, or nil; reads only that record.
 function History:latest()
-  local all = self:records()
-  return all[#all]
+  return newest(self, 1)[1]
 end
 
 -- find(label_or_run_id) -> the newest record with that label or run id
 function History:find(key)
-  local all = self:records()
-  for i = #all, 1, -1 do
-    if all[i].run_id == key or all[i].label == key then return all[i] end
-  end
-  return nil
+  local found = newest(self, math.huge, function(rec) return rec.run_id == key or rec.label == key end)
+  local rec = found[#found]
+  return rec and (rec.run_id == key or rec.label == key) and rec or nil
 end
 
 -- Per-item scores of a record: { [system] = { [id] = { scores = {...}, slices = {...} } } }
 function History:items(rec)
+  local bad = shape.check(RECORD.fields.run_id, rec.run_id, "run_id")
+  if bad then sys.input_error(("%s: %s"):format(self.file, bad)) end
   local path = self.dir .. "/runs/" .. rec.run_id .. ".jsonl"
-  local out = {}
-  for i, l in ipairs(read_lines(path)) do
-    local it = json.decode(l)
-    if type(it) ~= "table" then sys.input_error(("%s:%d: invalid item line"):format(path, i)) end
+  local f = io.open(path, "rb")
+  if not f then
+    io.stderr:write(("evalua: warning: %s: missing: run %s has no per-item scores to pair with\n"):format(path, rec.run_id))
+    return {}
+  end
+  local out, n = {}, 0
+  for l in f:lines() do
+    n = n + 1
+    local it, err = json.decode(l)
+    if type(it) ~= "table" then err = "invalid item line: " .. tostring(err) else err = shape.check(ITEM, it) end
+    if err then
+      f:close()
+      sys.input_error(("%s:%d: %s"):format(path, n, err))
+    end
     out[it.system] = out[it.system] or {}
     out[it.system][it.id] = it
   end
+  f:close()
   return out
+end
+
+-- The newest max records, oldest first, and with count the number of all
+-- records (the lines are counted, not decoded).
+local function tail_records(self, max, count)
+  local recs = newest(self, max)
+  local n = #recs
+  if count and n == max then
+    n = 0
+    local f = io.open(self.file, "rb")
+    for block in function() return f:read(BLOCK) end do
+      n = n + select(2, block:gsub("\n", ""))
+    end
+    f:close()
+  end
+  local out = {}
+  for k = #recs, 1, -1 do out[#out + 1] = recs[k] end
+  return out, n
 end
 
 -- trend(res, n) -> { runs = { {label=, time=, values = {[system] = {[metric] = mean}}} } }
 -- over the last n - 1 records and the current run; also stored as res.trend
 -- (the HTML report draws it).
 function History:trend(res, n)
-  local all, runs = self:records(), {}
-  for i = math.max(1, #all - (n or 10) + 2), #all do
-    local rec, values = all[i], {}
+  local runs = {}
+  for _, rec in ipairs((tail_records(self, math.max(0, (n or 10) - 1)))) do
+    local values = {}
     for system, dims in pairs(rec.aggregates or {}) do
       values[system] = {}
       for metric, a in pairs(dims.all and dims.all.all or {}) do values[system][metric] = a.mean end
@@ -129,7 +270,8 @@ end
 function History:dashboard(opts)
   opts = opts or {}
   options.check(opts, DASHBOARD_OPTIONS, "history:dashboard", 2)
-  local html = require("evalua.report.dashboard")(self:records(), { title = opts.title or ("Trend: " .. self.dir) })
+  local recs, total = tail_records(self, DASHBOARD_RUNS, true)
+  local html = require("evalua.report.dashboard")(recs, { title = opts.title or ("Trend: " .. self.dir), total = total })
   local path = self.dir .. "/index.html"
   assert(sys.write_atomic(path, html))
   return path

@@ -144,4 +144,78 @@ for i = 1, 15 do hist:append(res, { label = arg[1] .. i, notes = string.rep(arg[
   end
 end
 
+-- A record as history.jsonl holds it, padded to about `size` bytes.
+local function record_line(id, size)
+  local rec = ('{"aggregates":{},"label":"L%s","metrics":[],"notes":"%%s","run_id":"%s","systems":[],"time":"t"}')
+    :format(id, id)
+  return rec:format(("n"):rep(math.max(0, size - #rec + 2))) .. "\n"
+end
+
+-- latest() and find() read the file backwards in 64 KiB blocks: records
+-- smaller than, equal to and larger than a block, blank lines and a torn
+-- tail give what one forward pass over the file gives.
+function TestHistory:test_reading_backwards_across_blocks_finds_what_reading_forwards_does()
+  local sizes = { 10, 65535, 65536, 65537, 200000, 3, 131072, 70000, 1 }
+  local text = {}
+  for i, n in ipairs(sizes) do
+    text[#text + 1] = record_line(i, n)
+    if i == 5 then text[#text + 1] = "\n   \n" end
+  end
+  h.write(dir .. "/h/history.jsonl", table.concat(text))
+  local hist = ev.history.open(dir .. "/h")
+  local all = hist:records()
+  lu.assertEquals(#all, #sizes)
+  for i, rec in ipairs(all) do
+    lu.assertEquals(rec.run_id, tostring(i))
+    lu.assertIs(hist:find(tostring(i)).run_id, rec.run_id)
+    lu.assertEquals(hist:find("L" .. i).notes, rec.notes)
+  end
+  lu.assertEquals(hist:latest().run_id, tostring(#sizes))
+  lu.assertNil(hist:find("none"))
+  lu.assertEquals(#ev.history.open(dir .. "/h"):trend({ systems = {}, metrics = {}, meta = {},
+    attach = function(_, _, v) return v end }, 4).runs, 4)
+  -- a torn tail longer than a block is skipped, with the line it is on
+  local f = assert(io.open(dir .. "/h/history.jsonl", "ab"))
+  f:write(record_line("torn", 100000):sub(1, -2))
+  f:close()
+  h.write(dir .. "/latest.lua", 'print(require("evalua").history.open("h"):latest().run_id)')
+  local child = h.run(("cd %s && %s run latest.lua"):format(dir, h.bin))
+  lu.assertEquals(child.stdout, #sizes .. "\n")
+  lu.assertEquals(child.stderr, "evalua: warning: h/history.jsonl:12: ignoring a torn final record "
+    .. "(100000 bytes without a newline; the next append removes it)\n")
+end
+
+-- A hand-edited or damaged history gives file:line: field errors (exit 3,
+-- no traceback), and a run id cannot name a file outside the folder.
+function TestHistory:test_tampered_records_are_named_by_file_line_and_field()
+  local cases = {
+    { '{"run_id":"../../../etc/passwd","time":"t","systems":[],"metrics":[],"aggregates":{}}',
+      "field 'run_id': expected a run id (letters, digits, '.', '_', '-'; no '/' or '..'), got \"../../../etc/passwd\"" },
+    { '{"run_id":"r1","time":"t","systems":[],"metrics":[],"aggregates":{"all":"x"}}',
+      "field 'aggregates.all': expected an object, got a string" },
+    { '{"run_id":"r1","time":"t","systems":["a",3],"metrics":[],"aggregates":{}}',
+      "field 'systems[2]': expected a string, got a number" },
+    { '{"run_id":"r1","time":"t","systems":[],"metrics":[],"aggregates":{"a":{"all":{"all":{"m":{"mean":"0.5"}}}}}}',
+      "field 'aggregates.a.all.all.m.mean': expected a finite number, got a string" },
+    { '{"run_id":"r1","systems":[],"metrics":[],"aggregates":{}}', "field 'time': missing (expected a string)" },
+  }
+  h.write(dir .. "/latest.lua", 'print(require("evalua").history.open("h"):latest())')
+  for _, case in ipairs(cases) do
+    h.write(dir .. "/h/history.jsonl", record_line(0, 10) .. case[1] .. "\n")
+    local r = h.run(("cd %s && %s run latest.lua"):format(dir, h.bin))
+    lu.assertEquals(r.status, 3, case[1])
+    lu.assertEquals(r.stderr, "h/history.jsonl:2: " .. case[2] .. "\n")
+  end
+  local hist = ev.history.open(dir .. "/h")
+  local ok, err = pcall(hist.items, hist, { run_id = "../x" })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, dir .. "/h/history.jsonl: field 'run_id': expected a run id")
+  -- a damaged item line of a run
+  h.write(dir .. "/h/history.jsonl", record_line(0, 10))
+  h.write(dir .. "/h/runs/0.jsonl", '{"id":"q1","system":"all","scores":{"s":0.5}}\n{"id":"q2","system":"all","scores":{"s":"high"}}\n')
+  ok, err = pcall(hist.items, hist, hist:latest())
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, dir .. "/h/runs/0.jsonl:2: field 'scores.s': expected a finite number, got a string")
+end
+
 os.exit(lu.LuaUnit.run(), true)

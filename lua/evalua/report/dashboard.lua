@@ -5,12 +5,15 @@
 -- definition changed, per-slice charts folded under each metric, and a table
 -- of the runs linking to each run's report.
 --
---   local html = require("evalua.report.dashboard")(records, { title = "..." })
+--   local html = require("evalua.report.dashboard")(records, { title = "...", total = n })
+--
+-- records: the runs to draw, oldest first (history:dashboard gives its
+-- newest 60); total: how many the history holds, when more.
 local C = require "evalua.report.common"
 
 local esc = C.html_escape
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
-local MAX_RUNS, MAX_SYSTEMS, MAX_VALUES = 60, 8, 40
+local MAX_SYSTEMS, MAX_VALUES = 8, 40
 
 local function fmt(x) return ("%.1f"):format(x) end
 
@@ -20,12 +23,18 @@ local function cell(rec, system, dim, value, metric)
   return a and a[metric]
 end
 
--- The fingerprints a run saw, in a stable order (they arrive as answers do).
+-- The fingerprints a run saw, in a stable order (they arrive as answers
+-- do); kept per record, as every chart asks for them.
+local seen_fingerprints = setmetatable({}, { __mode = "k" })
 local function fingerprints(rec)
+  if seen_fingerprints[rec] then return seen_fingerprints[rec] end
   local copy = {}
-  for i, v in ipairs(rec.judge and rec.judge.system_fingerprints or {}) do copy[i] = tostring(v) end
+  for i, v in ipairs(rec.judge and type(rec.judge.system_fingerprints) == "table" and rec.judge.system_fingerprints or {}) do
+    copy[i] = tostring(v)
+  end
   table.sort(copy)
-  return table.concat(copy, ", ")
+  seen_fingerprints[rec] = table.concat(copy, ", ")
+  return seen_fingerprints[rec]
 end
 
 -- What changed from record a to record b that makes metric's values unlike.
@@ -96,25 +105,31 @@ local function chart(runs, systems, metric, dim, value, higher)
                 higher and "≥" or "≤", C.num(g.threshold, 2))
     end
   end
+  local xs, names = {}, {} -- the same for every system: made once
+  for i, rec in ipairs(runs) do xs[i], names[i] = fmt(x(i)), esc(rec.label or rec.run_id) end
   for si, s in ipairs(systems) do
-    local color = PALETTE[(si - 1) % #PALETTE + 1]
+    local color, name = PALETTE[(si - 1) % #PALETTE + 1], esc(s)
     local upper, lower, line = {}, {}, {}
     for i, rec in ipairs(runs) do
       local a = cell(rec, s, dim, value, metric)
       if a and a.mean then
-        line[#line + 1] = fmt(x(i)) .. "," .. fmt(y(a.mean))
-        if a.lo and a.hi then
-          upper[#upper + 1] = fmt(x(i)) .. "," .. fmt(y(a.hi))
-          table.insert(lower, 1, fmt(x(i)) .. "," .. fmt(y(a.lo)))
+        local point = xs[i] .. "," .. fmt(y(a.mean))
+        line[#line + 1] = point
+        local band = a.lo and a.hi
+        if band then
+          upper[#upper + 1] = xs[i] .. "," .. fmt(y(a.hi))
+          lower[#lower + 1] = xs[i] .. "," .. fmt(y(a.lo))
         end
-        out[#out + 1] = ('<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s, %s: %s%s</title></circle>')
-          :format(fmt(x(i)), fmt(y(a.mean)), color, esc(s), esc(rec.label or rec.run_id), C.num(a.mean),
-                  a.lo and a.hi and (" [%s, %s]"):format(C.num(a.lo), C.num(a.hi)) or "")
+        out[#out + 1] = ('<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s, %s: %.3f%s</title></circle>')
+          :format(xs[i], point:sub(#xs[i] + 2), color, name, names[i], a.mean,
+                  band and (" [%.3f, %.3f]"):format(a.lo, a.hi) or "")
       end
     end
     if #upper > 1 then
+      local back = {}
+      for k = #lower, 1, -1 do back[#back + 1] = lower[k] end
       out[#out + 1] = ('<polygon class="band" fill="%s" points="%s %s"/>')
-        :format(color, table.concat(upper, " "), table.concat(lower, " "))
+        :format(color, table.concat(upper, " "), table.concat(back, " "))
     end
     if #line > 1 then
       out[#out + 1] = ('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'):format(color, table.concat(line, " "))
@@ -124,7 +139,7 @@ local function chart(runs, systems, metric, dim, value, higher)
   for i, rec in ipairs(runs) do
     if (#runs - i) % every == 0 then
       out[#out + 1] = ('<text class="label" transform="translate(%s,%d) rotate(30)">%s</text>')
-        :format(fmt(x(i)), top + ph + 12, esc(C.clip(rec.label or rec.time or rec.run_id, 14)))
+        :format(xs[i], top + ph + 12, esc(C.clip(rec.label or rec.time or rec.run_id, 14)))
     end
   end
   out[#out + 1] = "</svg>"
@@ -204,8 +219,7 @@ details{margin:4px 0 12px}summary{cursor:pointer}
 
 return function(records, opts)
   opts = opts or {}
-  local runs = {}
-  for i = math.max(1, #records - MAX_RUNS + 1), #records do runs[#runs + 1] = records[i] end
+  local runs, total = records, math.max(opts.total or 0, #records)
   local title = opts.title or "Trend"
   local out = { "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
@@ -219,7 +233,7 @@ return function(records, opts)
   for i = 1, math.min(#systems, MAX_SYSTEMS) do shown[i] = systems[i] end
   out[#out + 1] = ('<p class="meta">%d runs%s, %s to %s. Bands: confidence intervals of the means; dashed red: the '
     .. 'newest run\'s gates; dotted green: the judge, the data set or the metric\'s definition changed (hover for what).%s</p>')
-    :format(#runs, #records > #runs and (" (the last %d of %d)"):format(#runs, #records) or "", esc(runs[1].time),
+    :format(#runs, total > #runs and (" (the last %d of %d)"):format(#runs, total) or "", esc(runs[1].time),
             esc(runs[#runs].time), #systems > #shown and (" Charts show the first %d of %d systems."):format(#shown, #systems) or "")
   out[#out + 1] = legend(shown)
   local higher = {}

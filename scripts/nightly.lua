@@ -43,7 +43,8 @@ local opt = ev.cli.parse(arg, {
 
 if opt.dir ~= "" then
   io.stderr:write("nightly: warning: --dir is deprecated; use --out\n")
-  opt.out = opt.dir
+  local merge = ev.shard.merging() -- the shards' --dir gives way to a merge's --out
+  opt.out = merge and merge.out or opt.dir
 end
 -- The webhook URL is a secret (it carries the token): checked now, never echoed.
 local notify_url = opt.notify ~= "" and opt.notify

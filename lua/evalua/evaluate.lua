@@ -199,7 +199,8 @@ return function(data, spec)
   local rows
   if shard.merging() then
     args.scores = T.scores(ds.n, #metrics)
-    args.details, args.judge_stats, args.merged = require("evalua.merge").evaluation(ds, metrics, args.scores)
+    local merge = require "evalua.merge"
+    args.details, args.judge_stats, args.merged = merge.evaluation(ds, metrics, args.scores, spec.id or "qid")
   else
     if s then rows = shard.rows(ds, spec.id or "qid", s); args.dataset = ds:subset(rows) end
     args.scores, args.details = compute(args.dataset, metrics, spec)

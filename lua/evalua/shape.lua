@@ -7,9 +7,10 @@
 --   local err = shape.check(RUN, rec)          -- nil, or the message
 --
 -- A shape is a type name ("string", "number" (finite), "integer", "boolean",
--- "table", "any"; a trailing "?" lets the value be absent or null), a list,
--- map or object of shapes, shape.optional(s), or a function(v) that returns
--- nil when v fits, else what was expected.
+-- "table", "null", "any"), alternatives ("number|null"), with a trailing
+-- "?" when the field may be absent; a list, map or object of shapes;
+-- shape.optional(s) (absent, or s); or a function(v) that returns nil when
+-- v fits, else what was expected. JSON's null fits only where "null" says so.
 local json = require "evalua.json"
 
 local M = {}
@@ -25,6 +26,7 @@ local LEAF = {
   boolean = { test = function(v) return type(v) == "boolean" end, want = "true or false" },
   table = { test = function(v) return type(v) == "table" end, want = "an object or a list" },
   any = { test = function(v) return v ~= nil end, want = "a value" },
+  null = { test = function(v) return v == json.null end, want = "null" },
 }
 
 local function is_list(v)
@@ -47,11 +49,22 @@ end
 -- {fields=, names=} and {optional=} nodes.
 local function compile(s)
   if type(s) == "string" then
-    local name, opt = s:match("^(%a+)(%??)$")
-    local leaf = assert(LEAF[name], "shape: unknown type '" .. s .. "'")
-    if opt == "" then return leaf end
-    local test, null = leaf.test, json.null
-    return { test = function(v) return v == nil or v == null or test(v) end, want = leaf.want }
+    local names, opt = s:match("^([%a|]+)(%??)$")
+    local tests, wants = {}, {}
+    for name in (names or ""):gmatch("[^|]+") do
+      local leaf = assert(LEAF[name], "shape: unknown type '" .. s .. "'")
+      tests[#tests + 1], wants[#wants + 1] = leaf.test, leaf.want
+    end
+    assert(#tests > 0, "shape: unknown type '" .. s .. "'")
+    local want = table.concat(wants, " or ")
+    if #tests == 1 and opt == "" then return { test = tests[1], want = want } end
+    return { test = function(v)
+      if v == nil then return opt == "?" end
+      for i = 1, #tests do
+        if tests[i](v) then return true end
+      end
+      return false
+    end, want = want }
   elseif type(s) == "function" then
     return { test = function(v) return s(v) == nil end, explain = s }
   end
@@ -60,7 +73,7 @@ end
 
 function M.list(of) return { list = compile(of) } end
 function M.map(of) return { map = compile(of) } end
-function M.optional(of) return { optional = compile(of) } end
+function M.optional(of) return { optional = compile(of) } end -- absent, or of
 
 function M.object(fields)
   local names, compiled = {}, {}
@@ -73,7 +86,7 @@ end
 -- that fits costs one walk; only a misfit is walked again for the message.
 local function fits(s, v)
   if s.test then return s.test(v) end
-  if s.optional then return v == nil or v == json.null or fits(s.optional, v) end
+  if s.optional then return v == nil or fits(s.optional, v) end
   if type(v) ~= "table" then return false end
   if s.list then
     if not is_list(v) then return false end

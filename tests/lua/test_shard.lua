@@ -310,4 +310,127 @@ function TestShard:test_sandboxed_shards_merge_only_sandboxed()
   lu.assertEquals(untimed(self.dir .. "/m/rag_report.json"), untimed(self.dir .. "/one/rag_report.json"))
 end
 
+-- Parts of a small run of two shards, written by a script of the test's
+-- own; edit(name, fn) rewrites a part after fn changed it, keeping its rows
+-- hash right unless fn broke it on purpose.
+local function small_run(dir)
+  local rows = {}
+  for i = 1, 12 do rows[i] = ('{"qid": "q%d", "retrieved": ["d%d"], "gold_doc_ids": ["d1"]}'):format(i, i % 3) end
+  h.write(dir .. "/d.jsonl", table.concat(rows, "\n") .. "\n")
+  h.write(dir .. "/s.lua", [[
+local ev = require "evalua"
+local opt = ev.cli.parse(arg, { { "out", "out", "reports" } })
+local res = ev.evaluate(ev.dataset.load("d.jsonl"), { metrics = { "mrr" } })
+ev.report.write(res, { dir = opt.out, name = "r", formats = { "json" } })
+]])
+  for i = 1, 2 do
+    local r = h.run(("cd %s && %s run s.lua --shard %d/2"):format(dir, h.bin, i))
+    assert(r.status == 0, r.stderr)
+  end
+  local function edit(name, fn, keep_hash)
+    local path = dir .. "/parts/" .. name
+    local p = cjson.decode(h.read(path))
+    fn(p)
+    if not keep_hash then
+      for _, sec in ipairs(p.evaluations) do
+        if type(sec) == "table" and type(sec.rows) == "table" then
+          local ints = {}
+          for i, row in ipairs(sec.rows) do ints[i] = math.tointeger(row) or row end
+          sec.part.hash = ev.sys.sha256(table.concat(ints, ","))
+        end
+      end
+    end
+    h.write(path, ev.json.encode(p))
+  end
+  return "parts/s.part-1-of-2.json", "parts/s.part-2-of-2.json", edit
+end
+
+-- Every part is checked alike, the first one too; overlapping rows,
+-- impossible shard counts and indices, and fields of the wrong type are
+-- refused naming the file and field, never with a Lua traceback, and a
+-- shard count of 10^12 is refused as fast as one of 2.
+function TestShard:test_merge_checks_every_part_by_field()
+  local p1, p2, edit = small_run(self.dir)
+  local pristine = { [p1] = h.read(self.dir .. "/" .. p1), [p2] = h.read(self.dir .. "/" .. p2) }
+  local function reset()
+    for name, text in pairs(pristine) do h.write(self.dir .. "/" .. name, text) end
+  end
+  local function refused(args, message)
+    local r = merge(self.dir, args)
+    reset()
+    lu.assertEquals(r.status, 3, args .. ": " .. r.stderr)
+    lu.assertEquals(r.stderr, message .. "\n")
+  end
+  lu.assertEquals(merge(self.dir, p1 .. " " .. p2 .. " --out ok").status, 0)
+  -- a damaged first part: its rows no longer match their hash
+  edit("s.part-1-of-2.json", function(p) p.evaluations[1].part.hash = ("0"):rep(64) end, true)
+  refused(p1 .. " " .. p2, ("evalua merge: %s: its rows do not match their hash: damaged"):format(p1))
+  -- a row of part 2 added to part 1
+  local second = cjson.decode(pristine[p2]).evaluations[1].rows
+  edit("s.part-1-of-2.json", function(p)
+    local sec = p.evaluations[1]
+    local rows = sec.rows
+    rows[#rows + 1] = second[#second]
+    table.sort(rows)
+    sec.part.rows = #rows
+    for i = 1, #rows do sec.scores.mrr[i] = 1 end
+  end)
+  refused(p1 .. " " .. p2, ("evalua merge: %s and %s overlap: both hold row %d of evaluation 1"):format(p1, p2, second[#second]))
+  -- a row dropped from a part: with every shard there, the rows must all be covered
+  edit("s.part-2-of-2.json", function(p)
+    local sec = p.evaluations[1]
+    table.remove(sec.rows)
+    table.remove(sec.scores.mrr)
+    sec.part.rows = #sec.rows
+  end)
+  refused(p1 .. " " .. p2, ("evalua merge: the parts hold 11 of the 12 rows of evaluation 1; every shard is there, "
+    .. "so some part lost rows (%s ...)"):format(p1))
+  -- impossible counts and indices
+  for _, case in ipairs {
+    { function(p) p.shard.count = 0 end, "field 'shard.count': 0 is not a number of shards (1 or more)" },
+    { function(p) p.shard.count = 2.5 end, "field 'shard.count': expected an integer, got a number" },
+    { function(p) p.shard.index = 3 end, "field 'shard.index': 3 is outside 1..2" },
+    { function(p) p.shard = "1/2" end, "field 'shard': expected an object, got a string" },
+    { function(p) p.evaluations[1].scores.mrr = "high" end, "field 'evaluations[1].scores.mrr': expected a list, got a string" },
+    { function(p) p.evaluations[1].scores.mrr[2] = "x" end, "field 'evaluations[1].scores.mrr[2]': expected a finite number or null, got a string" },
+    { function(p) table.remove(p.evaluations[1].scores.mrr) end, "field 'evaluations[1].scores.mrr': 4 scores for 5 rows" },
+    { function(p) p.evaluations[1].rows[1] = 13 ; table.sort(p.evaluations[1].rows) end,
+      "field 'evaluations[1].rows[5]': row 13 is outside the data set's 1..12" },
+    { function(p) p.evaluations[1].reasons.mrr = { ["9"] = "why" } end, "field 'evaluations[1].reasons.mrr.9': not a position in the part's 5 rows" },
+    { function(p) p.evaluations = { 1 } end, "field 'evaluations[1]': expected an object, got a number" },
+  } do
+    edit("s.part-1-of-2.json", case[1])
+    refused(p1 .. " " .. p2, ("evalua merge: %s: %s"):format(p1, case[2]))
+  end
+  -- 10^12 shards: refused at once, the missing ones counted, not listed
+  for _, name in ipairs { "s.part-1-of-2.json", "s.part-2-of-2.json" } do
+    edit(name, function(p) p.shard.count = 1e12 end)
+  end
+  local r = merge(self.dir, p1 .. " " .. p2)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, "evalua merge: no part for shards 3/1000000000000, 4/1000000000000, 5/1000000000000, "
+    .. "6/1000000000000, 7/1000000000000, 8/1000000000000, 9/1000000000000, 10/1000000000000, 11/1000000000000, "
+    .. "12/1000000000000 ... (999999999998 in all) (--allow-missing merges without them)\n")
+  -- with --allow-missing the rows each part holds must be its shard's
+  r = merge(self.dir, p1 .. " " .. p2 .. " --allow-missing")
+  reset()
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, ("evalua merge: %s: field 'evaluations[1].rows': not the rows of shard 1/1000000000000\n"):format(p1))
+  lu.assertNotStrContains(r.stderr, "traceback")
+end
+
+-- A merge's --out wins over the shards' --dir (nightly's older spelling of --out).
+function TestShard:test_merge_out_wins_over_the_shards_dir()
+  for i = 1, 2 do
+    local r = h.run(("cd %s && %s run scripts/nightly.lua --dir %s/shards --quiet --shard %d/2 --parts %s/parts")
+      :format(SRC, h.bin, self.dir, i, self.dir))
+    lu.assertEquals(r.status, 0, r.stderr)
+  end
+  local m = h.run(("cd %s && %s merge %s/parts/*.json --out %s/merged"):format(SRC, h.bin, self.dir, self.dir))
+  lu.assertEquals(m.status, 0, m.stderr)
+  lu.assertNotNil(h.read(self.dir .. "/merged/history/history.jsonl"))
+  lu.assertNil(h.read(self.dir .. "/shards/history/history.jsonl"))
+  lu.assertStrContains(m.stderr, "nightly: reports in " .. self.dir .. "/merged/reports/")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -57,7 +57,7 @@ local RECORD = shape.object {
 }
 local ITEM = shape.object { id = function(v)
   if type(v) ~= "string" and math.type(v) ~= "integer" then return "an id (a string or an integer)" end
-end, system = "string", scores = shape.map("number?"), slices = shape.optional(shape.map("string")) }
+end, system = "string", scores = shape.map("number"), slices = shape.optional(shape.map("string")) }
 
 -- The number of the line that starts at byte offset pos (counted only when
 -- a message needs it).
@@ -82,6 +82,7 @@ local function decode_record(self, line, pos)
   if type(rec) ~= "table" then err = "invalid history record: " .. tostring(err)
   else err = shape.check(RECORD, rec) end
   if err then sys.input_error(("%s:%s: %s"):format(self.file, line_number(self.file, pos), err)) end
+  if rec.dataset and rec.dataset.rows then rec.dataset.rows = math.tointeger(rec.dataset.rows) end -- a count: 180, not 180.0
   return rec
 end
 

@@ -62,7 +62,7 @@ function test_every_format_shows_the_systems()
   local res = run()
   ev.compare.systems(res, { baseline = "old", alpha = 0.1 })
   lu.assertStrContains(ev.report.render(res, "terminal", { color = false }),
-    "systems against old (paired by id, permutation test, alpha 0.1):\n  new  m  0.700 -> 0.360  ▼ -0.340  n=5  p=0.0625  WORSE\n")
+    "systems against old (paired by id, permutation test, alpha 0.1; means over the n items both measured):\n  new  m  0.700 -> 0.360  ▼ -0.340  n=5  p=0.0625  WORSE\n")
   lu.assertStrContains(ev.report.render(res, "md"),
     "## Systems against old\n\n| system | metric | paired | old | system | delta | p |  |\n"
     .. "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n| new | m | 5 | 0.700 | 0.360 | ▼ -0.340 | 0.0625 | **worse** |\n")

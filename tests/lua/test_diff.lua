@@ -11,11 +11,18 @@ local h = require "tests.lua.helpers"
 local A = { 0.9, 0.8, 0.7, 0.6, 0.5, 0.9 }
 local B = { 0.5, 0.5, 0.4, 0.3, 0.1, 0.6 }
 
-local function write(dir, name, scores, judge)
+-- A report of the scores (false: unmeasured); systems: the variant of each
+-- item (default: one system, "all").
+local function write(dir, name, scores, judge, systems)
   local rows = {}
-  for i = 1, #scores do rows[i] = { qid = "q" .. i, i = i, query_class = i <= 3 and "x" or "y" } end
+  for i = 1, #scores do
+    rows[i] = { qid = "q" .. i, i = i, query_class = i <= 3 and "x" or "y", variant = systems and systems[i] }
+  end
   local res = ev.evaluate(ev.dataset.from_rows(rows, "rows.jsonl"), {
-    metrics = { { name = "m", fn = function(r) return scores[r.i] end } }, slices = { "query_class" },
+    metrics = { { name = "m", fn = function(r)
+      if scores[r.i] == false then return { unmeasured = true, reason = "no answer" } end
+      return scores[r.i]
+    end } }, slices = { "query_class" }, system = systems and "variant" or nil,
     meta = { label = name, time = "2026-01-0" .. (name == "a" and 1 or 2) .. "T00:00:00Z" } })
   res.meta.judge = { model = judge }
   return ev.report.write(res, { dir = dir .. "/" .. name, name = "r", formats = { "json" } })[1]
@@ -37,7 +44,9 @@ function test_diff_of_two_reports()
     "system         slice                  metric              before      after  delta     pairs  p",
     "all            all                    m                    0.733 ->   0.400  ▼ -0.333      6  0.0312 REGRESSION",
     "",
-    "p: paired permutation test on the items both reports measured (matched by system and id); significant when p < 0.05.",
+    "before, after: each report's mean over the items it measured, as its own tables show.",
+    "pairs: the items both reports measured (matched by system and id); p: paired permutation test on them; "
+      .. "significant when p < 0.05.",
     "all m (pass at 0.50): pass to fail: q3, q4, q5; fail to pass: none",
     "" }, "\n"))
   -- per slice, as JSON: query_class=x has 3 pairs (p = 2/8, not significant)
@@ -78,6 +87,69 @@ function test_files_that_are_not_reports()
   lu.assertEquals(r5.status, 2)
   lu.assertEquals(r5.stderr, "evalua: --format must be one of text, json, got 'xml' (try --help)\n")
   h.sh("rm -rf " .. dir)
+end
+
+-- An item measured in one report only: before and after stay each report's
+-- mean (as its tables show), the row is marked and gives the paired means.
+-- B's q6 is unmeasured: 5 pairs, A's mean over them (0.9+0.8+0.7+0.6+0.5)/5
+-- = 0.700, B's 1.8/5 = 0.360; 5 differences of one sign: p = 2/32.
+function test_paired_means_are_explained_when_an_item_is_measured_once()
+  local dir = h.tmpdir()
+  local a = write(dir, "a", A, "j")
+  local b = write(dir, "b", { 0.5, 0.5, 0.4, 0.3, 0.1, false }, "j")
+  local r = diff(a .. " " .. b)
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrContains(r.stdout, "all            all                    m                    0.733 ->   0.360  ▼ -0.373      5* "
+    .. "0.0625  (paired: 0.700 -> 0.360)\n")
+  lu.assertStrContains(r.stdout, "\n*: some items are measured in one report only; the paired means, over the pairs alone, "
+    .. "follow the row.\n")
+end
+
+-- Reports of other systems say what is compared; counts are integers.
+function test_other_systems_are_named_and_what_is_compared()
+  local dir = h.tmpdir()
+  local a = write(dir, "a", A, "j", { "bm25", "bm25", "bm25", "bm25", "bm25", "bm25" })
+  local b = write(dir, "b", { 0.5, 0.5, 0.4, 0.3, 0.1, 0.6, 0.7 }, "j", { "hybrid", "hybrid", "hybrid", "hybrid", "hybrid", "hybrid", "hybrid" })
+  local r = diff(a .. " " .. b)
+  lu.assertEquals(r.status, 1, r.stderr)
+  local lines = {}
+  for l in r.stdout:gmatch("[^\n]*") do lines[#lines + 1] = l end
+  lu.assertEquals(lines[2], "systems differ: A has bm25, B has hybrid; compared: the one system of each, bm25 (A) with hybrid (B)")
+  lu.assertStrMatches(lines[3], "warning: data set changed: sha256 %x+ %(6 rows%) in the baseline, %x+ %(7 rows%) now")
+  -- B's q7 has no pair: B's mean is 3.1/7, the paired one 2.4/6
+  lu.assertStrContains(r.stdout, "\nhybrid         all                    m                    0.733 ->   0.443  ▼ -0.290      6* "
+    .. "0.0312 REGRESSION  (paired: 0.733 -> 0.400)\n")
+  -- two systems against one of them
+  local c = write(dir, "c", { 0.5, 0.5, 0.4, 0.3, 0.1, 0.6 }, "j", { "bm25", "hybrid", "bm25", "hybrid", "bm25", "hybrid" })
+  r = diff(a .. " " .. c)
+  lu.assertStrContains(r.stdout, "\nsystems differ: only in A: none; only in B: hybrid; compared: bm25 (in both)\n")
+  lu.assertNotStrContains(r.stdout, "\nhybrid ")
+  -- nothing in common
+  local d = write(dir, "d", A, "j", { "x", "y", "x", "y", "x", "y" })
+  r = diff(a .. " " .. d)
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, ("%s and %s have no system in common (A: bm25; B: x, y): nothing to compare\n"):format(a, d))
+end
+
+-- A tampered report is named by file and field, never with a traceback.
+function test_a_tampered_report_is_named_by_field()
+  local dir = h.tmpdir()
+  local a = write(dir, "a", A, "j")
+  local doc = cjson.decode(h.read(a))
+  doc.items[2].scores.m = "high"
+  h.write(dir .. "/t.json", cjson.encode(doc))
+  local r = diff(a .. " " .. dir .. "/t.json")
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, dir .. "/t.json: field 'items[2].scores.m': expected a finite number, got a string\n")
+  doc = cjson.decode(h.read(a))
+  doc.aggregates.all = { "x" }
+  h.write(dir .. "/t.json", cjson.encode(doc))
+  r = diff(a .. " " .. dir .. "/t.json")
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, dir .. "/t.json: field 'aggregates.all': expected an object, got a list\n")
 end
 
 function test_help()

@@ -218,4 +218,14 @@ function TestHistory:test_tampered_records_are_named_by_file_line_and_field()
   lu.assertStrContains(err, dir .. "/h/runs/0.jsonl:2: field 'scores.s': expected a finite number, got a string")
 end
 
+-- A count read back from the history is an integer: the comparison says
+-- "(4 rows)", not "(4.0 rows)".
+function TestHistory:test_counts_read_back_are_integers()
+  local hist = ev.history.open(dir .. "/h")
+  hist:append(run_of { 0.1, 0.2, 0.3, 0.4 })
+  lu.assertEquals(math.type(hist:latest().dataset.rows), "integer")
+  local cmp = ev.compare(run_of { 0.5, 0.5 }, hist, hist:latest())
+  lu.assertStrMatches(cmp.warnings[1], "data set changed: sha256 %x+ %(4 rows%) in the baseline, %x+ %(2 rows%) now")
+end
+
 os.exit(lu.LuaUnit.run(), true)

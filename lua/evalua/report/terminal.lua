@@ -150,7 +150,9 @@ end
 
 local function systems_lines(sc, add)
   add("")
-  add(("systems against %s (paired by id, permutation test, alpha %s):"):format(sc.baseline, sc.alpha))
+  -- the means are the pairs', which can differ from the table's means over all measured items
+  add(("systems against %s (paired by id, permutation test, alpha %s; means over the n items both measured):")
+    :format(sc.baseline, sc.alpha))
   local ws, wm = 0, 0
   for _, r in ipairs(sc.rows) do ws, wm = math.max(ws, width(r.system)), math.max(wm, width(r.metric)) end
   for _, r in ipairs(sc.rows) do

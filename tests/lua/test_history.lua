@@ -228,4 +228,21 @@ function TestHistory:test_counts_read_back_are_integers()
   lu.assertStrMatches(cmp.warnings[1], "data set changed: sha256 %x+ %(4 rows%) in the baseline, %x+ %(2 rows%) now")
 end
 
+-- The dashboard links a run's report only by a relative path: what a
+-- browser would run or send elsewhere is not linked, whatever the spelling.
+function TestHistory:test_dashboard_links_only_relative_paths()
+  local dashboard = require "evalua.report.dashboard"
+  local refused = { " javascript:alert(1)", "\tjavascript:alert(1)", "java\nscript:alert(1)", "JavaScript:alert(1)",
+                    "\1javascript:x", "data:text/html,x", "//evil.example/x", "\\\\evil.example\\x", "/etc/passwd",
+                    "  /x", "https://evil.example/" }
+  for _, link in ipairs(refused) do
+    local html = dashboard({ { run_id = "r1", time = "t", label = "L", systems = {}, metrics = {}, aggregates = {},
+                               report = link } })
+    lu.assertNotStrContains(html, "<a href", link)
+  end
+  local html = dashboard({ { run_id = "r1", time = "t", systems = {}, metrics = {}, aggregates = {},
+                             report = "../reports/2026 01/ü.html" } })
+  lu.assertStrContains(html, '<a href="../reports/2026%2001/%C3%BC.html">2026 01/ü.html</a>')
+end
+
 os.exit(lu.LuaUnit.run(), true)

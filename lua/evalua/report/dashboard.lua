@@ -190,13 +190,24 @@ local function slices_of(runs, systems)
   return out
 end
 
--- A relative link stays relative to the history folder; nothing else is linked.
+-- A report's link: a relative path (from the history folder), or none.
+-- Browsers drop leading spaces and control characters from a URL, skip
+-- tabs and line breaks inside it and read "\" as "/", so " javascript:x",
+-- "java\tscript:x" and "\\host" are refused with any scheme, absolute path
+-- or control character; what is left is percent-encoded, so the href is
+-- the path and nothing else.
+local function href(link)
+  if type(link) ~= "string" or link == "" or link:find("[%c\\]") or link:find("^[%s/]") then return nil end
+  if link:match("^[^/]*"):find(":") then return nil end -- a scheme
+  return (link:gsub("[^%w%-._~/]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
 local function run_table(runs)
   local out = { "<table><tr><th>time</th><th>label</th><th>run id</th><th>commit</th><th>data</th><th>judge</th><th>report</th></tr>" }
   for i = #runs, 1, -1 do
     local r = runs[i]
-    local link = r.report and not r.report:find("^%a[%w+.-]*:") and not r.report:find("^/")
-      and ('<a href="%s">%s</a>'):format(esc(r.report), esc(r.report:match("[^/]+/[^/]+$") or r.report)) or ""
+    local url = href(r.report)
+    local link = url and ('<a href="%s">%s</a>'):format(esc(url), esc(r.report:match("[^/]+/[^/]+$") or r.report)) or ""
     out[#out + 1] = ("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"):format(
       esc(r.time), esc(r.label), esc(r.run_id), esc(r.git_commit and r.git_commit:sub(1, 10)),
       esc(r.dataset and r.dataset.hash and r.dataset.hash:sub(1, 12)), esc(r.judge and r.judge.model), link)

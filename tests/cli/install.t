@@ -1,7 +1,7 @@
 The install tree (cmake --install): bundled scripts run by name from any
 folder, with their data beside them. The binary under test replaces the
 installed copy, so each build flavour is checked; the Debian package is
-checked in tests/install/deb.sh.
+checked in tests/install/deb.t.
 
   $ build=$(dirname "$EVALUA")
   $ cmake --install "$build" --prefix "$CRAMTMP/prefix" > /dev/null
@@ -81,3 +81,11 @@ files for the script's own arguments, and trec's options and measures:
   table.txt 
   --help -J -M -N -R -T -Z -a -c -l -m -n -q 
   ndcg ndcg_cut.5,10 
+
+The package test (tests/install/deb.t) skips where it cannot install, as
+a user who is not root (run as nobody when this runs as root):
+
+  $ t=$(mktemp -d /tmp/evalua-deb-t-XXXXXX) && chmod 777 "$t" && cp "$EVALUA_SRC/tests/install/deb.t" "$t/" && chmod 644 "$t/deb.t"
+  $ as_user() { if [ "$(id -u)" -eq 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi; }
+  $ (cd "$t" && as_user env EVALUA_BUILD=/nonexistent cram3 --shell=/bin/bash deb.t | tail -1); rm -rf "$t"
+  # Ran 1 tests, 1 skipped, 0 failed.

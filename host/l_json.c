@@ -15,22 +15,59 @@
 #include "l_json.h"
 #include "modules.h"
 
-/* 1 for the bytes json.lua escapes: control bytes, DEL, '"' and '\\'. */
+/* 1 for the bytes json.lua escapes: control bytes, DEL, '"' and '\\';
+ * 2 for the bytes of a multibyte UTF-8 sequence, which are checked. */
 static const unsigned char escaped[256] = {
   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
   0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
 
-void evalua_json_quote(evalua_put_fn put, void *ud, const char *s, size_t n) {
+size_t evalua_utf8_valid(const char *s, size_t n, size_t *sub) {
+  const unsigned char *p = (const unsigned char *)s;
+  unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+  size_t need = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 4;
+  if (need == 4) return *sub = 1, 0; /* a continuation byte, C0, C1, F5..FF: never a lead */
+  if (c == 0xE0) lo = 0xA0;          /* no overlong forms, */
+  if (c == 0xED) hi = 0x9F;          /* no surrogates, */
+  if (c == 0xF0) lo = 0x90;
+  if (c == 0xF4) hi = 0x8F;          /* nothing past U+10FFFF */
+  for (size_t k = 1; k <= need; k++) {
+    if (k >= n || p[k] < lo || p[k] > hi) return *sub = k, 0;
+    lo = 0x80, hi = 0xBF;
+  }
+  return need + 1;
+}
+
+size_t evalua_json_quote(evalua_put_fn put, void *ud, const char *s, size_t n) {
+  static const char fffd[] = "\xEF\xBF\xBD"; /* U+FFFD REPLACEMENT CHARACTER */
+  size_t replaced = 0, start = 0;
   put(ud, "\"", 1);
-  size_t start = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n;) {
     unsigned char c = (unsigned char)s[i];
-    if (!escaped[c]) continue;
+    if (!escaped[c]) {
+      i++;
+      continue;
+    }
+    if (escaped[c] == 2) {
+      size_t sub, len = evalua_utf8_valid(s + i, n - i, &sub);
+      if (len) {
+        i += len;
+        continue;
+      }
+      put(ud, s + start, i - start);
+      put(ud, fffd, 3); /* one for each maximal invalid subpart, as WHATWG's decoder does */
+      replaced++;
+      start = i += sub;
+      continue;
+    }
     put(ud, s + start, i - start);
-    start = i + 1;
+    start = ++i;
     const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
                   : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
     char esc[8];
@@ -39,6 +76,7 @@ void evalua_json_quote(evalua_put_fn put, void *ud, const char *s, size_t n) {
   }
   put(ud, s + start, n - start);
   put(ud, "\"", 1);
+  return replaced;
 }
 
 __extension__ typedef unsigned __int128 u128;
@@ -191,6 +229,7 @@ struct enc {
   const struct evalua_json_out *out;
   const char *indent;
   size_t indent_len;
+  size_t replaced; /* invalid UTF-8 sequences written as U+FFFD */
 };
 
 static void put(struct enc *e, const char *s, size_t n) { e->out->put(e->out->ud, s, n); }
@@ -306,7 +345,7 @@ static void object(struct enc *e, int idx, int depth) {
   for (size_t i = 0; i < n; i++) {
     if (i) put(e, ",", 1);
     newline(e, depth + 1);
-    evalua_json_quote(e->out->put, e->out->ud, k[i].s, k[i].len);
+    e->replaced += evalua_json_quote(e->out->put, e->out->ud, k[i].s, k[i].len);
     adds(e, e->indent ? ": " : ":");
     field(L, idx, &k[i]);
     value(e, lua_gettop(L), depth + 1);
@@ -326,7 +365,8 @@ static void value(struct enc *e, int idx, int depth) {
   case LUA_TSTRING: {
     size_t n;
     const char *s = lua_tolstring(L, idx, &n);
-    return evalua_json_quote(e->out->put, e->out->ud, s, n);
+    e->replaced += evalua_json_quote(e->out->put, e->out->ud, s, n);
+    return;
   }
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx)) snprintf(num, sizeof num, "%lld", (long long)lua_tointeger(L, idx));
@@ -351,12 +391,13 @@ static void value(struct enc *e, int idx, int depth) {
   lua_error(L);
 }
 
-void evalua_json_encode(lua_State *L, int idx, const char *indent, int depth, const struct evalua_json_out *out) {
-  struct enc e = {L, out, indent, indent ? strlen(indent) : 0};
+size_t evalua_json_encode(lua_State *L, int idx, const char *indent, int depth, const struct evalua_json_out *out) {
+  struct enc e = {L, out, indent, indent ? strlen(indent) : 0, 0};
   value(&e, lua_absindex(L, idx), depth);
+  return e.replaced;
 }
 
-/* encode(value [, indent [, depth]]) -> text */
+/* encode(value [, indent [, depth]]) -> text, invalid UTF-8 sequences replaced */
 static int l_encode(lua_State *L) {
   luaL_checkany(L, 1);
   size_t il = 0;
@@ -367,10 +408,43 @@ static int l_encode(lua_State *L) {
   memset(b, 0, sizeof *b);
   luaL_setmetatable(L, BUF_MT);
   struct evalua_json_out out = {add, b, NULL, NULL, 0};
-  evalua_json_encode(L, 1, indent, depth, &out);
+  size_t replaced = evalua_json_encode(L, 1, indent, depth, &out);
   if (b->nomem) return luaL_error(L, "not enough memory");
   lua_pushlstring(L, b->p ? b->p : "", b->len);
-  return 1;
+  lua_pushinteger(L, (lua_Integer)replaced);
+  return 2;
+}
+
+/* utf8(s) -> s with U+FFFD for each invalid UTF-8 sequence (s itself when
+ * valid), and their number. */
+static int l_utf8(lua_State *L) {
+  size_t n, sub, len;
+  const char *s = luaL_checklstring(L, 1, &n);
+  size_t i = 0;
+  while (i < n && (len = evalua_utf8_valid(s + i, n - i, &sub))) i += len;
+  if (i == n) {
+    lua_settop(L, 1);
+    lua_pushinteger(L, 0);
+    return 2;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_Integer replaced = 0;
+  size_t start = 0;
+  while (i < n) {
+    if ((len = evalua_utf8_valid(s + i, n - i, &sub))) {
+      i += len;
+      continue;
+    }
+    luaL_addlstring(&b, s + start, i - start);
+    luaL_addstring(&b, "\xEF\xBF\xBD");
+    replaced++;
+    start = i += sub;
+  }
+  luaL_addlstring(&b, s + start, n - start);
+  luaL_pushresult(&b);
+  lua_pushinteger(L, replaced);
+  return 2;
 }
 
 int luaopen_evalua_json(lua_State *L) {
@@ -378,7 +452,7 @@ int luaopen_evalua_json(lua_State *L) {
   lua_pushcfunction(L, buf_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"encode", l_encode}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"encode", l_encode}, {"utf8", l_utf8}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }

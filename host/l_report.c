@@ -33,6 +33,7 @@ struct sink {
   size_t memlen, len;
   int err;
   int compact;         /* JSON on one line: no indentation, ":" alone */
+  size_t replaced;     /* invalid UTF-8 sequences written as U+FFFD */
   int at_open;         /* at holds the target's folder */
   struct evalua_at at;
   char tmp[4200];      /* the temporary file's name in that folder; "" once renamed */
@@ -67,7 +68,7 @@ static void indent(struct sink *s, int depth) {
 
 static void put_cb(void *ud, const char *p, size_t n) { put(ud, p, n); }
 
-static void quoted(struct sink *s, const char *p, size_t n) { evalua_json_quote(put_cb, s, p, n); }
+static void quoted(struct sink *s, const char *p, size_t n) { s->replaced += evalua_json_quote(put_cb, s, p, n); }
 
 static void number(struct sink *s, double x) {
   char b[40];
@@ -125,7 +126,7 @@ static void colon(struct sink *s) { put(s, ": ", s->compact ? 1 : 2); }
 /* A Lua value (at the top, popped) as JSON at depth. */
 static void lua_json(struct job *j, struct sink *s, int depth) {
   struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
-  evalua_json_encode(j->L, -1, s->compact ? NULL : "  ", depth, &out);
+  s->replaced += evalua_json_encode(j->L, -1, s->compact ? NULL : "  ", depth, &out);
   lua_pop(j->L, 1);
 }
 
@@ -431,7 +432,7 @@ static struct sink *sink_open(lua_State *L, const char *path) {
 }
 
 /* Finishes the sink: the file renamed into place (pushes true) or the
- * text pushed. */
+ * text pushed, then the number of invalid UTF-8 sequences replaced. */
 static int sink_close(lua_State *L, struct sink *s, const char *path) {
   flush(s);
   /* No fsync: the rename makes the report whole or absent for every reader,
@@ -441,13 +442,15 @@ static int sink_close(lua_State *L, struct sink *s, const char *path) {
   if (!path) {
     if (s->err) luaL_error(L, "cannot write the report: %s", strerror(s->err));
     lua_pushlstring(L, s->mem, s->memlen);
-    return 1;
+    lua_pushinteger(L, (lua_Integer)s->replaced);
+    return 2;
   }
   if (!s->err && renameat(s->at.dirfd, s->tmp, s->at.dirfd, s->at.name)) s->err = errno;
   if (s->err) luaL_error(L, "cannot write %s: %s", path, strerror(s->err));
   s->tmp[0] = '\0';
   lua_pushboolean(L, 1);
-  return 1;
+  lua_pushinteger(L, (lua_Integer)s->replaced);
+  return 2;
 }
 
 struct items_hook {
@@ -481,12 +484,30 @@ static int l_json(lua_State *L) {
   struct sink *s = sink_open(L, path);
   struct items_hook h = {&j, s};
   struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
-  evalua_json_encode(L, 2, "  ", 0, &out);
+  s->replaced += evalua_json_encode(L, 2, "  ", 0, &out);
   puts_(s, "\n");
   return sink_close(L, s, path);
 }
 
 /* ---- CSV ----------------------------------------------------------------------- */
+
+/* Text as UTF-8: each invalid sequence as U+FFFD, counted. */
+static void put_utf8(struct sink *s, const char *p, size_t n) {
+  size_t start = 0, sub, len;
+  for (size_t i = 0; i < n;) {
+    if ((unsigned char)p[i] < 0x80) {
+      i++;
+    } else if ((len = evalua_utf8_valid(p + i, n - i, &sub))) {
+      i += len;
+    } else {
+      put(s, p + start, i - start);
+      put(s, "\xEF\xBF\xBD", 3);
+      s->replaced++;
+      start = i += sub;
+    }
+  }
+  put(s, p + start, n - start);
+}
 
 /* A text cell: quoted when it holds a separator, quote or line break; a
  * cell a spreadsheet would run as a formula (= + - @ tab CR first) gets a
@@ -497,14 +518,14 @@ static void csv_text(struct sink *s, const char *p, size_t n) {
   for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
   if (!quote) {
     if (formula) put(s, "'", 1);
-    return put(s, p, n);
+    return put_utf8(s, p, n);
   }
   put(s, "\"", 1);
   if (formula) put(s, "'", 1);
   size_t start = 0;
   for (size_t i = 0; i < n; i++)
-    if (p[i] == '"') put(s, p + start, i + 1 - start), put(s, "\"", 1), start = i + 1;
-  put(s, p + start, n - start);
+    if (p[i] == '"') put_utf8(s, p + start, i + 1 - start), put(s, "\"", 1), start = i + 1;
+  put_utf8(s, p + start, n - start);
   put(s, "\"", 1);
 }
 

@@ -272,9 +272,11 @@ function History:dashboard(opts)
   opts = opts or {}
   options.check(opts, DASHBOARD_OPTIONS, "history:dashboard", 2)
   local recs, total = tail_records(self, DASHBOARD_RUNS, true)
-  local html = require("evalua.report.dashboard")(recs, { title = opts.title or ("Trend: " .. self.dir), total = total })
+  local html, replaced = require("evalua.report.dashboard")(recs, { title = opts.title or ("Trend: " .. self.dir),
+                                                                   total = total })
   local path = self.dir .. "/index.html"
   assert(sys.write_atomic(path, html))
+  json.say_replaced(path, replaced)
   return path
 end
 
@@ -412,19 +414,26 @@ end
 -- report: the path of this run's HTML report, linked from the dashboard;
 -- dashboard = false leaves index.html as it is.
 local APPEND_OPTIONS = options.set { "label", "notes", "git_commit", "report", "dashboard" }
+local COUNTED = { replaced = true } -- json.encode returns the invalid UTF-8 sequences it replaced
 
 function History:append(res, opts)
   opts = opts or {}
   options.check(opts, APPEND_OPTIONS, "history:append", 2)
   if shard.skip(res) then return nil end
   local rec = record_of(res, opts, self.dir)
-  local lines = {}
+  local lines, replaced, n = {}, 0, 0
   for i, it in ipairs(res.items) do
-    lines[i] = json.encode { id = it.id, system = it.system, scores = it.scores, slices = it.slices }
+    lines[i], n = json.encode({ id = it.id, system = it.system, scores = it.scores, slices = it.slices }, COUNTED)
+    replaced = replaced + n
   end
-  assert(sys.write_atomic(self.dir .. "/runs/" .. rec.run_id .. ".jsonl", table.concat(lines, "\n") .. "\n"))
-  local ok, dropped = sys.append(self.file, json.encode(rec) .. "\n")
+  local items = self.dir .. "/runs/" .. rec.run_id .. ".jsonl"
+  assert(sys.write_atomic(items, table.concat(lines, "\n") .. "\n"))
+  json.say_replaced(items, replaced)
+  local line
+  line, replaced = json.encode(rec, COUNTED)
+  local ok, dropped = sys.append(self.file, line .. "\n")
   if not ok then error(dropped, 2) end
+  json.say_replaced(self.file, replaced)
   if dropped > 0 then
     io.stderr:write(("evalua: warning: %s: removed a torn final record of %d bytes before appending\n")
       :format(self.file, dropped))

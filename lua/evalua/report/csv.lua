@@ -38,7 +38,8 @@ local function spec_of(res)
   return spec
 end
 
+-- write returns the number of invalid UTF-8 sequences written as U+FFFD.
 return {
-  render = function(res) return C.csv(spec_of(res), with_reasons(res)) end,
-  write = function(res, _, path) return C.csv(spec_of(res), with_reasons(res), path) end,
+  render = function(res) return (C.csv(spec_of(res), with_reasons(res))) end,
+  write = function(res, _, path) return select(2, C.csv(spec_of(res), with_reasons(res), path)) end,
 }

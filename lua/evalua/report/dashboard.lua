@@ -10,8 +10,16 @@
 -- records: the runs to draw, oldest first (history:dashboard gives its
 -- newest 60); total: how many the history holds, when more.
 local C = require "evalua.report.common"
+local json = require "evalua.json"
 
-local esc = C.html_escape
+-- Every text is escaped, and invalid UTF-8 (a record written by hand or by
+-- an older evalua) becomes U+FFFD, counted for the warning.
+local replaced = 0
+local function esc(s)
+  local text, n = json.utf8(tostring(s == nil and "" or s))
+  replaced = replaced + n
+  return C.html_escape(text)
+end
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 local MAX_SYSTEMS, MAX_VALUES = 8, 40
 
@@ -228,8 +236,10 @@ details{margin:4px 0 12px}summary{cursor:pointer}
 @media print{details::details-content{content-visibility:visible;display:block}svg{break-inside:avoid}}
 ]]
 
+-- (records, opts) -> html, the number of invalid UTF-8 sequences replaced
 return function(records, opts)
   opts = opts or {}
+  replaced = 0
   local runs, total = records, math.max(opts.total or 0, #records)
   local title = opts.title or "Trend"
   local out = { "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -237,7 +247,7 @@ return function(records, opts)
     "<title>" .. esc(title) .. "</title><style>" .. CSS .. "</style></head><body><h1>" .. esc(title) .. "</h1>" }
   if #runs == 0 then
     out[#out + 1] = "<p>No runs yet.</p></body></html>"
-    return table.concat(out, "\n") .. "\n"
+    return table.concat(out, "\n") .. "\n", replaced
   end
   local systems = union(runs, "systems")
   local shown = {}
@@ -267,5 +277,5 @@ return function(records, opts)
     out[#out + 1] = "</section>"
   end
   out[#out + 1] = "</div><h2>Runs</h2>" .. run_table(runs) .. "</body></html>"
-  return table.concat(out, "\n") .. "\n"
+  return table.concat(out, "\n") .. "\n", replaced
 end

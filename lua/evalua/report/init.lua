@@ -5,6 +5,7 @@
 --   ev.report.write(res, { dir = "out", name = "rag_report",
 --                          formats = { "md", "json", "csv", "html", "junit" } })
 --   ev.report.register("slack", function(res, opts) return "..." end, "txt")
+local json = require "evalua.json"
 local shard = require "evalua.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.options"
@@ -149,13 +150,16 @@ function M.write(res, opts)
   if shard.skip(res) then return {} end
   local dir, tmp = staging(opts.dir or "out")
   local files = {}
-  for _, f in ipairs(formats) do
-    files[#files + 1] = ("%s.%s"):format(name, f.ext)
-    local path = tmp .. "/" .. files[#files]
-    if f.stream then f.stream(res, opts, path) -- streamed to its file (JSON and CSV)
+  local replaced = {}
+  for i, f in ipairs(formats) do
+    files[i] = ("%s.%s"):format(name, f.ext)
+    local path = tmp .. "/" .. files[i]
+    if f.stream then replaced[i] = f.stream(res, opts, path) -- streamed to its file (JSON and CSV)
     else assert(sys.write_atomic(path, f.fn(res, opts))) end
   end
-  return publish(tmp, dir, files)
+  local paths = publish(tmp, dir, files)
+  for i, path in ipairs(paths) do json.say_replaced(path, replaced[i] or 0) end
+  return paths
 end
 
 -- next_steps(res, paths [, {judge_option = "--judge openai"}]) -> lines: what

@@ -42,7 +42,9 @@ local function document(res)
   }
 end
 
+-- Text that is not valid UTF-8 is written with U+FFFD for each invalid
+-- sequence (host/l_json.c); write returns their number.
 return {
-  render = function(res) return C.json(columns(res), document(res), MARK) end,
-  write = function(res, _, path) return C.json(columns(res), document(res), MARK, path) end,
+  render = function(res) return (C.json(columns(res), document(res), MARK)) end,
+  write = function(res, _, path) return select(2, C.json(columns(res), document(res), MARK, path)) end,
 }

@@ -14,5 +14,9 @@ int evalua_write_atomic(const char *path, const char *data, size_t n);
 /* The same for name relative to dirfd (AT_FDCWD: the working folder); oflags
  * are added to the temporary file's open (O_NOFOLLOW in the sandbox). */
 int evalua_write_atomic_at(int dirfd, const char *name, int oflags, const char *data, size_t n);
+/* For the crash tests: when $EVALUA_TEST_PAUSE is "POINT:FIFO" for this
+ * point, writes "POINT\n" into the FIFO (once the test reads it) and waits
+ * there for the test's kill. */
+void evalua_test_pause(const char *point);
 
 #endif

@@ -11,12 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
 
+#include "files.h"
 #include "l_json.h"
 #include "l_table.h"
+#include "stage.h"
 #include "modules.h"
 #include "runtime.h"
 
@@ -618,12 +621,124 @@ static int l_csv(lua_State *L) {
   return sink_close(L, s, path);
 }
 
+/* ---- the report folder: staged, then put in place at once (stage.h) ------------- */
+
+static int dotted_name(const char *s) { return !*s || !strcmp(s, ".") || !strcmp(s, ".."); }
+
+#define STAGE_MT "evalua.report.stage"
+
+/* dir's real path split into the folder that holds it and its name, with
+ * symbolic links resolved (a link to a folder stages beside the folder it
+ * names); missing folders above dir are created. A new string, or NULL. */
+static char *real_target(const char *dir, char **name) {
+  char *real = realpath(dir, NULL);
+  struct stat st;
+  if (real && (stat(real, &st) || !S_ISDIR(st.st_mode))) {
+    free(real);
+    errno = ENOTDIR;
+    return NULL;
+  }
+  if (!real && errno == ENOENT) {
+    char *copy = strdup(dir), *slash = copy ? strrchr(copy, '/') : NULL;
+    if (!copy) return NULL;
+    const char *base = slash ? slash + 1 : copy;
+    if (slash) *slash = '\0';
+    char *up = slash && evalua_make_dir(*copy ? copy : "/") == 0 ? realpath(*copy ? copy : "/", NULL)
+             : slash ? NULL : realpath(".", NULL);
+    if (up && (real = malloc(strlen(up) + strlen(base) + 2))) sprintf(real, "%s/%s", strcmp(up, "/") ? up : "", base);
+    free(up);
+    free(copy);
+  }
+  if (!real) return NULL;
+  char *slash = strrchr(real, '/');
+  *name = slash + 1;
+  return real;
+}
+
+static int stage_gc(lua_State *L) {
+  evalua_stage_close(luaL_checkudata(L, 1, STAGE_MT));
+  return 0;
+}
+
+/* stage(dir) -> stage, path: a staging folder for dir's files (cleaning
+ * what dead writers left beside it first); path is where to write them.
+ * Closing the stage (or collecting it) removes it unless it was published. */
+static int l_stage(lua_State *L) {
+  size_t len;
+  const char *arg = luaL_checklstring(L, 1, &len);
+  while (len > 1 && arg[len - 1] == '/') len--;
+  lua_pushlstring(L, arg, len);
+  const char *dir = lua_tostring(L, -1);
+  struct evalua_stage *st = lua_newuserdatauv(L, sizeof *st, 1);
+  lua_pushvalue(L, -2);
+  lua_setiuservalue(L, -2, 1); /* dir, for publish's messages */
+  st->fd = st->parent = -1, st->name[0] = '\0';
+  luaL_setmetatable(L, STAGE_MT);
+  struct evalua_at at;
+  if (evalua_at(L, dir, 1, 1, &at)) return lua_error(L); /* the sandbox's message */
+  char *name, *real = real_target(dir, &name);
+  int parent = -1, inside = 0;
+  if (real) {
+    inside = !*name || (at.owned && !strcmp(at.name, ".")); /* "/", or --sandbox's --out itself */
+    if (inside) {
+      parent = open(*name ? real : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else if (at.owned && strcmp(at.name, name)) {
+      errno = EXDEV; /* the sandbox resolved another folder: something moved meanwhile */
+    } else {
+      name[-1] = '\0'; /* real is now the parent's path ("" for the root) */
+      parent = at.owned ? openat(at.dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                        : open(*real ? real : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+  }
+  int e = errno;
+  evalua_at_release(&at);
+  if (parent < 0 || evalua_stage_open(st, parent, inside ? "." : name, inside)) {
+    e = parent < 0 ? e : errno;
+    free(real);
+    return luaL_error(L, "cannot write %s: %s", dir, strerror(e));
+  }
+  lua_pushfstring(L, "%s/%s", inside && !*name ? "" : real, st->name);
+  free(real);
+  return 2;
+}
+
+/* stage:publish(files) -> "created" | "exchanged" | "moved" */
+static int l_publish(lua_State *L) {
+  struct evalua_stage *st = luaL_checkudata(L, 1, STAGE_MT);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_argcheck(L, st->fd >= 0, 1, "the stage is closed");
+  size_t n = lua_rawlen(L, 2);
+  luaL_argcheck(L, n < 4096, 2, "too many files");
+  const char **files = lua_newuserdatauv(L, (n + 1) * sizeof *files, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, 2, (lua_Integer)i + 1);
+    files[i] = luaL_checkstring(L, -1); /* alive in the list */
+    luaL_argcheck(L, !strchr(files[i], '/') && !dotted_name(files[i]), 2, "a file name, not a path");
+    lua_pop(L, 1);
+  }
+  int how = evalua_stage_publish(st, files, n);
+  if (how < 0) {
+    int e = errno;
+    lua_getiuservalue(L, 1, 1);
+    return luaL_error(L, "cannot write %s: %s", lua_tostring(L, -1), strerror(e));
+  }
+  static const char *const names[] = {"", "created", "exchanged", "moved"};
+  lua_pushstring(L, names[how]);
+  return 1;
+}
+
 int luaopen_evalua_report(lua_State *L) {
   luaL_newmetatable(L, SINK_MT);
   lua_pushcfunction(L, sink_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"json", l_json}, {"csv", l_csv}, {NULL, NULL}};
+  luaL_newmetatable(L, STAGE_MT);
+  static const luaL_Reg stage_methods[] = {{"publish", l_publish}, {"__gc", stage_gc}, {"__close", stage_gc}, {NULL, NULL}};
+  luaL_setfuncs(L, stage_methods, 0);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  static const luaL_Reg funcs[] = {{"json", l_json}, {"csv", l_csv}, {"stage", l_stage}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }

@@ -5,6 +5,7 @@
 --   ev.report.write(res, { dir = "out", name = "rag_report",
 --                          formats = { "md", "json", "csv", "html", "junit" } })
 --   ev.report.register("slack", function(res, opts) return "..." end, "txt")
+local C = require "evalua._report"
 local json = require "evalua.json"
 local shard = require "evalua.shard"
 local sys = require "evalua._sys"
@@ -116,49 +117,32 @@ local function write_formats(opts, name)
   return formats
 end
 
--- The folder files are written into before they move into dir: beside dir
--- (DIR.tmp-PID), or inside it when only dir is writable (--sandbox with
--- dir = --out).
-local function staging(dir)
-  dir = dir:gsub("(.)/+$", "%1")
-  local tmp = ("%s.tmp-%d"):format(dir, sys.getpid())
-  if not sys.path_allowed(tmp, "w") then tmp = ("%s/.tmp-%d"):format(dir, sys.getpid()) end
-  assert(sys.mkdir(tmp))
-  return dir, tmp
-end
-
--- Moves the finished files into place: the whole folder in one rename when
--- dir does not exist yet, else file by file (each rename is atomic).
-local function publish(tmp, dir, files)
-  local paths = {}
-  for i, file in ipairs(files) do paths[i] = dir .. "/" .. file end
-  if not sys.stat(dir) and os.rename(tmp, dir) then return paths end
-  assert(sys.mkdir(dir))
-  for i, file in ipairs(files) do assert(os.rename(tmp .. "/" .. file, paths[i])) end
-  assert(os.remove(tmp))
-  return paths
-end
-
--- write(res, {dir=, name=, formats=}) -> list of paths written. Every
--- report is written into a temporary folder first, so a run killed midway
--- leaves at most that folder, never a partial dir.
+-- write(res, {dir=, name=, formats=}) -> list of paths written. The files
+-- are rendered into a staging folder beside dir (inside it when only dir is
+-- writable), which then takes dir's place at once; a run killed midway
+-- leaves dir as it was, and the next write removes what it left
+-- (host/stage.h, docs/evaluate.md).
 function M.write(res, opts)
   if type(opts) ~= "table" then error("ev.report.write: options must be a table {dir=, name=, formats=}", 2) end
   local name = opts.name or "report"
   local formats = write_formats(opts, name)
   check(opts, WRITE, formats, "ev.report.write")
   if shard.skip(res) then return {} end
-  local dir, tmp = staging(opts.dir or "out")
-  local files = {}
-  local replaced = {}
+  local dir = (opts.dir or "out"):gsub("(.)/+$", "%1")
+  local stage <close>, tmp = C.stage(dir)
+  local files, replaced = {}, {}
   for i, f in ipairs(formats) do
     files[i] = ("%s.%s"):format(name, f.ext)
     local path = tmp .. "/" .. files[i]
     if f.stream then replaced[i] = f.stream(res, opts, path) -- streamed to its file (JSON and CSV)
     else assert(sys.write_atomic(path, f.fn(res, opts))) end
   end
-  local paths = publish(tmp, dir, files)
-  for i, path in ipairs(paths) do json.say_replaced(path, replaced[i] or 0) end
+  stage:publish(files)
+  local paths = {}
+  for i, file in ipairs(files) do
+    paths[i] = dir .. "/" .. file
+    json.say_replaced(paths[i], replaced[i] or 0)
+  end
   return paths
 end
 

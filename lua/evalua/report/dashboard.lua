@@ -13,11 +13,12 @@ local C = require "evalua.report.common"
 local json = require "evalua.json"
 
 -- Every text is escaped, and invalid UTF-8 (a record written by hand or by
--- an older evalua) becomes U+FFFD, counted for the warning.
-local replaced = 0
+-- an older evalua) becomes U+FFFD, counted once per text for the warning
+-- (a run's label is drawn in every chart).
+local replaced, counted = 0, {}
 local function esc(s)
   local text, n = json.utf8(tostring(s == nil and "" or s))
-  replaced = replaced + n
+  if n > 0 and not counted[s] then counted[s], replaced = true, replaced + n end
   return C.html_escape(text)
 end
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
@@ -75,10 +76,46 @@ local function gates_of(rec, metric, dim, value)
   return out
 end
 
+local W, H, LEFT, RIGHT, TOP, BOTTOM = 620, 230, 44, 70, 22, 64
+local PW, PH = W - LEFT - RIGHT, H - TOP - BOTTOM
+
+-- What every chart of the dashboard shares, made once: the x of each run,
+-- its escaped name, the labels under the x axis, and per metric the
+-- markers where something changed.
+local function axis_of(runs)
+  local ax = { x = {}, xs = {}, names = {}, markers = {} }
+  for i, rec in ipairs(runs) do
+    ax.x[i] = #runs == 1 and LEFT + PW / 2 or LEFT + (i - 1) * PW / (#runs - 1)
+    ax.xs[i], ax.names[i] = fmt(ax.x[i]), esc(rec.label or rec.run_id)
+  end
+  local labels, every = {}, math.max(1, math.ceil(#runs / 20))
+  for i, rec in ipairs(runs) do
+    if (#runs - i) % every == 0 then
+      labels[#labels + 1] = ('<text class="label" transform="translate(%s,%d) rotate(30)">%s</text>')
+        :format(ax.xs[i], TOP + PH + 12, esc(C.clip(rec.label or rec.time or rec.run_id, 14)))
+    end
+  end
+  ax.labels = table.concat(labels)
+  function ax.changes(metric)
+    if ax.markers[metric] then return ax.markers[metric] end
+    local out = {}
+    for i = 2, #runs do
+      local what = changes(runs[i - 1], runs[i], metric)
+      if #what > 0 then
+        local mx = fmt((ax.x[i - 1] + ax.x[i]) / 2)
+        out[#out + 1] = ('<g class="change"><title>changed before %s: %s</title><line x1="%s" x2="%s" y1="%d" y2="%d"/>'
+          .. '<text x="%s" y="%d">%s</text></g>'):format(ax.names[i], esc(table.concat(what, "; ")),
+            mx, mx, TOP - 6, TOP + PH, mx, TOP - 9, esc(what[1]:match("^%S+")))
+      end
+    end
+    ax.markers[metric] = table.concat(out)
+    return ax.markers[metric]
+  end
+  return ax
+end
+
 -- One line chart: runs on x, a line and an interval band per system.
-local function chart(runs, systems, metric, dim, value, higher)
-  local W, H, left, right, top, bottom = 620, 230, 44, 70, 22, 64
-  local pw, ph = W - left - right, H - top - bottom
+local function chart(runs, ax, systems, metric, dim, value, higher)
   local ymax = 1
   for _, rec in ipairs(runs) do
     for _, s in ipairs(systems) do
@@ -86,51 +123,40 @@ local function chart(runs, systems, metric, dim, value, higher)
       if a and (a.hi or a.mean or 0) > ymax then ymax = a.hi or a.mean end
     end
   end
-  local function x(i) return #runs == 1 and left + pw / 2 or left + (i - 1) * pw / (#runs - 1) end
-  local function y(v) return top + ph - v / ymax * ph end
+  local function y(v) return TOP + PH - v / ymax * PH end
   local title = dim == "all" and metric or (metric .. " [" .. C.slice_label(dim, value) .. "]")
   local out = { ('<svg class="chart trend" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s across runs</title>')
     :format(W, H, W, H, esc(title)) }
   for k = 0, 4 do
     local v = ymax * k / 4
     out[#out + 1] = ('<line class="grid" x1="%d" x2="%d" y1="%s" y2="%s"/><text class="tick" x="%d" y="%s">%s</text>')
-      :format(left, left + pw, fmt(y(v)), fmt(y(v)), left - 4, fmt(y(v) + 4), C.num(v, 2))
+      :format(LEFT, LEFT + PW, fmt(y(v)), fmt(y(v)), LEFT - 4, fmt(y(v) + 4), C.num(v, 2))
   end
-  out[#out + 1] = ('<text class="tick mid" transform="translate(10,%d) rotate(-90)">mean</text>'):format(top + ph // 2)
-  for i = 2, #runs do
-    local what = changes(runs[i - 1], runs[i], metric)
-    if #what > 0 then
-      local mx = (x(i - 1) + x(i)) / 2
-      out[#out + 1] = ('<g class="change"><title>changed before %s: %s</title><line x1="%s" x2="%s" y1="%d" y2="%d"/>'
-        .. '<text x="%s" y="%d">%s</text></g>'):format(esc(runs[i].label or runs[i].run_id), esc(table.concat(what, "; ")),
-          fmt(mx), fmt(mx), top - 6, top + ph, fmt(mx), top - 9, esc(what[1]:match("^%S+")))
-    end
-  end
+  out[#out + 1] = ('<text class="tick mid" transform="translate(10,%d) rotate(-90)">mean</text>'):format(TOP + PH // 2)
+  out[#out + 1] = ax.changes(metric)
   for _, g in ipairs(gates_of(runs[#runs], metric, dim, value)) do
     if g.threshold <= ymax then
       out[#out + 1] = ('<g class="gate"><line x1="%d" x2="%d" y1="%s" y2="%s"/><text x="%d" y="%s">gate %s %s</text></g>')
-        :format(left, left + pw, fmt(y(g.threshold)), fmt(y(g.threshold)), left + pw + 4, fmt(y(g.threshold) + 4),
+        :format(LEFT, LEFT + PW, fmt(y(g.threshold)), fmt(y(g.threshold)), LEFT + PW + 4, fmt(y(g.threshold) + 4),
                 higher and "≥" or "≤", C.num(g.threshold, 2))
     end
   end
-  local xs, names = {}, {} -- the same for every system: made once
-  for i, rec in ipairs(runs) do xs[i], names[i] = fmt(x(i)), esc(rec.label or rec.run_id) end
+  local xs, names = ax.xs, ax.names
   for si, s in ipairs(systems) do
     local color, name = PALETTE[(si - 1) % #PALETTE + 1], esc(s)
     local upper, lower, line = {}, {}, {}
     for i, rec in ipairs(runs) do
       local a = cell(rec, s, dim, value, metric)
       if a and a.mean then
-        local point = xs[i] .. "," .. fmt(y(a.mean))
-        line[#line + 1] = point
+        local ym = fmt(y(a.mean))
+        line[#line + 1] = xs[i] .. "," .. ym
         local band = a.lo and a.hi
         if band then
           upper[#upper + 1] = xs[i] .. "," .. fmt(y(a.hi))
           lower[#lower + 1] = xs[i] .. "," .. fmt(y(a.lo))
         end
         out[#out + 1] = ('<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s, %s: %.3f%s</title></circle>')
-          :format(xs[i], point:sub(#xs[i] + 2), color, name, names[i], a.mean,
-                  band and (" [%.3f, %.3f]"):format(a.lo, a.hi) or "")
+          :format(xs[i], ym, color, name, names[i], a.mean, band and (" [%.3f, %.3f]"):format(a.lo, a.hi) or "")
       end
     end
     if #upper > 1 then
@@ -143,13 +169,7 @@ local function chart(runs, systems, metric, dim, value, higher)
       out[#out + 1] = ('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'):format(color, table.concat(line, " "))
     end
   end
-  local every = math.max(1, math.ceil(#runs / 20))
-  for i, rec in ipairs(runs) do
-    if (#runs - i) % every == 0 then
-      out[#out + 1] = ('<text class="label" transform="translate(%s,%d) rotate(30)">%s</text>')
-        :format(xs[i], top + ph + 12, esc(C.clip(rec.label or rec.time or rec.run_id, 14)))
-    end
-  end
+  out[#out + 1] = ax.labels
   out[#out + 1] = "</svg>"
   return table.concat(out)
 end
@@ -239,7 +259,7 @@ details{margin:4px 0 12px}summary{cursor:pointer}
 -- (records, opts) -> html, the number of invalid UTF-8 sequences replaced
 return function(records, opts)
   opts = opts or {}
-  replaced = 0
+  replaced, counted = 0, {}
   local runs, total = records, math.max(opts.total or 0, #records)
   local title = opts.title or "Trend"
   local out = { "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -263,15 +283,15 @@ return function(records, opts)
       if g.metric and g.higher_is_better ~= nil then higher[g.metric] = g.higher_is_better end
     end
   end
-  local slices = slices_of(runs, shown)
+  local slices, ax = slices_of(runs, shown), axis_of(runs)
   out[#out + 1] = '<div class="metrics">'
   for _, metric in ipairs(union(runs, "metrics")) do
     local up = higher[metric] ~= false
     out[#out + 1] = ('<section class="metric"><h2 id="%s">%s</h2>'):format(esc("m-" .. metric), esc(metric))
-    out[#out + 1] = chart(runs, shown, metric, "all", "all", up)
+    out[#out + 1] = chart(runs, ax, shown, metric, "all", "all", up)
     if #slices > 0 then
       out[#out + 1] = '<details><summary>by slice</summary><div class="charts">'
-      for _, sl in ipairs(slices) do out[#out + 1] = chart(runs, shown, metric, sl.dim, sl.value, up) end
+      for _, sl in ipairs(slices) do out[#out + 1] = chart(runs, ax, shown, metric, sl.dim, sl.value, up) end
       out[#out + 1] = "</div></details>"
     end
     out[#out + 1] = "</section>"

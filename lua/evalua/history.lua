@@ -44,7 +44,7 @@ end
 
 local AGGREGATE = shape.object { mean = "number?", lo = "number?", hi = "number?" } -- what the readers read
 local RECORD = shape.object {
-  run_id = run_id_shape, time = "string", label = "string?", notes = "string?", git_commit = "string?",
+  run_id = run_id_shape, time = "string", label = "string|number?", notes = "string|number?", git_commit = "string?",
   evalua = "string?", report = "string?",
   dataset = shape.optional(shape.object { path = "string?", hash = "string?", rows = "integer?" }),
   judge = shape.optional(shape.object { model = "string?", system_fingerprints = "table?" }),
@@ -86,6 +86,12 @@ local function line_number(path, pos)
   return n
 end
 
+-- A label or note given as a number is text: 5, not 5.0, and found by "5".
+local function text_of(v)
+  if type(v) ~= "number" then return v end
+  return tostring(math.tointeger(v) or v)
+end
+
 -- The record on a line, checked: a line that is not a record is an error
 -- naming the file, line and field; the history is evidence, not a cache.
 local function decode_record(self, line, pos)
@@ -94,6 +100,7 @@ local function decode_record(self, line, pos)
   else err = shape.check(RECORD, rec) end
   if err then sys.input_error(("%s:%s: %s"):format(self.file, line_number(self.file, pos), err)) end
   if rec.dataset and rec.dataset.rows then rec.dataset.rows = math.tointeger(rec.dataset.rows) end -- a count: 180, not 180.0
+  rec.label, rec.notes = text_of(rec.label), text_of(rec.notes)
   return rec
 end
 
@@ -397,7 +404,7 @@ end
 local function record_of(res, opts, self_dir)
   local judge = res.meta.judge
   return {
-    run_id = run_id(res), time = res.meta.time, label = opts.label, notes = opts.notes,
+    run_id = run_id(res), time = res.meta.time, label = text_of(opts.label), notes = text_of(opts.notes),
     git_commit = opts.git_commit or (opts.git_commit ~= false and git_commit() or nil),
     evalua = res.meta.evalua,
     dataset = res.meta.dataset and { path = res.meta.dataset.path, hash = res.meta.dataset.hash,

@@ -245,4 +245,15 @@ function TestHistory:test_dashboard_links_only_relative_paths()
   lu.assertStrContains(html, '<a href="../reports/2026%2001/%C3%BC.html">2026 01/ü.html</a>')
 end
 
+-- A label given as a number (as earlier versions wrote it) is read as text.
+function TestHistory:test_a_numeric_label_is_text()
+  h.write(dir .. "/h/history.jsonl", '{"run_id":"r1","time":"t","label":5,"systems":[],"metrics":[],"aggregates":{}}\n')
+  local hist = ev.history.open(dir .. "/h")
+  lu.assertEquals(hist:latest().label, "5")
+  lu.assertEquals(hist:find("5").run_id, "r1")
+  lu.assertStrContains(h.read(hist:dashboard()), "<td>5</td>")
+  hist:append(run_of { 0.5 }, { label = 6, git_commit = false, dashboard = false })
+  lu.assertEquals(hist:find("6").label, "6")
+end
+
 os.exit(lu.LuaUnit.run(), true)

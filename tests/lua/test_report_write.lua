@@ -206,12 +206,16 @@ function TestWrite:test_a_full_disk_of_stale_staging_is_cleaned_before_the_next_
   -- "vN\n" x 100,000: 300 kB in the .txt file; the live report and a stale
   -- staging folder take 600 kB, a write of 900 kB fits only without the stale one
   local lines = 100000
-  local a = run(dir, ("v1 disk/out r %d"):format(lines))
-  kill_at(dir, "report-staged", ("v2 disk/out r %d"):format(lines))
-  local free = tonumber(io.popen("df -k --output=avail " .. disk .. " | tail -1"):read("l"))
-  local r = run(dir, ("v3 disk/out r %d"):format(lines * 3)) -- needs 900 kB: only there once the stale one is gone
-  local listing = ls(disk)
+  local a, free, r, listing
+  local ok, err = pcall(function() -- the disk is unmounted whatever fails
+    a = run(dir, ("v1 disk/out r %d"):format(lines))
+    kill_at(dir, "report-staged", ("v2 disk/out r %d"):format(lines))
+    free = tonumber(io.popen("df -k --output=avail " .. disk .. " | tail -1"):read("l"))
+    r = run(dir, ("v3 disk/out r %d"):format(lines * 3)) -- needs 900 kB: only there once the stale one is gone
+    listing = ls(disk)
+  end)
   h.sh("umount " .. disk)
+  if not ok then error(err, 0) end
   lu.assertEquals(a.status, 0, a.stderr)
   lu.assertTrue(free < 900, ("%d kB free before the write"):format(free))
   lu.assertEquals(r.status, 0, r.stderr)

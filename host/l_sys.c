@@ -29,9 +29,9 @@ static int fail(lua_State *L, const char *what, const char *path) {
 
 /* Resolves path with evalua_at. A refusal by the sandbox is raised (as
  * evalua_check_path does); any other failure returns nil, message. */
-static int resolve(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at,
+static int resolve(lua_State *L, const char *path, int write, int flags, struct evalua_at *at,
                    const char *what) {
-  if (!evalua_at(L, path, write, mkdirs, at)) return 0;
+  if (!evalua_at(L, path, write, flags, at)) return 0;
   int e = errno;
   if (e == EACCES || e == ELOOP || e == EXDEV || e == ENOTDIR) {
     luaL_where(L, 1);
@@ -159,7 +159,7 @@ static int l_sha256(lua_State *L) {
 static int l_mkdir(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   struct evalua_at at;
-  int r = resolve(L, path, 1, 1, &at, "cannot create folder");
+  int r = resolve(L, path, 1, EVALUA_AT_MKDIRS, &at, "cannot create folder");
   if (r) return r;
   int bad = at.owned ? mkdirat(at.dirfd, at.name, 0777) && errno != EEXIST : evalua_make_dir(path);
   int e = errno;
@@ -191,7 +191,7 @@ static int refused(lua_State *L) {
 static int l_remove(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   struct evalua_at at;
-  if (evalua_at(L, path, 1, 0, &at)) return refused(L);
+  if (evalua_at(L, path, 1, EVALUA_AT_LINK, &at)) return refused(L);
   int r = unlinkat(at.dirfd, at.name, 0);
   if (r && (errno == EISDIR || errno == EPERM)) r = unlinkat(at.dirfd, at.name, AT_REMOVEDIR);
   int e = errno;
@@ -206,8 +206,8 @@ static int l_remove(lua_State *L) {
 static int l_rename(lua_State *L) {
   const char *from = luaL_checkstring(L, 1), *to = luaL_checkstring(L, 2);
   struct evalua_at a, b;
-  if (evalua_at(L, from, 1, 0, &a)) return refused(L);
-  if (evalua_at(L, to, 1, 0, &b)) {
+  if (evalua_at(L, from, 1, EVALUA_AT_LINK, &a)) return refused(L);
+  if (evalua_at(L, to, 1, EVALUA_AT_LINK, &b)) {
     evalua_at_release(&a);
     return refused(L);
   }
@@ -277,7 +277,7 @@ static int l_write_atomic(lua_State *L) {
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
   struct evalua_at at;
-  int r = resolve(L, path, 1, 0, &at, "cannot write");
+  int r = resolve(L, path, 1, EVALUA_AT_LINK, &at, "cannot write"); /* rename(2) replaces a link */
   if (r) return r;
   int bad = evalua_write_atomic_at(at.dirfd, at.name, evalua_at_flags(&at), data, n);
   int e = errno;
@@ -429,7 +429,7 @@ static int l_listdir(lua_State *L) {
 static int l_stat(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   struct evalua_at at;
-  int r = resolve(L, path, 0, 0, &at, "cannot stat");
+  int r = resolve(L, path, 0, EVALUA_AT_LINK, &at, "cannot stat"); /* a link's own, as lstat */
   if (r) return r;
   struct stat st;
   int bad = fstatat(at.dirfd, at.name, &st, at.owned ? AT_SYMLINK_NOFOLLOW : 0);

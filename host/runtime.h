@@ -61,9 +61,13 @@ struct evalua_at {
  * no symbolic link (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or a walk
  * of O_NOFOLLOW opens where the kernel lacks openat2), so a dangling link
  * or a folder swapped for a link after the check cannot redirect the open.
- * mkdirs creates missing folders on the way. Open the name itself with
- * O_NOFOLLOW (evalua_at_flags). 0, or -1 with a message pushed. */
-int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at);
+ * The last name is never resolved: a symbolic link there is refused, or,
+ * with EVALUA_AT_LINK, is what the caller acts on (unlink, rename).
+ * EVALUA_AT_MKDIRS creates missing folders on the way. Open the name
+ * itself with O_NOFOLLOW (evalua_at_flags). 0, or -1 with a message pushed. */
+#define EVALUA_AT_MKDIRS 1
+#define EVALUA_AT_LINK 2
+int evalua_at(lua_State *L, const char *path, int write, int flags, struct evalua_at *at);
 /* O_NOFOLLOW when at came from the sandbox, else 0. */
 int evalua_at_flags(const struct evalua_at *at);
 void evalua_at_release(struct evalua_at *at);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,6 +255,29 @@ static char *canonical(const char *path) {
   return out;
 }
 
+/* The canonical form of path's folder joined with its last name, which is
+ * not resolved: a symbolic link there is the name itself (what unlink and
+ * rename act on, and what an O_NOFOLLOW open refuses), never its target.
+ * A last name of "." or ".." cannot be a link and resolves as usual. */
+static char *canonical_name(const char *path) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--;
+  const char *slash = memrchr(path, '/', n);
+  const char *name = slash ? slash + 1 : path;
+  size_t name_len = (size_t)(path + n - name);
+  if (!name_len || (name_len == 1 && name[0] == '.') || (name_len == 2 && !strncmp(name, "..", 2)))
+    return canonical(path);
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  char *parent = dir ? canonical(dir) : NULL;
+  free(dir);
+  if (!parent) return NULL;
+  size_t len = strlen(parent) + name_len + 2;
+  char *out = malloc(len);
+  if (out) snprintf(out, len, "%s/%.*s", strcmp(parent, "/") ? parent : "", (int)name_len, name);
+  free(parent);
+  return out;
+}
+
 static int allowed(const struct evalua_runtime *rt, const char *real, int write) {
   if (rt->out_dir && under(real, rt->out_dir)) return 1;
   if (write) return 0;
@@ -296,13 +320,19 @@ static int at_error(lua_State *L, const char *path, int write, int e) {
   return -1;
 }
 
-int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct evalua_at *at) {
+int evalua_at(lua_State *L, const char *path, int write, int flags, struct evalua_at *at) {
   struct evalua_runtime *rt = evalua_runtime(L);
   at->dirfd = AT_FDCWD, at->name = path, at->owned = NULL;
   if (!rt->sandbox) return 0;
-  char *real = canonical(path);
+  char *real = canonical_name(path);
   const char *rel = NULL;
   int root = real ? root_of(rt, real, write, &rel) : -1;
+  if (root < 0) { /* a path naming a folder given on the command line, through a link to it */
+    free(real);
+    real = canonical(path);
+    root = real ? root_of(rt, real, write, &rel) : -1;
+    if (root >= 0 && *rel) root = -1;
+  }
   if (root < 0) {
     free(real);
     if (evalua_path_allowed(L, path, write)) return at_error(L, path, write, EACCES);
@@ -313,9 +343,12 @@ int evalua_at(lua_State *L, const char *path, int write, int mkdirs, struct eval
   char *slash = strrchr((char *)rel, '/');
   at->name = slash ? slash + 1 : *rel ? rel : ".";
   if (slash) *slash = '\0';
-  at->dirfd = evalua_open_dir_beneath(root, slash ? rel : "", mkdirs, 1);
-  if (at->dirfd >= 0) return 0;
-  int e = errno;
+  at->dirfd = evalua_open_dir_beneath(root, slash ? rel : "", flags & EVALUA_AT_MKDIRS, 1);
+  struct stat st;
+  if (at->dirfd >= 0 && ((flags & EVALUA_AT_LINK) || fstatat(at->dirfd, at->name, &st, AT_SYMLINK_NOFOLLOW) ||
+                         !S_ISLNK(st.st_mode)))
+    return 0;
+  int e = at->dirfd >= 0 ? ELOOP : errno;
   evalua_at_release(at);
   return at_error(L, path, write, e);
 }

@@ -10,6 +10,7 @@
 #include "evalua/embed.h"
 #include "l_lists.h"
 #include "modules.h"
+#include "udata.h"
 
 #define EMB_MT "evalua.embedder"
 
@@ -135,8 +136,14 @@ static const luaL_Reg embed_funcs[] = {
   {NULL, NULL},
 };
 
+static int make_emb(lua_State *L) {
+  lua_settop(L, 0);
+  new_emb(L, 1);
+  return 1;
+}
+
 int luaopen_evalua_embed(lua_State *L) {
-  luaL_newmetatable(L, EMB_MT);
+  evalua_newclass(L, EMB_MT, make_emb);
   lua_pushcfunction(L, emb_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);

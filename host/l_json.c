@@ -14,6 +14,7 @@
 
 #include "l_json.h"
 #include "modules.h"
+#include "udata.h"
 
 /* 1 for the bytes json.lua escapes: control bytes, DEL, '"' and '\\';
  * 2 for the bytes of a multibyte UTF-8 sequence, which are checked. */
@@ -211,6 +212,13 @@ static int buf_gc(lua_State *L) {
   return 0;
 }
 
+static int make_buf(lua_State *L) {
+  struct buf *b = lua_newuserdatauv(L, sizeof *b, 0);
+  memset(b, 0, sizeof *b);
+  luaL_setmetatable(L, BUF_MT);
+  return 1;
+}
+
 static void add(void *ud, const char *s, size_t n) {
   struct buf *b = ud;
   if (b->len + n > b->cap) {
@@ -404,9 +412,8 @@ static int l_encode(lua_State *L) {
   const char *indent = luaL_optlstring(L, 2, NULL, &il);
   int depth = (int)luaL_optinteger(L, 3, 0);
   lua_settop(L, 3);
-  struct buf *b = lua_newuserdatauv(L, sizeof *b, 0);
-  memset(b, 0, sizeof *b);
-  luaL_setmetatable(L, BUF_MT);
+  make_buf(L);
+  struct buf *b = lua_touserdata(L, -1);
   struct evalua_json_out out = {add, b, NULL, NULL, 0};
   size_t replaced = evalua_json_encode(L, 1, indent, depth, &out);
   if (b->nomem) return luaL_error(L, "not enough memory");
@@ -448,7 +455,7 @@ static int l_utf8(lua_State *L) {
 }
 
 int luaopen_evalua_json(lua_State *L) {
-  luaL_newmetatable(L, BUF_MT);
+  evalua_newclass(L, BUF_MT, make_buf);
   lua_pushcfunction(L, buf_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);

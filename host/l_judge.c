@@ -16,6 +16,7 @@
 #include "judge_engine.h"
 #include "modules.h"
 #include "runtime.h"
+#include "udata.h"
 
 #define ENGINE_MT "evalua.JudgeEngine"
 #define BOX_MT "evalua.JudgeBox"
@@ -162,7 +163,7 @@ static const char *api_key(lua_State *L, int t, const char *base_url) {
 
 static struct engine_ud *check_engine(lua_State *L) {
   struct engine_ud *u = luaL_checkudata(L, 1, ENGINE_MT);
-  if (!u->e) luaL_error(L, "the judge engine is closed");
+  if (!u->e) evalua_closed(L, 1);
   return u;
 }
 
@@ -565,19 +566,40 @@ static const luaL_Reg judge_funcs[] = {
   {NULL, NULL},
 };
 
+/* Empty objects of each type, for tests that walk every type (udata.h). */
+static int make_engine(lua_State *L) {
+  lua_settop(L, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "http://127.0.0.1:9/v1");
+  lua_setfield(L, 1, "base_url");
+  return l_engine(L);
+}
+
+static int make_box(lua_State *L) {
+  *(void **)lua_newuserdatauv(L, sizeof(void *), 0) = NULL;
+  luaL_setmetatable(L, BOX_MT);
+  return 1;
+}
+
+static int make_failures(lua_State *L) {
+  *(struct cache_failure **)lua_newuserdatauv(L, sizeof(struct cache_failure *), 0) = NULL;
+  luaL_setmetatable(L, FAILURES_MT);
+  return 1;
+}
+
 int luaopen_evalua_judge(lua_State *L) {
-  if (luaL_newmetatable(L, ENGINE_MT)) {
+  if (evalua_newclass(L, ENGINE_MT, make_engine)) {
     luaL_setfuncs(L, engine_meta, 0);
     luaL_newlib(L, engine_methods);
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, BOX_MT)) {
+  if (evalua_newclass(L, BOX_MT, make_box)) {
     lua_pushcfunction(L, box_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, FAILURES_MT)) {
+  if (evalua_newclass(L, FAILURES_MT, make_failures)) {
     lua_pushcfunction(L, failures_gc);
     lua_setfield(L, -2, "__gc");
   }

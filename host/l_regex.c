@@ -21,6 +21,7 @@
 
 #include "modules.h"
 #include "runtime.h"
+#include "udata.h"
 
 #define REGEX_MT "evalua.Regex"
 
@@ -207,8 +208,15 @@ static const luaL_Reg meta[] = {
   {NULL, NULL},
 };
 
+/* An object of the type, for tests that walk every type (udata.h). */
+static int make_regex(lua_State *L) {
+  lua_settop(L, 0);
+  lua_pushliteral(L, "");
+  return l_compile(L);
+}
+
 int luaopen_evalua_regex(lua_State *L) {
-  if (luaL_newmetatable(L, REGEX_MT)) {
+  if (evalua_newclass(L, REGEX_MT, make_regex)) {
     luaL_setfuncs(L, meta, 0);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");

@@ -22,6 +22,7 @@
 #include "stage.h"
 #include "modules.h"
 #include "runtime.h"
+#include "udata.h"
 
 /* ---- a buffered sink: a file, or a Lua string when path is nil ------------------ */
 
@@ -660,6 +661,19 @@ static int stage_gc(lua_State *L) {
   return 0;
 }
 
+/* A stage of nothing (closed from the start), for tests that walk every type. */
+static struct evalua_stage *new_stage(lua_State *L) {
+  struct evalua_stage *st = lua_newuserdatauv(L, sizeof *st, 1);
+  st->fd = st->parent = -1, st->name[0] = '\0';
+  luaL_setmetatable(L, STAGE_MT);
+  return st;
+}
+
+static int make_stage(lua_State *L) {
+  new_stage(L);
+  return 1;
+}
+
 /* stage(dir) -> stage, path: a staging folder for dir's files (cleaning
  * what dead writers left beside it first); path is where to write them.
  * Closing the stage (or collecting it) removes it unless it was published. */
@@ -669,11 +683,9 @@ static int l_stage(lua_State *L) {
   while (len > 1 && arg[len - 1] == '/') len--;
   lua_pushlstring(L, arg, len);
   const char *dir = lua_tostring(L, -1);
-  struct evalua_stage *st = lua_newuserdatauv(L, sizeof *st, 1);
+  struct evalua_stage *st = new_stage(L);
   lua_pushvalue(L, -2);
   lua_setiuservalue(L, -2, 1); /* dir, for publish's messages */
-  st->fd = st->parent = -1, st->name[0] = '\0';
-  luaL_setmetatable(L, STAGE_MT);
   struct evalua_at at;
   if (evalua_at(L, dir, 1, 1, &at)) return lua_error(L); /* the sandbox's message */
   char *name, *real = real_target(dir, &name);
@@ -705,8 +717,8 @@ static int l_stage(lua_State *L) {
 /* stage:publish(files) -> "created" | "exchanged" | "moved" */
 static int l_publish(lua_State *L) {
   struct evalua_stage *st = luaL_checkudata(L, 1, STAGE_MT);
+  if (st->fd < 0) evalua_closed(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
-  luaL_argcheck(L, st->fd >= 0, 1, "the stage is closed");
   size_t n = lua_rawlen(L, 2);
   luaL_argcheck(L, n < 4096, 2, "too many files");
   const char **files = lua_newuserdatauv(L, (n + 1) * sizeof *files, 0);
@@ -727,12 +739,17 @@ static int l_publish(lua_State *L) {
   return 1;
 }
 
+static int make_sink(lua_State *L) {
+  sink_open(L, NULL);
+  return 1;
+}
+
 int luaopen_evalua_report(lua_State *L) {
-  luaL_newmetatable(L, SINK_MT);
+  evalua_newclass(L, SINK_MT, make_sink);
   lua_pushcfunction(L, sink_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
-  luaL_newmetatable(L, STAGE_MT);
+  evalua_newclass(L, STAGE_MT, make_stage);
   static const luaL_Reg stage_methods[] = {{"publish", l_publish}, {"__gc", stage_gc}, {"__close", stage_gc}, {NULL, NULL}};
   luaL_setfuncs(L, stage_methods, 0);
   lua_pushvalue(L, -1);

@@ -20,9 +20,11 @@
 #include "modules.h"
 #include "parallel.h"
 #include "runtime.h"
+#include "udata.h"
 
 #define SCRATCH_MT "evalua.retrieval.scratch"
 #define TREC_MT "evalua.TrecData"
+#define FILES_MT "evalua.TrecFiles"
 
 /* C memory of one call; freed by __close when the call ends or raises. */
 struct scratch {
@@ -43,12 +45,23 @@ static int scratch_close(lua_State *L) {
   return 0;
 }
 
-static struct scratch *new_scratch(lua_State *L) {
+static struct scratch *push_scratch(lua_State *L) {
   struct scratch *s = lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, sizeof *s);
   luaL_setmetatable(L, SCRATCH_MT);
-  lua_toclose(L, -1);
   if (!(s->rk = evr_ranker_new())) luaL_error(L, "not enough memory");
+  return s;
+}
+
+static int make_scratch(lua_State *L) {
+  push_scratch(L);
+  return 1;
+}
+
+/* Scratch for this call, closed when the call returns or raises. */
+static struct scratch *new_scratch(lua_State *L) {
+  struct scratch *s = push_scratch(L);
+  lua_toclose(L, -1);
   return s;
 }
 
@@ -450,6 +463,7 @@ static void evaluate_trec(lua_State *L, struct batch *b, const struct evr_trec *
 /* evaluate(rows | trec data, measures [, opts]) -> result (metrics.lua) */
 static int l_evaluate(lua_State *L) {
   struct evr_trec **t = luaL_testudata(L, 1, TREC_MT);
+  if (t && !*t) evalua_closed(L, 1);
   if (!t) luaL_argexpected(L, lua_type(L, 1) == LUA_TTABLE, 1, "list of rows or TREC data");
   struct opts o = check_opts(L, 3);
   struct scratch *s = new_scratch(L);
@@ -501,25 +515,45 @@ static int open_trec(lua_State *L, const char *path) {
   return fd;
 }
 
+/* The two files being read, closed by __gc even on an error. */
 struct trec_files {
   int fd[2];
 };
 
 static int trec_files_close(lua_State *L) {
-  struct trec_files *f = lua_touserdata(L, 1);
+  struct trec_files *f = luaL_checkudata(L, 1, FILES_MT);
   for (int i = 0; i < 2; i++)
     if (f->fd[i] >= 0) close(f->fd[i]), f->fd[i] = -1;
   return 0;
 }
 
+static int make_files(lua_State *L) {
+  struct trec_files *f = lua_newuserdatauv(L, sizeof *f, 0);
+  f->fd[0] = f->fd[1] = -1;
+  luaL_setmetatable(L, FILES_MT);
+  return 1;
+}
+
+/* An empty TREC data object (no files read). */
+static struct evr_trec **new_trec(lua_State *L) {
+  struct evr_trec **t = lua_newuserdatauv(L, sizeof *t, 0);
+  *t = NULL;
+  luaL_setmetatable(L, TREC_MT);
+  if (!(*t = evr_trec_new())) luaL_error(L, "not enough memory");
+  evr_trec_set_parallel(*t, evalua_run_two);
+  return t;
+}
+
+static int make_trec(lua_State *L) {
+  new_trec(L);
+  return 1;
+}
+
 /* load_trec(qrels_path, run_path) -> TREC data | nil, message */
 static int l_load_trec(lua_State *L) {
   const char *path[2] = {luaL_checkstring(L, 1), luaL_checkstring(L, 2)};
-  struct trec_files *f = lua_newuserdatauv(L, sizeof *f, 0); /* closed by __gc, even on an error */
-  f->fd[0] = f->fd[1] = -1;
-  lua_newtable(L);
-  lua_pushcfunction(L, trec_files_close), lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
+  make_files(L);
+  struct trec_files *f = lua_touserdata(L, -1);
   for (int i = 0; i < 2; i++)
     if ((f->fd[i] = open_trec(L, path[i])) < 0) {
       luaL_pushfail(L);
@@ -527,11 +561,7 @@ static int l_load_trec(lua_State *L) {
       return 2;
     }
   check_trec_fits(L, f->fd);
-  struct evr_trec **t = lua_newuserdatauv(L, sizeof *t, 0);
-  *t = NULL;
-  luaL_setmetatable(L, TREC_MT);
-  if (!(*t = evr_trec_new())) luaL_error(L, "not enough memory");
-  evr_trec_set_parallel(*t, evalua_run_two);
+  struct evr_trec **t = new_trec(L);
   struct evr_error err;
   int bad = evr_trec_read_qrels_fd(*t, f->fd[0], path[0], &err) || evr_trec_read_run_fd(*t, f->fd[1], path[1], &err);
   lua_pushcfunction(L, trec_files_close), lua_pushvalue(L, -3), lua_call(L, 1, 0);
@@ -545,7 +575,7 @@ static int l_load_trec(lua_State *L) {
 
 static struct evr_trec *check_trec(lua_State *L) {
   struct evr_trec **t = luaL_checkudata(L, 1, TREC_MT);
-  if (!*t) luaL_argerror(L, 1, "TREC data already freed");
+  if (!*t) evalua_closed(L, 1);
   return *t;
 }
 
@@ -625,18 +655,23 @@ static const luaL_Reg trec_methods[] = {
 };
 
 int luaopen_evalua_retrieval(lua_State *L) {
-  if (luaL_newmetatable(L, SCRATCH_MT)) {
+  if (evalua_newclass(L, SCRATCH_MT, make_scratch)) {
     lua_pushcfunction(L, scratch_close);
     lua_setfield(L, -2, "__close");
     lua_pushcfunction(L, scratch_close);
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, TREC_MT)) {
+  if (evalua_newclass(L, TREC_MT, make_trec)) {
     lua_pushcfunction(L, trec_gc);
     lua_setfield(L, -2, "__gc");
     luaL_newlib(L, trec_methods);
     lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  if (evalua_newclass(L, FILES_MT, make_files)) {
+    lua_pushcfunction(L, trec_files_close);
+    lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
   luaL_newlib(L, funcs);

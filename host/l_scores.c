@@ -12,13 +12,19 @@
 #include "evalua/table_eval.h"
 #include "l_table.h"
 #include "parallel.h"
+#include "udata.h"
 
 #define SCORES_MT "evalua.scores"
 
-struct lscores *lscores_check(lua_State *L, int arg) { return luaL_checkudata(L, arg, SCORES_MT); }
+/* A closed (or never completed) column set has no val. */
+struct lscores *lscores_check(lua_State *L, int arg) {
+  struct lscores *s = luaL_checkudata(L, arg, SCORES_MT);
+  if (!s->val) evalua_closed(L, arg);
+  return s;
+}
 
 static int scores_gc(lua_State *L) {
-  struct lscores *s = lscores_check(L, 1);
+  struct lscores *s = luaL_checkudata(L, 1, SCORES_MT);
   for (size_t j = 0; j < s->m && s->val; j++) free(s->val[j]), free(s->miss[j]), free(s->why[j]);
   free(s->val), free(s->miss), free(s->why);
   for (size_t r = 0; r < s->nreasons; r++) free(s->reasons[r]);
@@ -439,12 +445,18 @@ static int s_bottom(lua_State *L) {
   return 1;
 }
 
+static int make_scores(lua_State *L) {
+  lua_settop(L, 0);
+  lua_pushinteger(L, 0), lua_pushinteger(L, 0);
+  return l_new(L);
+}
+
 int luaopen_evalua_scores(lua_State *L) {
   static const luaL_Reg meth[] = {
     {"set", s_set}, {"get", s_get}, {"column", s_column}, {"unmeasured", s_unmeasured}, {"reasoned", s_reasoned}, {"histograms", s_histograms}, {"eval", s_eval},
     {"aggregate", s_aggregate}, {"bottom", s_bottom}, {NULL, NULL},
   };
-  luaL_newmetatable(L, SCORES_MT);
+  evalua_newclass(L, SCORES_MT, make_scores);
   luaL_newlib(L, meth);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, scores_gc), lua_setfield(L, -2, "__gc");

@@ -20,6 +20,7 @@
 #include "files.h"
 #include "modules.h"
 #include "runtime.h"
+#include "udata.h"
 
 static int fail(lua_State *L, const char *what, const char *path) {
   luaL_pushfail(L);
@@ -367,10 +368,18 @@ static int l_flock(lua_State *L) {
 
 #define LOCK_MT "evalua.Lock"
 
+/* unlock, __gc and __close: a second call does nothing. */
 static int lock_release(lua_State *L) {
   int *fd = luaL_checkudata(L, 1, LOCK_MT);
   if (*fd >= 0) close(*fd), *fd = -1; /* closing drops the flock */
   return 0;
+}
+
+static int make_lock(lua_State *L) {
+  int *ud = lua_newuserdatauv(L, sizeof(int), 0);
+  *ud = -1;
+  luaL_setmetatable(L, LOCK_MT);
+  return 1;
 }
 
 static int l_lock(lua_State *L) {
@@ -378,9 +387,8 @@ static int l_lock(lua_State *L) {
   struct evalua_at at;
   int r = resolve(L, path, 1, 0, &at, "cannot open lock file");
   if (r) return r;
-  int *ud = lua_newuserdatauv(L, sizeof(int), 0);
-  *ud = -1;
-  luaL_setmetatable(L, LOCK_MT);
+  make_lock(L);
+  int *ud = lua_touserdata(L, -1);
   int fd = openat(at.dirfd, at.name, O_RDWR | O_CREAT | O_CLOEXEC | evalua_at_flags(&at), 0666);
   int e = errno;
   evalua_at_release(&at);
@@ -498,7 +506,7 @@ static const luaL_Reg lock_methods[] = {
 };
 
 int luaopen_evalua_sys(lua_State *L) {
-  if (luaL_newmetatable(L, LOCK_MT)) {
+  if (evalua_newclass(L, LOCK_MT, make_lock)) {
     luaL_setfuncs(L, lock_methods, 0);
     lua_pushvalue(L, -1);
     lua_setfield(L, -2, "__index");

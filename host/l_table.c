@@ -19,6 +19,7 @@
 #include "modules.h"
 #include "read_jsonl.h"
 #include "runtime.h"
+#include "udata.h"
 
 #define TABLE_MT "evalua.table"
 #define CODES_MT "evalua.codes"
@@ -27,14 +28,20 @@ struct ltable {
   struct evt_table t;
   struct evt_schema sc;
   struct evt_field *fields;
+  int closed;
 };
 
-struct evt_table *ltable_check(lua_State *L, int arg) {
-  return &((struct ltable *)luaL_checkudata(L, arg, TABLE_MT))->t;
+static struct ltable *check_ltable(lua_State *L, int arg) {
+  struct ltable *lt = luaL_checkudata(L, arg, TABLE_MT);
+  if (lt->closed) evalua_closed(L, arg);
+  return lt;
 }
+
+struct evt_table *ltable_check(lua_State *L, int arg) { return &check_ltable(L, arg)->t; }
 
 static int table_gc(lua_State *L) {
   struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  lt->closed = 1;
   evt_free(&lt->t);
   for (size_t i = 0; i < lt->sc.nfields; i++) free((char *)lt->fields[i].name);
   free(lt->fields);
@@ -212,7 +219,7 @@ static int l_new(lua_State *L) {
 
 /* t:append(json, line) -> true | nil, message */
 static int t_append(lua_State *L) {
-  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  struct ltable *lt = check_ltable(L, 1);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
   uint32_t line = (uint32_t)luaL_checkinteger(L, 3);
@@ -294,7 +301,7 @@ static int list_key(const char *k) {
 /* t:get(i, key [, max]) -> value [, "json"] (nil when absent); with max,
  * a longer string is cut to at most max bytes, at a character, plus "…" */
 static int t_get(lua_State *L) {
-  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  struct ltable *lt = check_ltable(L, 1);
   size_t r = check_row(L, &lt->t, 2);
   size_t len;
   const char *k = luaL_checklstring(L, 3, &len);
@@ -322,7 +329,7 @@ static int t_get(lua_State *L) {
 
 /* t:keys(i) -> the keys row i has, in column order */
 static int t_keys(lua_State *L) {
-  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  struct ltable *lt = check_ltable(L, 1);
   size_t r = check_row(L, &lt->t, 2);
   lua_newtable(L);
   lua_Integer n = 0;
@@ -346,7 +353,11 @@ static int t_bytes(lua_State *L) {
 
 /* ---- group codes -------------------------------------------------------------- */
 
-struct lcodes *lcodes_check(lua_State *L, int arg) { return luaL_checkudata(L, arg, CODES_MT); }
+struct lcodes *lcodes_check(lua_State *L, int arg) {
+  struct lcodes *c = luaL_checkudata(L, arg, CODES_MT);
+  if (!c->code) evalua_closed(L, arg);
+  return c;
+}
 
 static int codes_gc(lua_State *L) {
   struct lcodes *c = luaL_checkudata(L, 1, CODES_MT);
@@ -468,9 +479,14 @@ static int codes_get(lua_State *L) {
   return 1;
 }
 
+static int make_codes(lua_State *L) {
+  new_codes(L, 0);
+  return 1;
+}
+
 /* t:subset(rows) -> a new table of the given rows (1-based), in that order */
 static int t_subset(lua_State *L) {
-  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  struct ltable *lt = check_ltable(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   struct ltable *nt = new_table(L, 0);
   nt->sc.rag = lt->sc.rag;
@@ -541,7 +557,7 @@ static int contexts_from(lua_State *L, struct evt_table *d, const struct evt_tab
 /* t:attach_contexts(docs, k): rows without contexts but with a ranking get
  * the texts (docs: id -> text) of their first k retrieved ids. */
 static int t_attach_contexts(lua_State *L) {
-  struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
+  struct ltable *lt = check_ltable(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_Integer k = luaL_optinteger(L, 3, LUA_MAXINTEGER);
   struct evt_table nt;
@@ -567,14 +583,14 @@ int luaopen_evalua_table(lua_State *L) {
     {"bytes", t_bytes}, {"size", t_len}, {"subset", t_subset}, {"shard_rows", t_shard_rows}, {"attach_contexts", t_attach_contexts},
     {NULL, NULL},
   };
-  luaL_newmetatable(L, TABLE_MT);
+  evalua_newclass(L, TABLE_MT, l_new);
   luaL_newlib(L, tmeth);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, table_gc), lua_setfield(L, -2, "__gc");
   lua_pushcfunction(L, t_len), lua_setfield(L, -2, "__len");
   lua_pop(L, 1);
   static const luaL_Reg cmeth[] = {{"remap", codes_remap}, {"get", codes_get}, {NULL, NULL}};
-  luaL_newmetatable(L, CODES_MT);
+  evalua_newclass(L, CODES_MT, make_codes);
   luaL_newlib(L, cmeth);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, codes_gc), lua_setfield(L, -2, "__gc");

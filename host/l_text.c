@@ -11,6 +11,7 @@
 #include "l_lists.h"
 #include "modules.h"
 #include "runtime.h"
+#include "udata.h"
 
 #define WS_MT "evalua.text.workspace"
 
@@ -21,7 +22,8 @@
 #define SANDBOX_MAX_CELLS ((size_t)1 << 30)
 
 /* Scratch memory shared by the calls of one state. busy guards against
- * re-entry (a finalizer calling ev.text during a call gets its own). */
+ * re-entry (a finalizer calling ev.text during a call gets its own); its
+ * __close only releases it, __gc frees it (ws NULL: closed). */
 struct box {
   evtext_ws *ws;
   evtext_str *golds;
@@ -70,7 +72,7 @@ static int no_memory(lua_State *L) {
  * released when the call returns or raises. */
 static struct box *acquire(lua_State *L) {
   struct box *b = lua_touserdata(L, lua_upvalueindex(1));
-  if (b->busy) b = new_box(L);
+  if (b->busy || !b->ws) b = new_box(L);
   else lua_pushvalue(L, lua_upvalueindex(1));
   b->busy = 1;
   lua_toclose(L, -1);
@@ -271,8 +273,13 @@ static const luaL_Reg text_funcs[] = {
 
 static const luaL_Reg box_methods[] = {{"__gc", box_gc}, {"__close", box_close}, {NULL, NULL}};
 
+static int make_box(lua_State *L) {
+  new_box(L);
+  return 1;
+}
+
 int luaopen_evalua_text(lua_State *L) {
-  if (luaL_newmetatable(L, WS_MT)) luaL_setfuncs(L, box_methods, 0);
+  if (evalua_newclass(L, WS_MT, make_box)) luaL_setfuncs(L, box_methods, 0);
   lua_pop(L, 1);
   luaL_newlibtable(L, text_funcs);
   new_box(L);

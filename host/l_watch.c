@@ -18,6 +18,7 @@
 
 #include "modules.h"
 #include "runtime.h"
+#include "udata.h"
 
 #define WATCH_MT "evalua.Watch"
 #define SETTLE_MS 100
@@ -29,7 +30,7 @@ struct watch {
 
 static struct watch *check_watch(lua_State *L) {
   struct watch *w = luaL_checkudata(L, 1, WATCH_MT);
-  if (w->fd < 0) luaL_error(L, "the watch is closed");
+  if (w->fd < 0) evalua_closed(L, 1);
   return w;
 }
 
@@ -76,15 +77,27 @@ static void add_path(lua_State *L, struct watch *w, const char *path, int uv) {
   lua_pop(L, 2);
 }
 
-static int l_open(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+/* A watch of nothing yet, its table of watched folders beside it. */
+static struct watch *new_watch(lua_State *L) {
   struct watch *w = lua_newuserdatauv(L, sizeof *w, 1);
   w->fd = -1;
   luaL_setmetatable(L, WATCH_MT);
   lua_newtable(L);
-  int uv = lua_gettop(L);
   w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (w->fd < 0) return luaL_error(L, "watch: inotify: %s", strerror(errno));
+  if (w->fd < 0) luaL_error(L, "watch: inotify: %s", strerror(errno));
+  return w;
+}
+
+static int make_watch(lua_State *L) {
+  new_watch(L);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+static int l_open(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  struct watch *w = new_watch(L);
+  int uv = lua_gettop(L);
   for (lua_Integer i = 1; lua_rawgeti(L, 1, i) != LUA_TNIL; i++) {
     const char *path = luaL_checkstring(L, -1);
     add_path(L, w, path, uv);
@@ -162,7 +175,7 @@ static int l_close(lua_State *L) {
 
 int luaopen_evalua_watch(lua_State *L) {
   static const luaL_Reg methods[] = {{"wait", l_wait}, {"close", l_close}, {NULL, NULL}};
-  if (luaL_newmetatable(L, WATCH_MT)) {
+  if (evalua_newclass(L, WATCH_MT, make_watch)) {
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_close);

@@ -10,17 +10,19 @@
 #include "evalua/embed.h"
 #include "l_lists.h"
 #include "modules.h"
+#include "runtime.h"
 #include "udata.h"
 
 #define EMB_MT "evalua.embedder"
 
-struct emb { evembed *e; evtext_ws *ws; size_t *first; };
+/* Its memory counts against --mem-limit (evalua_allocator). */
+struct emb { evembed *e; evtext_ws *ws; size_t *first, nfirst; struct evm_alloc a; };
 
 static int emb_gc(lua_State *L) {
   struct emb *u = luaL_checkudata(L, 1, EMB_MT);
   evembed_free(u->e);
   evtext_ws_free(u->ws);
-  free(u->first);
+  evm_free(&u->a, u->first, u->nfirst, sizeof *u->first);
   u->e = NULL, u->ws = NULL, u->first = NULL;
   return 0;
 }
@@ -33,9 +35,10 @@ static struct emb *new_emb(lua_State *L, int opts) {
   o.char_weight = lists_opt_number(L, opts, "char_weight", o.char_weight);
   luaL_argcheck(L, o.char_weight >= 0 && o.char_weight <= 1, opts, "char_weight must be from 0 to 1");
   struct emb *u = lua_newuserdatauv(L, sizeof *u, 0);
-  u->e = NULL, u->ws = NULL, u->first = NULL;
+  u->e = NULL, u->ws = NULL, u->first = NULL, u->nfirst = 0;
+  u->a = evalua_allocator(L);
   luaL_setmetatable(L, EMB_MT);
-  if (!(u->e = evembed_new(&o)) || !(u->ws = evtext_ws_new())) luaL_error(L, "not enough memory");
+  if (!(u->e = evembed_new_alloc(&o, &u->a)) || !(u->ws = evtext_ws_new_alloc(u->a.fn, u->a.ud))) evalua_nomem(L);
   return u;
 }
 
@@ -54,12 +57,12 @@ static void add(lua_State *L, struct emb *u, int arg, const char *label, lua_Int
     const char *where = j ? lua_pushfstring(L, "%s[%I][%I]", label, i, j) : lua_pushfstring(L, "%s[%I]", label, i);
     luaL_argerror(L, arg, lua_pushfstring(L, "%s is not valid UTF-8 (byte %I)", where, (lua_Integer)err.byte + 1));
   }
-  if (rc != EVTEXT_OK) luaL_error(L, "not enough memory");
+  if (rc != EVTEXT_OK) evalua_nomem(L);
   lua_pop(L, 1);
 }
 
 static void fit(lua_State *L, struct emb *u) {
-  if (evembed_fit(u->e) != EVTEXT_OK) luaL_error(L, "not enough memory");
+  if (evembed_fit(u->e) != EVTEXT_OK) evalua_nomem(L);
 }
 
 static int l_similarity(lua_State *L) {
@@ -69,7 +72,8 @@ static int l_similarity(lua_State *L) {
   if (mc != m) luaL_argerror(L, 2, lua_pushfstring(L, "#candidates is %I but #queries is %I", (lua_Integer)mc, (lua_Integer)m));
   lists_check_options(L, 3, names);
   struct emb *u = new_emb(L, 3);
-  if (!(u->first = malloc((m + 1) * sizeof *u->first))) luaL_error(L, "not enough memory");
+  if (!(u->first = evm_new(&u->a, m + 1, sizeof *u->first))) evalua_nomem(L);
+  u->nfirst = m + 1;
   for (size_t i = 1; i <= m; i++) {
     lua_rawgeti(L, 1, (lua_Integer)i);
     add(L, u, 1, "queries", (lua_Integer)i, 0);

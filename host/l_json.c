@@ -14,6 +14,7 @@
 
 #include "l_json.h"
 #include "modules.h"
+#include "runtime.h"
 #include "udata.h"
 
 /* 1 for the bytes json.lua escapes: control bytes, DEL, '"' and '\\';
@@ -203,28 +204,31 @@ struct buf {
   char *p;
   size_t len, cap;
   int nomem;
+  struct evm_alloc a; /* the text counts against --mem-limit */
 };
 
 static int buf_gc(lua_State *L) {
   struct buf *b = luaL_checkudata(L, 1, BUF_MT);
-  free(b->p);
-  b->p = NULL;
+  evm_free(&b->a, b->p, b->cap, 1);
+  b->p = NULL, b->cap = b->len = 0;
   return 0;
 }
 
 static int make_buf(lua_State *L) {
   struct buf *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
+  b->a = evalua_allocator(L);
   luaL_setmetatable(L, BUF_MT);
   return 1;
 }
 
 static void add(void *ud, const char *s, size_t n) {
   struct buf *b = ud;
-  if (b->len + n > b->cap) {
+  if (b->nomem) return;
+  if (n > b->cap - b->len) {
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n) cap *= 2;
-    char *p = realloc(b->p, cap);
+    while (cap - b->len < n && cap < SIZE_MAX / 4) cap *= 2;
+    char *p = cap - b->len >= n ? evm_resize(&b->a, b->p, b->cap, cap, 1) : NULL;
     if (!p) { b->nomem = 1; return; }
     b->p = p, b->cap = cap;
   }
@@ -416,7 +420,7 @@ static int l_encode(lua_State *L) {
   struct buf *b = lua_touserdata(L, -1);
   struct evalua_json_out out = {add, b, NULL, NULL, 0};
   size_t replaced = evalua_json_encode(L, 1, indent, depth, &out);
-  if (b->nomem) return luaL_error(L, "not enough memory");
+  if (b->nomem) return evalua_nomem(L);
   lua_pushlstring(L, b->p ? b->p : "", b->len);
   lua_pushinteger(L, (lua_Integer)replaced);
   return 2;

@@ -50,10 +50,12 @@ void lists_copy_numbers(lua_State *L, int idx, int arg, const char *label, lua_I
   }
 }
 
-double *lists_new_array(lua_State *L, size_t n) {
-  if (n > SIZE_MAX / sizeof(double) - 1) luaL_error(L, "not enough memory");
-  return lua_newuserdatauv(L, (n ? n : 1) * sizeof(double), 0);
+void *lists_scratch(lua_State *L, size_t n, size_t size) {
+  if (n > (SIZE_MAX >> 2) / size) luaL_error(L, "not enough memory");
+  return lua_newuserdatauv(L, (n ? n : 1) * size, 0);
 }
+
+double *lists_new_array(lua_State *L, size_t n) { return lists_scratch(L, n, sizeof(double)); }
 
 double *lists_check_numbers(lua_State *L, int arg, const char *label, size_t *n) {
   *n = lists_check_list(L, arg);

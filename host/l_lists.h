@@ -26,6 +26,10 @@ double *lists_check_numbers(lua_State *L, int arg, const char *label, size_t *n)
 
 /* An array of n doubles in a new userdata left on the stack. */
 double *lists_new_array(lua_State *L, size_t n);
+/* n items of size bytes (at least one) in a Lua userdata on the stack:
+ * scratch of one call, counted against --mem-limit and collected like any
+ * Lua value, so an error cannot leak it. Raises when the product overflows. */
+void *lists_scratch(lua_State *L, size_t n, size_t size);
 
 /* Checks that argument arg is nil or a table whose keys are all among
  * names (NULL-terminated), so a misspelt option is an error. */

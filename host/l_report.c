@@ -32,9 +32,10 @@
  * sandbox's check in one step), or memory. A userdata, so that an error
  * midway closes and removes what was begun. */
 struct sink {
-  FILE *f;
-  char *mem;           /* open_memstream's block when writing to memory */
-  size_t memlen, len;
+  FILE *f;             /* NULL when writing to memory */
+  char *mem;           /* the text, when writing to memory */
+  size_t memlen, memcap, len;
+  struct evm_alloc a;  /* where mem comes from: it counts against --mem-limit */
   int err;
   int compact;         /* JSON on one line: no indentation, ":" alone */
   size_t replaced;     /* invalid UTF-8 sequences written as U+FFFD */
@@ -44,7 +45,22 @@ struct sink {
   char buf[1 << 16];
 };
 
+/* n bytes to the end of the text in memory; ENOMEM when it cannot grow. */
+static void to_memory(struct sink *s, const char *p, size_t n) {
+  if (s->err) return;
+  if (n > s->memcap - s->memlen) {
+    size_t cap = s->memcap ? s->memcap : 1 << 16;
+    while (cap - s->memlen < n && cap < SIZE_MAX / 4) cap *= 2;
+    char *m = cap - s->memlen >= n ? evm_resize(&s->a, s->mem, s->memcap, cap, 1) : NULL;
+    if (!m) return (void)(s->err = ENOMEM);
+    s->mem = m, s->memcap = cap;
+  }
+  memcpy(s->mem + s->memlen, p, n);
+  s->memlen += n;
+}
+
 static void drain(struct sink *s, const char *p, size_t n) {
+  if (!s->f) return to_memory(s, p, n);
   if (n && fwrite(p, 1, n, s->f) != n) s->err = errno ? errno : EIO;
 }
 
@@ -118,7 +134,8 @@ struct job {
 };
 
 static const char *value_of(struct job *j, int list, size_t k) {
-  lua_rawgeti(j->L, list, (lua_Integer)k + 1);
+  if (lua_rawgeti(j->L, list, (lua_Integer)k + 1) != LUA_TSTRING)
+    luaL_error(j->L, "report: name %d of a list is a %s, not a string", (int)k + 1, luaL_typename(j->L, -1));
   const char *s = lua_tostring(j->L, -1);
   lua_pop(j->L, 1); /* the string stays alive in the list */
   return s;
@@ -410,7 +427,8 @@ static int sink_gc(lua_State *L) {
     evalua_at_release(&s->at);
     s->at_open = 0;
   }
-  free(s->mem), s->mem = NULL;
+  evm_free(&s->a, s->mem, s->memcap, 1);
+  s->mem = NULL, s->memcap = s->memlen = 0;
   return 0;
 }
 
@@ -419,10 +437,8 @@ static struct sink *sink_open(lua_State *L, const char *path) {
   struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, offsetof(struct sink, buf));
   luaL_setmetatable(L, SINK_MT);
-  if (!path) {
-    if (!(s->f = open_memstream(&s->mem, &s->memlen))) luaL_error(L, "cannot write the report: %s", strerror(errno));
-    return s;
-  }
+  s->a = evalua_allocator(L);
+  if (!path) return s;
   if (evalua_at(L, path, 1, 0, &s->at)) lua_error(L); /* the sandbox's message */
   s->at_open = 1;
   snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", s->at.name, (long)getpid());
@@ -439,16 +455,16 @@ static struct sink *sink_open(lua_State *L, const char *path) {
  * text pushed, then the number of invalid UTF-8 sequences replaced. */
 static int sink_close(lua_State *L, struct sink *s, const char *path) {
   flush(s);
+  if (!path) {
+    if (s->err == ENOMEM) evalua_nomem(L);
+    lua_pushlstring(L, s->mem ? s->mem : "", s->memlen);
+    lua_pushinteger(L, (lua_Integer)s->replaced);
+    return 2;
+  }
   /* No fsync: the rename makes the report whole or absent for every reader,
    * even after a kill; a report lost to a power cut is regenerated. */
   if (fclose(s->f) && !s->err) s->err = errno;
   s->f = NULL;
-  if (!path) {
-    if (s->err) luaL_error(L, "cannot write the report: %s", strerror(s->err));
-    lua_pushlstring(L, s->mem, s->memlen);
-    lua_pushinteger(L, (lua_Integer)s->replaced);
-    return 2;
-  }
   if (!s->err && renameat(s->at.dirfd, s->tmp, s->at.dirfd, s->at.name)) s->err = errno;
   if (s->err) luaL_error(L, "cannot write %s: %s", path, strerror(s->err));
   s->tmp[0] = '\0';
@@ -585,7 +601,13 @@ static int l_csv(lua_State *L) {
   read_job(L, 1, &j);
   size_t nr = lua_rawlen(L, 2);
   size_t *rcol = lua_newuserdatauv(L, (nr + 1) * sizeof *rcol, 0);
-  for (size_t i = 0; i < nr; i++) lua_rawgeti(L, 2, (lua_Integer)i + 1), rcol[i] = (size_t)lua_tointeger(L, -1), lua_pop(L, 1);
+  for (size_t i = 0; i < nr; i++) {
+    lua_rawgeti(L, 2, (lua_Integer)i + 1);
+    lua_Integer m = lua_tointeger(L, -1);
+    luaL_argcheck(L, m >= 0 && (size_t)m < j.nm, 2, "a metric index from 0");
+    rcol[i] = (size_t)m;
+    lua_pop(L, 1);
+  }
   struct sink *s = sink_open(L, path);
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));

@@ -26,21 +26,34 @@
 #define TREC_MT "evalua.TrecData"
 #define FILES_MT "evalua.TrecFiles"
 
-/* C memory of one call; freed by __close when the call ends or raises. */
+/* TREC data: the mapped files and record arrays of metrics/trec.c, which
+ * count against --mem-limit at a charge of twice the files' size. */
+struct ltrec {
+  struct evr_trec *t;
+  size_t charge;
+};
+
+/* C memory of one call; freed by __close when the call ends or raises.
+ * The ranker, accumulators and values count against --mem-limit; so does
+ * a report of TREC data, charged at its size while it is held. */
 struct scratch {
+  struct evm_alloc a;
   struct evr_ranker *rk;
   struct evr_measures ms;
   struct evr_acc *acc;
   double *values;
+  size_t nvalues;      /* of acc and values */
   struct evr_trec_report rep;
+  size_t rep_charge;
 };
 
 static int scratch_close(lua_State *L) {
   struct scratch *s = luaL_checkudata(L, 1, SCRATCH_MT);
   evr_ranker_free(s->rk);
   evr_measures_free(&s->ms);
-  free(s->acc), free(s->values);
+  evm_free(&s->a, s->acc, s->nvalues, sizeof *s->acc), evm_free(&s->a, s->values, s->nvalues, sizeof *s->values);
   evr_trec_report_free(&s->rep);
+  evalua_uncharge(evalua_runtime(L), s->rep_charge);
   memset(s, 0, sizeof *s);
   return 0;
 }
@@ -48,9 +61,19 @@ static int scratch_close(lua_State *L) {
 static struct scratch *push_scratch(lua_State *L) {
   struct scratch *s = lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, sizeof *s);
+  s->a = evalua_allocator(L);
   luaL_setmetatable(L, SCRATCH_MT);
-  if (!(s->rk = evr_ranker_new())) luaL_error(L, "not enough memory");
+  if (!(s->rk = evr_ranker_new_alloc(&s->a))) evalua_nomem(L);
   return s;
+}
+
+/* Room for a value and an accumulator per measure. */
+static void alloc_values(lua_State *L, struct scratch *s) {
+  s->nvalues = s->ms.n + 1;
+  s->acc = evm_new(&s->a, s->nvalues, sizeof *s->acc);
+  s->values = evm_new(&s->a, s->nvalues, sizeof *s->values);
+  if (!s->acc || !s->values) evalua_nomem(L);
+  memset(s->acc, 0, s->nvalues * sizeof *s->acc);
 }
 
 static int make_scratch(lua_State *L) {
@@ -138,7 +161,7 @@ static const char *take_id(lua_State *L, struct evr_ranker *rk, size_t *len) {
   if (t != LUA_TSTRING && t != LUA_TNUMBER) return NULL;
   const char *s = lua_tolstring(L, -1, len);
   const char *id = evr_ranker_copy(rk, s, *len);
-  if (!id) luaL_error(L, "not enough memory");
+  if (!id) evalua_nomem(L);
   lua_pop(L, 1);
   return id;
 }
@@ -167,21 +190,21 @@ static int read_ranking(lua_State *L, int arg, int t, struct evr_ranker *rk, con
       scored = has;
       const char *id = take_id(L, rk, &len);
       if (!id) fail(L, arg, where, lua_pushfstring(L, "[%I].id is missing or not a string", i));
-      if (evr_ranker_add(rk, id, len, score)) luaL_error(L, "not enough memory");
+      if (evr_ranker_add(rk, id, len, score)) evalua_nomem(L);
       lua_pop(L, 1);
     } else {
       if (scored == 1) fail(L, arg, where, lua_pushfstring(L, "[%I] is a plain id among {id=, score=} entries", i));
       scored = 0;
       const char *id = take_id(L, rk, &len);
       if (!id) fail(L, arg, where, lua_pushfstring(L, "[%I] is a %s, not an id", i, lua_typename(L, ty)));
-      if (evr_ranker_add(rk, id, len, 0)) luaL_error(L, "not enough memory");
+      if (evr_ranker_add(rk, id, len, 0)) evalua_nomem(L);
     }
   }
   return scored == 1;
 }
 
 static void judge(lua_State *L, struct evr_ranker *rk, const char *id, size_t len, double grade) {
-  if (evr_ranker_judge(rk, id, len, grade) < 0) luaL_error(L, "not enough memory");
+  if (evr_ranker_judge(rk, id, len, grade) < 0) evalua_nomem(L);
 }
 
 /* A list of relevant ids (grade 1). */
@@ -240,11 +263,11 @@ static int l_score(lua_State *L) {
   struct opts o = check_opts(L, 4);
   struct scratch *s = new_scratch(L);
   check_measures(L, 3, &s->ms);
-  if (!(s->values = malloc((s->ms.n + 1) * sizeof *s->values))) luaL_error(L, "not enough memory");
+  alloc_values(L, s);
   read_gold(L, 2, 2, s->rk, "gold");
   int by_score = read_ranking(L, 1, 1, s->rk, "ranking");
   struct evr_ranking r;
-  if (evr_ranker_finish(s->rk, by_score, o.depth, &r)) luaL_error(L, "not enough memory");
+  if (evr_ranker_finish(s->rk, by_score, o.depth, &r)) evalua_nomem(L);
   evr_eval(s->ms.cols, s->ms.n, &r, o.level, s->values);
   lua_createtable(L, 0, (int)s->ms.n);
   for (size_t c = 0; c < s->ms.n; c++) {
@@ -275,8 +298,7 @@ struct batch {
 
 static void start_result(lua_State *L, struct batch *b, struct scratch *s) {
   b->s = s;
-  if (!(s->acc = calloc(s->ms.n + 1, sizeof *s->acc)) || !(s->values = malloc((s->ms.n + 1) * sizeof *s->values)))
-    luaL_error(L, "not enough memory");
+  alloc_values(L, s);
   lua_createtable(L, 0, 6);
   b->res = lua_gettop(L);
   push_names(L, &s->ms);
@@ -422,7 +444,7 @@ static void evaluate_rows(lua_State *L, struct batch *b, const struct opts *o) {
     lua_pushfstring(L, "%sretrieved", where);
     int by_score = read_ranking(L, 1, lua_gettop(L) - 1, b->s->rk, lua_tostring(L, -1));
     struct evr_ranking r;
-    if (evr_ranker_finish(b->s->rk, by_score, o->depth, &r)) luaL_error(L, "not enough memory");
+    if (evr_ranker_finish(b->s->rk, by_score, o->depth, &r)) evalua_nomem(L);
     lua_pushvalue(L, row + 1);
     add_query(L, b, &r, o->level);
     lua_settop(L, top);
@@ -448,6 +470,12 @@ static void evaluate_trec(lua_State *L, struct batch *b, const struct evr_trec *
   struct scratch *s = b->s;
   struct evr_trec_opts how = {o->level, o->depth, o->complete, 0, 0, 0, NULL};
   struct evr_error err;
+  /* its rows, values and summaries: about a row and a value per query and measure */
+  double need = ((double)evr_trec_count(t) + 1) * ((double)s->ms.n * sizeof(double) + 64);
+  size_t bytes = need < (double)(SIZE_MAX / 2) ? (size_t)need : SIZE_MAX / 2;
+  evalua_make_room(L, bytes);
+  if (evalua_charge(evalua_runtime(L), bytes)) evalua_nomem(L);
+  s->rep_charge = bytes;
   if (evr_trec_evaluate(t, s->ms.cols, s->ms.n, &how, &s->rep, &err)) luaL_error(L, "%s", err.msg);
   for (size_t k = 0; k < s->rep.n; k++) {
     const struct evr_trec_row *row = &s->rep.rows[k];
@@ -462,15 +490,15 @@ static void evaluate_trec(lua_State *L, struct batch *b, const struct evr_trec *
 
 /* evaluate(rows | trec data, measures [, opts]) -> result (metrics.lua) */
 static int l_evaluate(lua_State *L) {
-  struct evr_trec **t = luaL_testudata(L, 1, TREC_MT);
-  if (t && !*t) evalua_closed(L, 1);
+  struct ltrec *t = luaL_testudata(L, 1, TREC_MT);
+  if (t && !t->t) evalua_closed(L, 1);
   if (!t) luaL_argexpected(L, lua_type(L, 1) == LUA_TTABLE, 1, "list of rows or TREC data");
   struct opts o = check_opts(L, 3);
   struct scratch *s = new_scratch(L);
   check_measures(L, 2, &s->ms);
   struct batch b;
   start_result(L, &b, s);
-  if (t) evaluate_trec(L, &b, *t, &o);
+  if (t) evaluate_trec(L, &b, t->t, &o);
   else evaluate_rows(L, &b, &o);
   finish_result(L, &b);
   return 1;
@@ -479,27 +507,34 @@ static int l_evaluate(lua_State *L) {
 /* ---- TREC files -------------------------------------------------------------- */
 
 static int trec_gc(lua_State *L) {
-  struct evr_trec **t = luaL_checkudata(L, 1, TREC_MT);
-  evr_trec_free(*t);
-  *t = NULL;
+  struct ltrec *u = luaL_checkudata(L, 1, TREC_MT);
+  evr_trec_free(u->t);
+  evalua_uncharge(evalua_runtime(L), u->charge);
+  u->t = NULL, u->charge = 0;
   return 0;
 }
 
-/* TREC data lives outside the Lua allocator (the mapped files and record
- * arrays of about their size), so under --sandbox a load is bounded
- * instead: regular files only, and about twice their size must fit in what
- * --mem-limit leaves. */
-static void check_trec_fits(lua_State *L, const int fd[2]) {
+/* Charges the TREC data u about to be read from the files open at fd
+ * (twice their size) against --mem-limit; under --sandbox they must be
+ * regular files, whose size says what they need. */
+static void charge_trec(lua_State *L, struct ltrec *u, const int fd[2]) {
   struct evalua_runtime *rt = evalua_runtime(L);
   struct stat a, b;
-  if (!rt->sandbox || fstat(fd[0], &a) || fstat(fd[1], &b)) return;
-  if (!S_ISREG(a.st_mode) || !S_ISREG(b.st_mode))
-    luaL_error(L, "TREC files must be regular files under --sandbox");
-  double need = 2.0 * ((double)a.st_size + (double)b.st_size) / 1048576.0;
-  double left = rt->mem_limit > rt->mem_used ? (double)(rt->mem_limit - rt->mem_used) / 1048576.0 : 0;
-  if (rt->mem_limit && need > left)
-    luaL_error(L, "TREC files need about %d MB, more than the %d MB --mem-limit leaves", (int)ceil(need),
+  if (fstat(fd[0], &a) || fstat(fd[1], &b)) return;
+  int regular = S_ISREG(a.st_mode) && S_ISREG(b.st_mode);
+  if (rt->sandbox && !regular) luaL_error(L, "TREC files must be regular files under --sandbox");
+  if (!regular) return;
+  double need = 2.0 * ((double)a.st_size + (double)b.st_size);
+  size_t bytes = need < (double)(SIZE_MAX / 2) ? (size_t)need : SIZE_MAX / 2;
+  evalua_make_room(L, bytes);
+  if (evalua_charge(rt, bytes)) {
+    if (!rt->mem_exceeded) evalua_nomem(L); /* no limit refused it */
+    size_t used = evalua_mem_used(rt);
+    double left = rt->mem_limit > used ? (double)(rt->mem_limit - used) / 1048576.0 : 0;
+    luaL_error(L, "TREC files need about %d MB, more than the %d MB --mem-limit leaves", (int)ceil(need / 1048576.0),
                (int)left);
+  }
+  u->charge = bytes;
 }
 
 /* path opened for reading in one step with the sandbox's check ("-":
@@ -535,13 +570,13 @@ static int make_files(lua_State *L) {
 }
 
 /* An empty TREC data object (no files read). */
-static struct evr_trec **new_trec(lua_State *L) {
-  struct evr_trec **t = lua_newuserdatauv(L, sizeof *t, 0);
-  *t = NULL;
+static struct ltrec *new_trec(lua_State *L) {
+  struct ltrec *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->t = NULL, u->charge = 0;
   luaL_setmetatable(L, TREC_MT);
-  if (!(*t = evr_trec_new())) luaL_error(L, "not enough memory");
-  evr_trec_set_parallel(*t, evalua_run_two);
-  return t;
+  if (!(u->t = evr_trec_new())) evalua_nomem(L);
+  evr_trec_set_parallel(u->t, evalua_run_two);
+  return u;
 }
 
 static int make_trec(lua_State *L) {
@@ -560,10 +595,10 @@ static int l_load_trec(lua_State *L) {
       lua_pushfstring(L, "%s: cannot open (%s)", path[i], strerror(errno));
       return 2;
     }
-  check_trec_fits(L, f->fd);
-  struct evr_trec **t = new_trec(L);
+  struct ltrec *u = new_trec(L);
+  charge_trec(L, u, f->fd);
   struct evr_error err;
-  int bad = evr_trec_read_qrels_fd(*t, f->fd[0], path[0], &err) || evr_trec_read_run_fd(*t, f->fd[1], path[1], &err);
+  int bad = evr_trec_read_qrels_fd(u->t, f->fd[0], path[0], &err) || evr_trec_read_run_fd(u->t, f->fd[1], path[1], &err);
   lua_pushcfunction(L, trec_files_close), lua_pushvalue(L, -3), lua_call(L, 1, 0);
   if (bad) {
     luaL_pushfail(L);
@@ -574,9 +609,9 @@ static int l_load_trec(lua_State *L) {
 }
 
 static struct evr_trec *check_trec(lua_State *L) {
-  struct evr_trec **t = luaL_checkudata(L, 1, TREC_MT);
-  if (!*t) evalua_closed(L, 1);
-  return *t;
+  struct ltrec *u = luaL_checkudata(L, 1, TREC_MT);
+  if (!u->t) evalua_closed(L, 1);
+  return u->t;
 }
 
 static int trec_runid(lua_State *L) {
@@ -591,9 +626,9 @@ static void push_retrieved(lua_State *L, const struct evr_trec_query *q, struct 
   evr_ranker_reset(rk);
   for (size_t j = 0; j < q->n_results; j++)
     if (evr_ranker_add(rk, q->results[j].doc, q->results[j].len, q->results[j].score))
-      luaL_error(L, "not enough memory");
+      evalua_nomem(L);
   struct evr_ranking r;
-  if (evr_ranker_finish(rk, 1, 0, &r)) luaL_error(L, "not enough memory");
+  if (evr_ranker_finish(rk, 1, 0, &r)) evalua_nomem(L);
   lua_createtable(L, (int)q->n_results, 0);
   for (size_t j = 0; j < q->n_results; j++) {
     size_t len;

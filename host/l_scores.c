@@ -10,8 +10,10 @@
 #include "evalua/group.h"
 #include "evalua/measures.h"
 #include "evalua/table_eval.h"
+#include "l_lists.h"
 #include "l_table.h"
 #include "parallel.h"
+#include "runtime.h"
 #include "udata.h"
 
 #define SCORES_MT "evalua.scores"
@@ -25,58 +27,84 @@ struct lscores *lscores_check(lua_State *L, int arg) {
 
 static int scores_gc(lua_State *L) {
   struct lscores *s = luaL_checkudata(L, 1, SCORES_MT);
-  for (size_t j = 0; j < s->m && s->val; j++) free(s->val[j]), free(s->miss[j]), free(s->why[j]);
-  free(s->val), free(s->miss), free(s->why);
-  for (size_t r = 0; r < s->nreasons; r++) free(s->reasons[r]);
-  free(s->reasons);
+  struct evm_alloc a = evalua_allocator(L);
+  size_t n = s->n + 1, m = s->m + 1;
+  for (size_t j = 0; j < s->m && s->val && s->miss && s->why; j++) {
+    evm_free(&a, s->val[j], n, sizeof **s->val);
+    evm_free(&a, s->miss[j], n, 1);
+    evm_free(&a, s->why[j], n, sizeof **s->why);
+  }
+  evm_free(&a, s->val, m, sizeof *s->val), evm_free(&a, s->miss, m, sizeof *s->miss);
+  evm_free(&a, s->why, m, sizeof *s->why);
+  for (size_t r = 0; r < s->nreasons; r++) evm_free(&a, s->reasons[r], s->reason_len[r] + 1, 1);
+  evm_free(&a, s->reasons, s->capreasons, sizeof *s->reasons);
+  evm_free(&a, s->reason_len, s->caplens, sizeof *s->reason_len);
   evr_idtab_free(&s->seen);
   memset(s, 0, sizeof *s);
   return 0;
 }
 
-/* new(n, m) -> scores, every value unmeasured with no reason yet */
+/* n zeroed items of size bytes from a; NULL when out of memory. */
+static void *new_zeroed(const struct evm_alloc *a, size_t n, size_t size) {
+  void *p = evm_new(a, n, size);
+  if (p) memset(p, 0, n * size);
+  return p;
+}
+
+/* new(n, m) -> scores, every value unmeasured with no reason yet. The
+ * columns count against --mem-limit (evalua_allocator). */
 static int l_new(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1), m = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, n >= 0, 1, "negative size");
-  luaL_argcheck(L, m >= 0, 2, "negative size");
+  luaL_argcheck(L, n >= 0 && (uint64_t)n < SIZE_MAX / 16, 1, "a size from 0 to 2^59");
+  luaL_argcheck(L, m >= 0 && (uint64_t)m < SIZE_MAX / 16, 2, "a size from 0 to 2^59");
   struct lscores *s = lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, sizeof *s);
-  evr_idtab_init(&s->seen);
+  struct evm_alloc a = evalua_allocator(L);
+  evr_idtab_init_alloc(&s->seen, &a);
   luaL_setmetatable(L, SCORES_MT);
-  s->val = calloc((size_t)m + 1, sizeof *s->val);
-  s->miss = calloc((size_t)m + 1, sizeof *s->miss);
-  s->why = calloc((size_t)m + 1, sizeof *s->why);
-  if (!s->val || !s->miss || !s->why) return luaL_error(L, "not enough memory");
-  s->m = (size_t)m;
+  double cells = ((double)n + 1) * ((double)m + 1) * (sizeof **s->val + 1 + sizeof **s->why);
+  evalua_make_room(L, cells < (double)SIZE_MAX ? (size_t)cells : SIZE_MAX);
+  s->n = (size_t)n, s->m = (size_t)m; /* the sizes scores_gc frees with, whatever fails below */
+  s->val = new_zeroed(&a, s->m + 1, sizeof *s->val);
+  s->miss = new_zeroed(&a, s->m + 1, sizeof *s->miss);
+  s->why = new_zeroed(&a, s->m + 1, sizeof *s->why);
+  if (!s->val || !s->miss || !s->why) return evalua_nomem(L);
   for (size_t j = 0; j < s->m; j++) {
-    s->val[j] = calloc((size_t)n + 1, sizeof **s->val);
-    s->miss[j] = malloc((size_t)n + 1);
-    s->why[j] = calloc((size_t)n + 1, sizeof **s->why);
-    if (!s->val[j] || !s->miss[j] || !s->why[j]) return luaL_error(L, "not enough memory");
-    memset(s->miss[j], 1, (size_t)n);
+    s->val[j] = new_zeroed(&a, s->n + 1, sizeof **s->val);
+    s->miss[j] = evm_new(&a, s->n + 1, 1);
+    s->why[j] = new_zeroed(&a, s->n + 1, sizeof **s->why);
+    if (!s->val[j] || !s->miss[j] || !s->why[j]) return evalua_nomem(L);
+    memset(s->miss[j], 1, s->n);
   }
-  s->n = (size_t)n;
   lscores_reason(L, s, "", 0); /* index 0: no reason */
   return 1;
+}
+
+/* *p (*cap items of size bytes) grown to hold need, doubling; 0 or -1. */
+static int grow_array(const struct evm_alloc *a, void **p, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *q = c > *cap ? evm_resize(a, *p, *cap, c, size) : NULL;
+  if (!q) return -1;
+  *p = q, *cap = c;
+  return 0;
 }
 
 uint32_t lscores_reason(lua_State *L, struct lscores *s, const char *text, size_t len) {
   uint32_t *v = evr_idtab_get(&s->seen, text, len);
   if (v) return *v;
-  if (s->nreasons == s->capreasons) {
-    size_t cap = s->capreasons ? s->capreasons * 2 : 16;
-    char **r = realloc(s->reasons, cap * sizeof *r);
-    if (!r) luaL_error(L, "not enough memory");
-    s->reasons = r, s->capreasons = cap;
-  }
-  char *copy = malloc(len + 1);
-  if (!copy) luaL_error(L, "not enough memory");
+  struct evm_alloc a = evalua_allocator(L);
+  if (grow_array(&a, (void **)&s->reasons, &s->capreasons, s->nreasons + 1, sizeof *s->reasons) ||
+      grow_array(&a, (void **)&s->reason_len, &s->caplens, s->nreasons + 1, sizeof *s->reason_len))
+    evalua_nomem(L);
+  char *copy = len < SIZE_MAX ? evm_new(&a, len + 1, 1) : NULL;
+  if (!copy) evalua_nomem(L);
   memcpy(copy, text, len);
   copy[len] = '\0';
   int found;
   v = evr_idtab_put(&s->seen, copy, len, (uint32_t)s->nreasons, &found);
-  if (!v) free(copy), luaL_error(L, "not enough memory");
-  s->reasons[s->nreasons] = copy;
+  if (!v) evm_free(&a, copy, len + 1, 1), evalua_nomem(L);
+  s->reasons[s->nreasons] = copy, s->reason_len[s->nreasons] = len;
   return (uint32_t)s->nreasons++;
 }
 
@@ -141,9 +169,10 @@ static int s_unmeasured(lua_State *L) {
   lua_Integer jj = luaL_checkinteger(L, 2);
   luaL_argcheck(L, jj >= 1 && (size_t)jj <= s->m, 2, "metric out of range");
   size_t j = (size_t)jj - 1, count = 0, best = 0;
-  size_t *freq = calloc(s->nreasons + 1, sizeof *freq);
-  size_t *first = calloc(s->nreasons + 1, sizeof *first);
-  if (!freq || !first) return free(freq), free(first), luaL_error(L, "not enough memory");
+  size_t *freq = lists_scratch(L, s->nreasons + 1, sizeof *freq);
+  size_t *first = lists_scratch(L, s->nreasons + 1, sizeof *first);
+  memset(freq, 0, (s->nreasons + 1) * sizeof *freq);
+  memset(first, 0, (s->nreasons + 1) * sizeof *first);
   for (size_t i = 0; i < s->n; i++) {
     if (!s->miss[j][i]) continue;
     uint32_t w = s->why[j][i];
@@ -154,7 +183,6 @@ static int s_unmeasured(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)count);
   if (count && best) lua_pushstring(L, s->reasons[best]);
   else lua_pushnil(L);
-  free(freq), free(first);
   return 2;
 }
 
@@ -181,8 +209,9 @@ static int s_histograms(lua_State *L) {
   luaL_argcheck(L, c->n == s->n, 3, "codes and scores differ in rows");
   luaL_argcheck(L, nb >= 1 && nb <= 1000, 4, "1 to 1000 bins");
   luaL_argcheck(L, top > 0, 5, "a positive top");
-  size_t *count = calloc(c->nvalues * (size_t)nb + 1, sizeof *count);
-  if (!count) return luaL_error(L, "not enough memory");
+  if (c->nvalues > (SIZE_MAX >> 4) / (size_t)nb) return luaL_error(L, "not enough memory");
+  size_t *count = lists_scratch(L, c->nvalues * (size_t)nb + 1, sizeof *count);
+  memset(count, 0, (c->nvalues * (size_t)nb + 1) * sizeof *count);
   for (size_t i = 0; i < s->n; i++) {
     if (s->miss[j - 1][i]) continue;
     double b = floor(s->val[j - 1][i] / top * (double)nb);
@@ -196,7 +225,6 @@ static int s_histograms(lua_State *L) {
       lua_pushinteger(L, (lua_Integer)count[a * (size_t)nb + (size_t)k]), lua_rawseti(L, -2, k + 1);
     lua_rawseti(L, -2, (lua_Integer)a + 1);
   }
-  free(count);
   return 1;
 }
 
@@ -215,6 +243,7 @@ struct job {
   size_t depth;
   uint8_t *why;                  /* per row scratch */
   uint32_t (*ids)[EVT_NWHY + 1]; /* reason ids of each column, fixed before the threads start */
+  const struct evm_alloc *a;     /* the state's counted allocator: any thread may call it */
   int nomem;
 };
 
@@ -230,15 +259,15 @@ static void reasons_of(struct job *jb, size_t j, const uint32_t *code_id) {
 static void run_job(void *p) {
   struct job *jb = p;
   if (jb->ms && jb->ms->n) {
-    struct evr_ranker *rk = evr_ranker_new();
-    double **out = malloc(jb->ms->n * sizeof *out);
-    if (!rk || !out) { jb->nomem = 1; evr_ranker_free(rk); free(out); return; }
+    struct evr_ranker *rk = evr_ranker_new_alloc(jb->a);
+    double **out = evm_new(jb->a, jb->ms->n, sizeof *out);
+    if (!rk || !out) { jb->nomem = 1; evr_ranker_free(rk); evm_free(jb->a, out, jb->ms->n, sizeof *out); return; }
     for (size_t c = 0; c < jb->ms->n; c++) out[c] = jb->s->val[jb->rcol[c]];
     evt_eval_retrieval(jb->t, jb->r0, jb->r1, jb->ms->cols, jb->ms->n, jb->level, jb->depth, rk, out, jb->why);
     for (size_t c = 0; c < jb->ms->n; c++) reasons_of(jb, jb->rcol[c], jb->ids[c]);
-    evr_ranker_free(rk), free(out);
+    evr_ranker_free(rk), evm_free(jb->a, out, jb->ms->n, sizeof *out);
   }
-  evtext_ws *ws = jb->nans ? evtext_ws_new() : NULL;
+  evtext_ws *ws = jb->nans ? evtext_ws_new_alloc(jb->a->fn, jb->a->ud) : NULL;
   if (jb->nans && !ws) { jb->nomem = 1; return; }
   for (size_t a = 0; a < jb->nans; a++) {
     size_t j = jb->acol[a];
@@ -267,42 +296,57 @@ static void column_reasons(lua_State *L, struct lscores *s, const char *name, ui
 }
 
 /* Reads specs {{j =, name =, kind = "retrieval"|"answer"}...} into the
- * job's arrays (freed by the caller). */
+ * job's arrays; the plan is scratch (evalua_scratch), freed whatever
+ * happens, so a bad spec leaks nothing. */
 struct plan {
   struct evr_measures ms;
-  size_t *rcol, *acol, nans;
+  size_t *rcol, *acol, nans, n;
   enum evtext_metric *akind;
   uint32_t (*ids)[EVT_NWHY + 1];
+  uint8_t *why;                  /* per row, size rows + 1 */
+  size_t rows;
+  struct evm_alloc a;
 };
 
-static void plan_free(struct plan *p) {
+static void plan_done(void *ud) {
+  struct plan *p = ud;
   evr_measures_free(&p->ms);
-  free(p->rcol), free(p->acol), free(p->akind), free(p->ids);
+  evm_free(&p->a, p->rcol, p->n + 1, sizeof *p->rcol), evm_free(&p->a, p->acol, p->n + 1, sizeof *p->acol);
+  evm_free(&p->a, p->akind, p->n + 1, sizeof *p->akind), evm_free(&p->a, p->ids, p->n + 1, sizeof *p->ids);
+  evm_free(&p->a, p->why, p->rows + 1, 1);
+}
+
+static struct plan *new_plan(lua_State *L, int specs, size_t rows) {
+  struct plan *p = evalua_scratch(L, sizeof *p, plan_done);
+  evr_measures_init(&p->ms);
+  p->a = evalua_allocator(L);
+  p->n = lua_rawlen(L, specs), p->rows = rows;
+  p->rcol = evm_new(&p->a, p->n + 1, sizeof *p->rcol), p->acol = evm_new(&p->a, p->n + 1, sizeof *p->acol);
+  p->akind = evm_new(&p->a, p->n + 1, sizeof *p->akind), p->ids = evm_new(&p->a, p->n + 1, sizeof *p->ids);
+  p->why = evm_new(&p->a, rows + 1, 1);
+  if (!p->rcol || !p->acol || !p->akind || !p->ids || !p->why) evalua_nomem(L);
+  return p;
 }
 
 static void read_plan(lua_State *L, struct lscores *s, int specs, struct plan *p) {
-  size_t n = lua_rawlen(L, specs);
-  p->rcol = malloc((n + 1) * sizeof *p->rcol), p->acol = malloc((n + 1) * sizeof *p->acol);
-  p->akind = malloc((n + 1) * sizeof *p->akind), p->ids = malloc((n + 1) * sizeof *p->ids);
-  if (!p->rcol || !p->acol || !p->akind || !p->ids) luaL_error(L, "not enough memory");
   size_t nret = 0;
   for (int pass = 0; pass < 2; pass++) /* retrieval first: their reason ids come first */
-    for (size_t k = 1; k <= n; k++) {
+    for (size_t k = 1; k <= p->n; k++) {
       lua_rawgeti(L, specs, (lua_Integer)k);
       lua_getfield(L, -1, "j"), lua_getfield(L, -2, "name"), lua_getfield(L, -3, "kind");
-      size_t j = (size_t)luaL_checkinteger(L, -3) - 1;
+      lua_Integer j = luaL_checkinteger(L, -3) - 1;
       const char *name = luaL_checkstring(L, -2);
       int retrieval = strcmp(luaL_checkstring(L, -1), "retrieval") == 0;
-      luaL_argcheck(L, j < s->m, 3, "metric column out of range");
+      luaL_argcheck(L, j >= 0 && (size_t)j < s->m, 3, "metric column out of range");
       if (pass == 0 && retrieval) {
         struct evr_error err;
         size_t before = p->ms.n;
         if (evr_measures_add(&p->ms, name, &err)) luaL_error(L, "%s", err.msg);
         if (p->ms.n != before + 1) luaL_error(L, "'%s' names several measures", name);
-        p->rcol[nret] = j;
+        p->rcol[nret] = (size_t)j;
         column_reasons(L, s, name, p->ids[nret++]);
       } else if (pass == 1 && !retrieval) {
-        p->acol[p->nans] = j;
+        p->acol[p->nans] = (size_t)j;
         p->akind[p->nans] = answer_kind(L, name);
         column_reasons(L, s, name, p->ids[nret + p->nans++]);
       }
@@ -324,20 +368,14 @@ static int s_eval(lua_State *L) {
     level = luaL_optnumber(L, -2, 1), depth = luaL_optinteger(L, -1, 0);
     lua_pop(L, 2);
   }
-  struct plan p;
-  memset(&p, 0, sizeof p);
-  evr_measures_init(&p.ms);
-  read_plan(L, s, 3, &p);
-  uint8_t *why = malloc(t->n + 1);
+  struct plan *p = new_plan(L, 3, t->n);
+  read_plan(L, s, 3, p);
   struct job half[2];
   for (int h = 0; h < 2; h++)
-    half[h] = (struct job){t, s, h ? t->n / 2 : 0, h ? t->n : t->n / 2, &p.ms, p.rcol, p.nans,
-                           p.akind, p.acol, level, (size_t)(depth > 0 ? depth : 0), why, p.ids, 0};
-  if (why) evalua_run_two(run_job, (void *[]){&half[0], &half[1]});
-  int nomem = !why || half[0].nomem || half[1].nomem;
-  free(why);
-  plan_free(&p);
-  if (nomem) return luaL_error(L, "not enough memory");
+    half[h] = (struct job){t, s, h ? t->n / 2 : 0, h ? t->n : t->n / 2, &p->ms, p->rcol, p->nans,
+                           p->akind, p->acol, level, (size_t)(depth > 0 ? depth : 0), p->why, p->ids, &p->a, 0};
+  evalua_run_two(run_job, (void *[]){&half[0], &half[1]});
+  if (half[0].nomem || half[1].nomem) return evalua_nomem(L);
   return 0;
 }
 
@@ -364,6 +402,8 @@ static void push_stat(lua_State *L, const struct evg_stat *st) {
   if (st->normal) lua_pushliteral(L, "normal"), lua_setfield(L, -2, "ci_method");
 }
 
+static void result_done(void *p) { evg_result_free(p); }
+
 /* s:aggregate(sys_codes, systems, metric_names, dim_codes|nil, values, ci|false)
  * -> {[system] = {[value] = {[metric] = stat}}}, {[system] = {value...}}
  * for one dimension (nil codes: every row in the single value); only
@@ -381,15 +421,20 @@ static int s_aggregate(lua_State *L) {
     ci.on = 1;
     lua_getfield(L, 7, "resamples"), lua_getfield(L, 7, "level"), lua_getfield(L, 7, "seed");
     lua_getfield(L, 7, "bootstrap_max"), lua_getfield(L, 7, "draw_budget");
-    ci.resamples = (size_t)luaL_optinteger(L, -5, 1000), ci.level = luaL_optnumber(L, -4, 0.95);
-    ci.seed = (uint64_t)luaL_optinteger(L, -3, 1), ci.bootstrap_max = (size_t)luaL_optinteger(L, -2, 2000);
+    lua_Integer resamples = luaL_optinteger(L, -5, 1000), most = luaL_optinteger(L, -2, 2000);
+    ci.level = luaL_optnumber(L, -4, 0.95), ci.seed = (uint64_t)luaL_optinteger(L, -3, 1);
     ci.draw_budget = luaL_optnumber(L, -1, 2e7);
+    luaL_argcheck(L, resamples >= 1 && resamples <= 100000000, 7, "resamples from 1 to 1e8");
+    luaL_argcheck(L, ci.level > 0 && ci.level < 1, 7, "a level between 0 and 1");
+    luaL_argcheck(L, most >= 0 && ci.draw_budget >= 0, 7, "bootstrap_max and draw_budget at least 0");
+    ci.resamples = (size_t)resamples, ci.bootstrap_max = (size_t)most;
     lua_pop(L, 5);
   }
   struct evg_scores v;
   view(s, &v);
-  struct evg_result r;
-  if (evg_aggregate(&v, sys->code, sys->nvalues, &dim, &ci, &r)) return luaL_error(L, "not enough memory");
+  struct evg_result *res = evalua_scratch(L, sizeof *res, result_done);
+  if (evg_aggregate(&v, sys->code, sys->nvalues, &dim, &ci, res)) return luaL_error(L, "not enough memory");
+  const struct evg_result r = *res; /* a view: res is freed when the call ends */
   lua_newtable(L); /* aggregates */
   lua_newtable(L); /* values present per system */
   int agg = lua_gettop(L) - 1, present = agg + 1;
@@ -416,7 +461,6 @@ static int s_aggregate(lua_State *L) {
     lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
     lua_pop(L, 1);
   }
-  evg_result_free(&r);
   return 2;
 }
 
@@ -428,9 +472,11 @@ static int s_bottom(lua_State *L) {
   lua_Integer k = luaL_checkinteger(L, 4);
   luaL_argcheck(L, j >= 1 && (size_t)j <= s->m, 2, "metric out of range");
   luaL_argcheck(L, k >= 0, 4, "negative k");
-  size_t *out = malloc((sys->nvalues * (size_t)k + 1) * sizeof *out);
-  size_t *count = malloc((sys->nvalues + 1) * sizeof *count);
-  if (!out || !count) return free(out), free(count), luaL_error(L, "not enough memory");
+  luaL_argcheck(L, sys->n == s->n, 3, "codes and scores differ in rows");
+  if ((uint64_t)k > s->n) k = (lua_Integer)s->n; /* no system has more rows than that */
+  if (k && sys->nvalues > (SIZE_MAX >> 4) / (size_t)k) return luaL_error(L, "not enough memory");
+  size_t *out = lists_scratch(L, sys->nvalues * (size_t)k + 1, sizeof *out);
+  size_t *count = lists_scratch(L, sys->nvalues + 1, sizeof *count);
   struct evg_scores v;
   view(s, &v);
   evg_bottom(&v, (size_t)j - 1, sys->code, sys->nvalues, (size_t)k, lua_toboolean(L, 5), out, count);
@@ -441,7 +487,6 @@ static int s_bottom(lua_State *L) {
       lua_pushinteger(L, (lua_Integer)out[a * (size_t)k + i] + 1), lua_rawseti(L, -2, (lua_Integer)i + 1);
     lua_rawseti(L, -2, (lua_Integer)a + 1);
   }
-  free(out), free(count);
   return 1;
 }
 

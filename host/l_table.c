@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 
 #include "evalua/rows.h"
+#include "l_lists.h"
 #include "l_table.h"
 #include "modules.h"
 #include "read_jsonl.h"
@@ -28,6 +29,7 @@ struct ltable {
   struct evt_table t;
   struct evt_schema sc;
   struct evt_field *fields;
+  size_t fields_cap;
   int closed;
 };
 
@@ -43,9 +45,9 @@ static int table_gc(lua_State *L) {
   struct ltable *lt = luaL_checkudata(L, 1, TABLE_MT);
   lt->closed = 1;
   evt_free(&lt->t);
-  for (size_t i = 0; i < lt->sc.nfields; i++) free((char *)lt->fields[i].name);
-  free(lt->fields);
-  lt->fields = NULL, lt->sc.nfields = 0;
+  for (size_t i = 0; i < lt->sc.nfields; i++) evm_free(&lt->t.a, (char *)lt->fields[i].name, strlen(lt->fields[i].name) + 1, 1);
+  evm_free(&lt->t.a, lt->fields, lt->fields_cap, sizeof *lt->fields);
+  lt->fields = NULL, lt->sc.nfields = lt->fields_cap = 0;
   return 0;
 }
 
@@ -55,8 +57,9 @@ static void read_schema(lua_State *L, int opts, struct ltable *lt) {
   lua_pop(L, 1);
   if (lua_getfield(L, opts, "fields") != LUA_TTABLE) return (void)lua_pop(L, 1);
   size_t n = lua_rawlen(L, -1);
-  lt->fields = calloc(n ? n : 1, sizeof *lt->fields);
-  if (!lt->fields) luaL_error(L, "not enough memory");
+  if (!(lt->fields = evm_new(&lt->t.a, n ? n : 1, sizeof *lt->fields))) evalua_nomem(L);
+  lt->fields_cap = n ? n : 1;
+  memset(lt->fields, 0, lt->fields_cap * sizeof *lt->fields);
   for (size_t i = 0; i < n; i++) {
     lua_rawgeti(L, -1, (lua_Integer)i + 1);
     lua_getfield(L, -1, "name");
@@ -65,11 +68,13 @@ static void read_schema(lua_State *L, int opts, struct ltable *lt) {
     const char *name = luaL_checkstring(L, -2), *type = luaL_checklstring(L, -1, &tl);
     struct evt_field *f = &lt->fields[lt->sc.nfields];
     if (!evt_want_parse(type, tl, &f->want)) luaL_error(L, "schema: type '%s' is not a scalar type", type);
-    f->name = strdup(name);
-    if (!f->name) luaL_error(L, "not enough memory");
+    size_t nl = strlen(name) + 1;
+    char *copy = evm_new(&lt->t.a, nl, 1);
+    if (!copy) evalua_nomem(L);
+    f->name = memcpy(copy, name, nl);
+    lt->sc.nfields++; /* from now on freed with the table */
     lua_getfield(L, -3, "required");
     f->required = lua_toboolean(L, -1);
-    lt->sc.nfields++;
     lua_pop(L, 4);
   }
   lt->sc.fields = lt->fields;
@@ -79,7 +84,8 @@ static void read_schema(lua_State *L, int opts, struct ltable *lt) {
 static struct ltable *new_table(lua_State *L, int opts) {
   struct ltable *lt = lua_newuserdatauv(L, sizeof *lt, 0);
   memset(lt, 0, sizeof *lt);
-  evt_init(&lt->t);
+  struct evm_alloc a = evalua_allocator(L);
+  evt_init_alloc(&lt->t, &a);
   luaL_setmetatable(L, TABLE_MT);
   if (opts && lua_istable(L, opts)) read_schema(L, opts, lt);
   else lt->sc.rag = 1;
@@ -88,16 +94,19 @@ static struct ltable *new_table(lua_State *L, int opts) {
 
 /* ---- reading files ------------------------------------------------------------ */
 
-/* Columns live outside the Lua allocator, so under --sandbox a load is
- * bounded instead: a regular file, and about twice its size must fit in
- * what --mem-limit leaves. The message (pushed), or NULL. */
+/* The columns count against --mem-limit as they grow; under --sandbox a
+ * load is also checked before it starts, so that it fails with a message
+ * naming the file instead of midway: a regular file, and about twice its
+ * size must fit in what --mem-limit leaves. The message (pushed), or NULL. */
 static const char *too_big(lua_State *L, int fd, const char *path) {
   struct evalua_runtime *rt = evalua_runtime(L);
   struct stat st;
   if (!rt->sandbox || fstat(fd, &st)) return NULL;
   if (!S_ISREG(st.st_mode)) return lua_pushfstring(L, "%s: a data set must be a regular file under --sandbox", path);
+  evalua_make_room(L, 2 * (size_t)st.st_size);
+  size_t used = evalua_mem_used(rt);
   double need = 2.0 * (double)st.st_size / 1048576.0;
-  double left = rt->mem_limit > rt->mem_used ? (double)(rt->mem_limit - rt->mem_used) / 1048576.0 : 0;
+  double left = rt->mem_limit > used ? (double)(rt->mem_limit - used) / 1048576.0 : 0;
   if (rt->mem_limit && need > left)
     return lua_pushfstring(L, "%s: the data set needs about %d MB, more than the %d MB --mem-limit leaves", path,
                            (int)ceil(need), (int)left);
@@ -131,12 +140,24 @@ static struct ltable *load_args(lua_State *L, const char **path, int *lenient, i
   return lt;
 }
 
-/* {line =, error =} appended to the list at the top of the stack. */
-static void push_skip(lua_State *L, uint32_t line, const char *why) {
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, line), lua_setfield(L, -2, "line");
-  lua_pushstring(L, why), lua_setfield(L, -2, "error");
-  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+static void result_done(void *p) { jsonl_result_free(p); }
+
+/* The refused rows of a read, in scratch freed whatever happens. */
+static struct jsonl_result *new_result(lua_State *L, const struct evm_alloc *a) {
+  struct jsonl_result *res = evalua_scratch(L, sizeof *res, result_done);
+  jsonl_result_init(res, a);
+  return res;
+}
+
+/* {{line =, error =}...}: the refused rows. */
+static void push_skips(lua_State *L, const struct jsonl_result *res) {
+  lua_createtable(L, (int)res->nskips, 0);
+  for (size_t i = 0; i < res->nskips; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, res->skips[i].line), lua_setfield(L, -2, "line");
+    lua_pushstring(L, res->skips[i].msg), lua_setfield(L, -2, "error");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
 }
 
 /* load(path, opts) -> table, sha256, skipped | nil, message */
@@ -145,24 +166,24 @@ static int l_load(lua_State *L) {
   int lenient, fd;
   struct ltable *lt = load_args(L, &path, &lenient, &fd, &err);
   if (fd < 0) return lua_pushnil(L), lua_pushstring(L, err), 2;
-  struct jsonl_result res;
-  jsonl_read(fd, path, &lt->t, &lt->sc, lenient, &res);
-  if (res.err[0]) {
-    jsonl_result_free(&res);
-    lua_pushnil(L);
-    lua_pushstring(L, res.err);
-    return 2;
-  }
-  lua_pushstring(L, res.hash);
-  lua_createtable(L, (int)res.nskips, 0);
-  for (size_t i = 0; i < res.nskips; i++) push_skip(L, res.skips[i].line, res.skips[i].msg);
-  jsonl_result_free(&res);
+  int ud = lua_gettop(L); /* the table */
+  struct jsonl_result *res = new_result(L, &lt->t.a);
+  jsonl_read(fd, path, &lt->t, &lt->sc, lenient, res);
+  if (res->nomem) return evalua_nomem(L);
+  if (res->err[0]) return lua_pushnil(L), lua_pushstring(L, res->err), 2;
+  lua_pushvalue(L, ud);
+  lua_pushstring(L, res->hash);
+  push_skips(L, res);
   return 3;
 }
 
 /* ---- reading CSV --------------------------------------------------------------- */
 
-static void csv_skip(void *ud, uint32_t line, const char *why) { push_skip(ud, line, why); }
+/* Kept in C while the reader runs: a Lua error there would leak its scratch. */
+static void csv_skip(void *ud, uint32_t line, const char *why) {
+  struct jsonl_result *res = ud;
+  if (jsonl_skip_add(res, line, why)) res->nomem = 1;
+}
 
 /* The whole open file (closed here) in a string at the top of the stack;
  * NULL with errno set when reading fails. */
@@ -198,16 +219,15 @@ static int l_load_csv(lua_State *L) {
   if (!EVP_Digest(text, len, md, &n, EVP_sha256(), NULL)) return luaL_error(L, "sha256 failed");
   char why[600];
   uint32_t line = 0;
-  lua_newtable(L); /* skipped */
-  int rc = evt_csv_read(&lt->t, text, len, &lt->sc, lenient, csv_skip, L, why, sizeof why, &line);
-  if (rc == EVT_ROW_NOMEM) return luaL_error(L, "%s: not enough memory", path);
+  struct jsonl_result *res = new_result(L, &lt->t.a);
+  int rc = evt_csv_read(&lt->t, text, len, &lt->sc, lenient, csv_skip, res, why, sizeof why, &line);
+  if (rc == EVT_ROW_NOMEM || res->nomem) return evalua_nomem(L);
   if (rc == EVT_ROW_BAD) return lua_pushnil(L), lua_pushfstring(L, "%s:%d: %s", path, (int)line, why), 2;
-  int skipped = lua_gettop(L);
   lua_pushvalue(L, ud);
   char hex[65];
   for (unsigned i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
   lua_pushstring(L, hex);
-  lua_pushvalue(L, skipped);
+  push_skips(L, res);
   return 3;
 }
 
@@ -224,8 +244,9 @@ static int t_append(lua_State *L) {
   const char *s = luaL_checklstring(L, 2, &len);
   uint32_t line = (uint32_t)luaL_checkinteger(L, 3);
   char err[600];
+  evalua_make_room(L, 2 * len);
   int rc = evt_json_row(&lt->t, s, len, line, &lt->sc, err, sizeof err);
-  if (rc == EVT_ROW_NOMEM) return luaL_error(L, "not enough memory");
+  if (rc == EVT_ROW_NOMEM) return evalua_nomem(L);
   if (rc == EVT_ROW_BAD) return lua_pushnil(L), lua_pushstring(L, err), 2;
   lua_pushboolean(L, 1);
   return 1;
@@ -361,19 +382,32 @@ struct lcodes *lcodes_check(lua_State *L, int arg) {
 
 static int codes_gc(lua_State *L) {
   struct lcodes *c = luaL_checkudata(L, 1, CODES_MT);
-  free(c->code);
+  struct evm_alloc a = evalua_allocator(L);
+  evm_free(&a, c->code, c->n ? c->n : 1, sizeof *c->code);
   c->code = NULL;
   return 0;
 }
 
 static struct lcodes *new_codes(lua_State *L, size_t n) {
   struct lcodes *c = lua_newuserdatauv(L, sizeof *c, 0);
-  c->n = n, c->nvalues = 0;
-  c->code = malloc((n ? n : 1) * sizeof *c->code);
+  c->n = n, c->nvalues = 0, c->code = NULL;
   luaL_setmetatable(L, CODES_MT);
-  if (!c->code) luaL_error(L, "not enough memory");
+  evalua_make_room(L, n * sizeof *c->code);
+  struct evm_alloc a = evalua_allocator(L);
+  if (!(c->code = evm_new(&a, n ? n : 1, sizeof *c->code))) evalua_nomem(L);
   return c;
 }
+
+static void idtab_done(void *p) { evr_idtab_free(p); }
+
+/* A table of the values seen while codes are made, freed whatever happens. */
+static struct evr_idtab *new_seen(lua_State *L) {
+  struct evr_idtab *seen = evalua_scratch(L, sizeof *seen, idtab_done);
+  struct evm_alloc a = evalua_allocator(L);
+  evr_idtab_init_alloc(seen, &a);
+  return seen;
+}
+
 
 /* The text a cell groups by: as Lua's tostring would show it. */
 static const char *cell_text(const struct evt_table *t, const struct evt_cell *c, char *buf, size_t cap, size_t *len) {
@@ -394,7 +428,7 @@ static const char *cell_text(const struct evt_table *t, const struct evt_cell *c
 static uint32_t code_of(lua_State *L, struct evr_idtab *seen, struct lcodes *c, const char *s, size_t len, int values) {
   int found;
   uint32_t *v = evr_idtab_put(seen, s, len, (uint32_t)c->nvalues, &found);
-  if (!v) luaL_error(L, "not enough memory");
+  if (!v) evalua_nomem(L);
   if (!found) {
     lua_pushlstring(L, s, len);
     lua_rawseti(L, values, (lua_Integer)++c->nvalues);
@@ -410,20 +444,16 @@ static int t_codes(lua_State *L) {
   size_t klen = 0, mlen;
   const char *key = luaL_optlstring(L, 2, NULL, &klen), *missing = luaL_checklstring(L, 3, &mlen);
   long col = key ? evt_col_index(t, key, klen) : -1;
+  char (*bufs)[32] = lists_scratch(L, t->n, 32); /* number texts stay alive for the table's keys */
+  struct evr_idtab *seen = new_seen(L);
   struct lcodes *c = new_codes(L, t->n);
   lua_newtable(L);
   int values = lua_gettop(L);
-  struct evr_idtab seen;
-  evr_idtab_init(&seen);
-  char (*bufs)[32] = malloc((t->n ? t->n : 1) * 32); /* number texts stay alive for the table's keys */
-  if (!bufs) luaL_error(L, "not enough memory");
   for (size_t r = 0; r < t->n; r++) {
     size_t len = mlen;
     const char *s = col >= 0 ? cell_text(t, &t->cols[col].cells[r], bufs[r], 32, &len) : NULL;
-    c->code[r] = code_of(L, &seen, c, s ? s : missing, s ? len : mlen, values);
+    c->code[r] = code_of(L, seen, c, s ? s : missing, s ? len : mlen, values);
   }
-  evr_idtab_free(&seen);
-  free(bufs);
   return 2;
 }
 
@@ -431,23 +461,18 @@ static int t_codes(lua_State *L) {
 static int l_codes_of(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   size_t n = lua_rawlen(L, 1);
+  struct evr_idtab *seen = new_seen(L);
   struct lcodes *c = new_codes(L, n);
   lua_newtable(L);
   int values = lua_gettop(L);
-  struct evr_idtab seen;
-  evr_idtab_init(&seen);
   for (size_t i = 0; i < n; i++) {
     size_t len;
     lua_rawgeti(L, 1, (lua_Integer)i + 1);
     const char *s = lua_tolstring(L, -1, &len);
-    if (!s) {
-      evr_idtab_free(&seen);
-      return luaL_argerror(L, 1, lua_pushfstring(L, "[%d] is not a string", (int)i + 1));
-    }
-    c->code[i] = code_of(L, &seen, c, s, len, values); /* s stays alive in the list */
+    if (!s) return luaL_argerror(L, 1, lua_pushfstring(L, "[%I] is not a string", (lua_Integer)i + 1));
+    c->code[i] = code_of(L, seen, c, s, len, values); /* s stays alive in the list */
     lua_pop(L, 1);
   }
-  evr_idtab_free(&seen);
   return 2;
 }
 
@@ -457,17 +482,15 @@ static int codes_remap(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   size_t nv = lua_rawlen(L, 2);
   luaL_argcheck(L, nv == c->nvalues, 2, "a permutation of the values");
-  uint32_t *to = malloc((nv ? nv : 1) * sizeof *to);
-  if (!to) return luaL_error(L, "not enough memory");
+  uint32_t *to = lists_scratch(L, nv, sizeof *to);
   for (size_t k = 0; k < nv; k++) {
     lua_rawgeti(L, 2, (lua_Integer)k + 1);
     lua_Integer old = lua_tointeger(L, -1);
     lua_pop(L, 1);
-    if (old < 1 || (size_t)old > nv) return free(to), luaL_argerror(L, 2, "a permutation of the values");
+    if (old < 1 || (size_t)old > nv) return luaL_argerror(L, 2, "a permutation of the values");
     to[old - 1] = (uint32_t)k;
   }
   for (size_t i = 0; i < c->n; i++) c->code[i] = to[c->code[i]];
-  free(to);
   return 0;
 }
 
@@ -496,7 +519,8 @@ static int t_subset(lua_State *L) {
     lua_Integer r = lua_tointeger(L, -1);
     lua_pop(L, 1);
     luaL_argcheck(L, r >= 1 && (size_t)r <= lt->t.n, 2, "row out of range");
-    if (evt_copy_row(&nt->t, &lt->t, (size_t)r - 1)) return luaL_error(L, "not enough memory");
+    if (i % 1024 == 1) evalua_make_room(L, (evt_bytes(&lt->t) / (lt->t.n ? lt->t.n : 1)) * 1024);
+    if (evt_copy_row(&nt->t, &lt->t, (size_t)r - 1)) return evalua_nomem(L);
     evt_row_commit(&nt->t);
   }
   return 1;
@@ -560,20 +584,18 @@ static int t_attach_contexts(lua_State *L) {
   struct ltable *lt = check_ltable(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_Integer k = luaL_optinteger(L, 3, LUA_MAXINTEGER);
-  struct evt_table nt;
-  evt_init(&nt);
+  struct ltable *nt = new_table(L, 0); /* the new rows, collected if an error stops the copy */
   const struct evt_table *s = &lt->t;
+  evalua_make_room(L, evt_bytes(s));
   for (size_t r = 0; r < s->n; r++) {
     int fill = !(s->list[EVT_CONTEXTS].present[r] & EVT_LIST_PRESENT) &&
                (s->list[EVT_RETRIEVED].present[r] & EVT_LIST_PRESENT);
-    if (evt_copy_row(&nt, s, r) || (fill && contexts_from(L, &nt, s, r, 2, (size_t)(k < 0 ? 0 : k)))) {
-      evt_free(&nt);
-      return luaL_error(L, "not enough memory");
-    }
-    evt_row_commit(&nt);
+    if (evt_copy_row(&nt->t, s, r) || (fill && contexts_from(L, &nt->t, s, r, 2, (size_t)(k < 0 ? 0 : k))))
+      return evalua_nomem(L);
+    evt_row_commit(&nt->t);
   }
-  evt_free(&lt->t);
-  lt->t = nt;
+  struct evt_table old = lt->t; /* the old rows go with nt */
+  lt->t = nt->t, nt->t = old;
   return 0;
 }
 

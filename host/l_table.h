@@ -24,7 +24,8 @@ struct lscores {
   uint8_t **miss;
   uint32_t **why;
   char **reasons;
-  size_t nreasons, capreasons;
+  size_t *reason_len;    /* of each reason's text, without its NUL */
+  size_t nreasons, capreasons, caplens;
   struct evr_idtab seen; /* reason text -> index */
 };
 

@@ -33,8 +33,9 @@ struct box {
 
 static int box_gc(lua_State *L) {
   struct box *b = luaL_checkudata(L, 1, WS_MT);
+  struct evm_alloc a = evalua_allocator(L);
   evtext_ws_free(b->ws);
-  free(b->golds);
+  evm_free(&a, b->golds, b->golds_cap, sizeof *b->golds);
   b->ws = NULL;
   b->golds = NULL;
   return 0;
@@ -46,15 +47,14 @@ static int box_close(lua_State *L) {
   return 0;
 }
 
-/* The workspace allocates through the state's allocator, so its buffers
- * count against --mem-limit like any Lua value. */
+/* The workspace allocates through the state's counted allocator, so its
+ * buffers count against --mem-limit like any Lua value. */
 static struct box *new_box(lua_State *L) {
   struct box *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   luaL_setmetatable(L, WS_MT);
-  void *ud;
-  lua_Alloc alloc = lua_getallocf(L, &ud);
-  if (!(b->ws = evtext_ws_new_alloc(alloc, ud))) luaL_error(L, "not enough memory");
+  struct evm_alloc a = evalua_allocator(L);
+  if (!(b->ws = evtext_ws_new_alloc(a.fn, a.ud))) evalua_nomem(L);
   if (evalua_runtime(L)->sandbox) evtext_ws_set_max_cells(b->ws, SANDBOX_MAX_CELLS);
   return b;
 }
@@ -62,11 +62,7 @@ static struct box *new_box(lua_State *L) {
 /* Out of memory in the workspace: when the state's cap refused it, the same
  * memory error as the state's own allocations (the run ends with the
  * --mem-limit message), else a plain error. */
-static int no_memory(lua_State *L) {
-  struct evalua_runtime *rt = evalua_runtime(L);
-  if (rt->mem_exceeded && rt->mem_limit) lua_newuserdatauv(L, rt->mem_limit, 0); /* raises LUA_ERRMEM */
-  return luaL_error(L, "not enough memory");
-}
+static int no_memory(lua_State *L) { return evalua_nomem(L); }
 
 /* The state's workspace, pushed as a to-be-closed value so that it is
  * released when the call returns or raises. */
@@ -108,8 +104,9 @@ static size_t gather_golds(lua_State *L, struct box *b, int idx, struct origin *
     type_error(L, o->gold_arg, "golds", o->item, 0, "a string or a list of strings");
   }
   if (n > b->golds_cap) {
-    evtext_str *g = realloc(b->golds, n * sizeof *g);
-    if (!g) luaL_error(L, "not enough memory");
+    struct evm_alloc a = evalua_allocator(L);
+    evtext_str *g = evm_resize(&a, b->golds, b->golds_cap, n, sizeof *g);
+    if (!g) no_memory(L);
     b->golds = g;
     b->golds_cap = n;
   }

@@ -21,24 +21,30 @@ struct reader {
   int lenient;
   EVP_MD_CTX *md;
   uint32_t lines;            /* lines seen */
-  struct jsonl_skip *skips;
-  size_t nskips, capskips;
+  struct jsonl_result *res;  /* the refused rows go here */
   uint32_t bad_line;         /* strict: the refused row's line, 0 if none */
   char err[600];
   int failed;                /* 1: out of memory, 2: a read error, 3: a line too long */
   int read_errno;
 };
 
-static int keep_skip(struct reader *p, uint32_t line, const char *msg) {
-  if (p->nskips == p->capskips) {
-    size_t cap = p->capskips ? p->capskips * 2 : 16;
-    struct jsonl_skip *s = realloc(p->skips, cap * sizeof *s);
+void jsonl_result_init(struct jsonl_result *res, const struct evm_alloc *a) {
+  memset(res, 0, sizeof *res);
+  res->a = *a;
+}
+
+int jsonl_skip_add(struct jsonl_result *res, uint32_t line, const char *msg) {
+  if (res->nskips == res->capskips) {
+    size_t cap = res->capskips ? res->capskips * 2 : 16;
+    struct jsonl_skip *s = evm_resize(&res->a, res->skips, res->capskips, cap, sizeof *s);
     if (!s) return -1;
-    p->skips = s, p->capskips = cap;
+    res->skips = s, res->capskips = cap;
   }
-  char *copy = strdup(msg);
+  size_t n = strlen(msg) + 1;
+  char *copy = evm_new(&res->a, n, 1);
   if (!copy) return -1;
-  p->skips[p->nskips++] = (struct jsonl_skip){line, copy};
+  memcpy(copy, msg, n);
+  res->skips[res->nskips++] = (struct jsonl_skip){line, copy};
   return 0;
 }
 
@@ -54,7 +60,7 @@ static int take_line(struct reader *p, const char *s, size_t len) {
   if (rc == EVT_ROW_NOMEM) return p->failed = 1;
   if (rc == EVT_ROW_OK) return 0;
   if (!p->lenient) return p->bad_line = line, 1;
-  return keep_skip(p, line, p->err) ? (p->failed = 1) : 0;
+  return jsonl_skip_add(p->res, line, p->err) ? (p->failed = 1) : 0;
 }
 
 static int read_some(int fd, char *buf, size_t n, size_t *got) {
@@ -69,7 +75,8 @@ static int read_some(int fd, char *buf, size_t n, size_t *got) {
 /* The file's bytes, block by block; a line may span blocks. */
 static void read_rows(struct reader *p) {
   size_t cap = BLOCK, have = 0;
-  char *buf = malloc(cap);
+  const struct evm_alloc *a = &p->t->a;
+  char *buf = evm_new(a, cap, 1);
   if (!buf) { p->failed = 1; return; }
   for (;;) {
     size_t got = 0;
@@ -85,17 +92,12 @@ static void read_rows(struct reader *p) {
     have = (size_t)(end - s);
     memmove(buf, s, have);
     if (have == cap) {
-      char *b = cap >= EVT_MAX_LINE ? NULL : realloc(buf, cap * 2);
+      char *b = cap >= EVT_MAX_LINE ? NULL : evm_resize(a, buf, cap, cap * 2, 1);
       if (!b) { p->failed = cap >= EVT_MAX_LINE ? 3 : 1; break; }
       buf = b, cap *= 2;
     }
   }
-  free(buf);
-}
-
-static void reader_free(struct reader *p) {
-  for (size_t i = 0; i < p->nskips; i++) free(p->skips[i].msg);
-  free(p->skips);
+  evm_free(a, buf, cap, 1);
 }
 
 static void report_failure(const char *path, const struct reader *p, struct jsonl_result *res) {
@@ -115,29 +117,23 @@ static void finish_hash(EVP_MD_CTX *md, struct jsonl_result *res) {
 
 void jsonl_read(int fd, const char *path, struct evt_table *t, const struct evt_schema *sc, int lenient,
                 struct jsonl_result *res) {
-  memset(res, 0, sizeof *res);
   EVP_MD_CTX *md = EVP_MD_CTX_new();
   if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
     snprintf(res->err, sizeof res->err, "%s: sha256 failed", path);
     EVP_MD_CTX_free(md), close(fd);
     return;
   }
-  struct reader p = {.fd = fd, .t = t, .sc = sc, .lenient = lenient, .md = md};
+  struct reader p = {.fd = fd, .t = t, .sc = sc, .lenient = lenient, .md = md, .res = res};
   read_rows(&p);
-  if (p.failed || p.bad_line) {
-    report_failure(path, &p, res);
-  } else {
-    res->skips = p.skips, res->nskips = p.nskips;
-    p.skips = NULL, p.nskips = 0;
-    finish_hash(md, res);
-  }
+  res->nomem = p.failed == 1;
+  if (p.failed || p.bad_line) report_failure(path, &p, res);
+  else finish_hash(md, res);
   EVP_MD_CTX_free(md);
-  reader_free(&p);
   close(fd);
 }
 
 void jsonl_result_free(struct jsonl_result *res) {
-  for (size_t i = 0; i < res->nskips; i++) free(res->skips[i].msg);
-  free(res->skips);
-  res->skips = NULL, res->nskips = 0;
+  for (size_t i = 0; i < res->nskips; i++) evm_free(&res->a, res->skips[i].msg, strlen(res->skips[i].msg) + 1, 1);
+  evm_free(&res->a, res->skips, res->capskips, sizeof *res->skips);
+  res->skips = NULL, res->nskips = res->capskips = 0;
 }

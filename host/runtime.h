@@ -4,8 +4,11 @@
 #ifndef EVALUA_RUNTIME_H
 #define EVALUA_RUNTIME_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <lua.h>
+
+#include "evalua/alloc.h"
 
 #define EVALUA_MAX_READ_DIRS 16
 /* Registry table of messages raised by _sys.input_error (printed without a traceback). */
@@ -24,8 +27,14 @@ struct evalua_runtime {
   int read_fds[EVALUA_MAX_READ_DIRS]; /* the folders above, opened once (O_PATH) */
   int out_fd;                  /* valid when out_dir is set */
   /* state */
-  size_t mem_used;
-  int mem_exceeded;
+  _Atomic size_t mem_used;     /* bytes the Lua allocator holds (written by the Lua thread only) */
+  _Atomic size_t c_used;       /* bytes C structures hold through evalua_allocator (any thread) */
+  atomic_int mem_exceeded;     /* an allocation was refused at mem_limit */
+  /* for tests (tests/c/host_memerr.c): when fail_at > 0, every allocation
+   * from the one that makes allocs reach fail_at on fails as if memory had
+   * run out (one failure alone would not do: Lua collects and retries);
+   * allocs counts the allocations that grow a block, Lua's and C's */
+  _Atomic size_t allocs, fail_at;
   int cpu_exceeded;
   int time_exceeded;
   double deadline;             /* CLOCK_MONOTONIC seconds when time_limit runs out */
@@ -36,6 +45,28 @@ struct evalua_runtime {
 /* A new state whose allocator enforces rt->mem_limit; NULL when out of memory. */
 lua_State *evalua_state_new(struct evalua_runtime *rt);
 struct evalua_runtime *evalua_runtime(lua_State *L);
+
+/* C memory a script causes counts against --mem-limit with the Lua
+ * state's own: structures of metrics/ and the bindings take it from this
+ * allocator (alloc.h), which any thread may call. */
+struct evm_alloc evalua_allocator(lua_State *L);
+/* Bytes both allocators hold. */
+size_t evalua_mem_used(const struct evalua_runtime *rt);
+/* Before a binding allocates about bytes of C memory for a script: when
+ * that would pass --mem-limit, a full collection first, so that objects
+ * the script dropped give back their C memory (the collector sees only
+ * their small userdata). */
+void evalua_make_room(lua_State *L, size_t bytes);
+/* Counts bytes held outside evalua_allocator (TREC data, mapped; the
+ * report metrics/trec_eval.c makes) against --mem-limit while they are
+ * held: 0, or -1 when they do not fit (nothing is counted then).
+ * evalua_uncharge gives them back. */
+int evalua_charge(struct evalua_runtime *rt, size_t bytes);
+void evalua_uncharge(struct evalua_runtime *rt, size_t bytes);
+/* Raises the error of a C allocation that failed: the state's memory
+ * error when --mem-limit refused it (the run ends with the limit's
+ * message), else "not enough memory". */
+int evalua_nomem(lua_State *L);
 
 /* Opens the standard libraries, preloads the C modules, installs the
  * embedded-library searcher and, for --sandbox, applies the profile.

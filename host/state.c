@@ -2,6 +2,7 @@
  * swallow, library opening, and the sandbox's file-access policy. */
 #define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -19,24 +20,79 @@
 #include <lualib.h>
 
 #include "runtime.h"
+#include "udata.h"
 
 #define CPU_CHECK_EVERY 10000 /* VM instructions between CPU-time checks */
 
+size_t evalua_mem_used(const struct evalua_runtime *rt) {
+  return atomic_load_explicit(&rt->mem_used, memory_order_relaxed) +
+         atomic_load_explicit(&rt->c_used, memory_order_relaxed);
+}
+
+/* Whether a block growing from old to nsize bytes is refused. A shrink
+ * never is: Lua relies on that, and so do the structures' error paths. */
+static int refused(struct evalua_runtime *rt, size_t old, size_t nsize) {
+  if (nsize <= old) return 0;
+  size_t fail_at = atomic_load_explicit(&rt->fail_at, memory_order_relaxed);
+  if (fail_at && atomic_fetch_add(&rt->allocs, 1) + 1 >= fail_at) return 1;
+  size_t limit = rt->mem_limit, used = evalua_mem_used(rt) - old;
+  if (!limit || (nsize <= limit && used <= limit - nsize)) return 0;
+  rt->mem_exceeded = 1;
+  return 1;
+}
+
+/* The Lua state's allocator; only the Lua thread calls it. */
 static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct evalua_runtime *rt = ud;
+  size_t old = ptr ? osize : 0, used = atomic_load_explicit(&rt->mem_used, memory_order_relaxed);
+  if (nsize == 0) {
+    free(ptr);
+    atomic_store_explicit(&rt->mem_used, used - old, memory_order_relaxed);
+    return NULL;
+  }
+  if (refused(rt, old, nsize)) return NULL;
+  void *p = realloc(ptr, nsize);
+  if (p) atomic_store_explicit(&rt->mem_used, used - old + nsize, memory_order_relaxed);
+  return p;
+}
+
+/* The allocator of C structures (evalua_allocator), the same cap. */
+static void *counted_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct evalua_runtime *rt = ud;
   size_t old = ptr ? osize : 0;
   if (nsize == 0) {
     free(ptr);
-    rt->mem_used -= old;
+    atomic_fetch_sub(&rt->c_used, old);
     return NULL;
   }
-  if (rt->mem_limit && nsize > old && rt->mem_used - old + nsize > rt->mem_limit) {
-    rt->mem_exceeded = 1;
-    return NULL;
-  }
+  if (refused(rt, old, nsize)) return NULL;
   void *p = realloc(ptr, nsize);
-  if (p) rt->mem_used = rt->mem_used - old + nsize;
+  if (p) atomic_fetch_add(&rt->c_used, nsize - old); /* modulo 2^n: a shrink subtracts */
   return p;
+}
+
+struct evm_alloc evalua_allocator(lua_State *L) {
+  return (struct evm_alloc){counted_alloc, evalua_runtime(L)};
+}
+
+int evalua_charge(struct evalua_runtime *rt, size_t bytes) {
+  if (refused(rt, 0, bytes)) return -1;
+  atomic_fetch_add(&rt->c_used, bytes);
+  return 0;
+}
+
+void evalua_uncharge(struct evalua_runtime *rt, size_t bytes) { atomic_fetch_sub(&rt->c_used, bytes); }
+
+void evalua_make_room(lua_State *L, size_t bytes) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  size_t used = evalua_mem_used(rt);
+  if (rt->mem_limit && (bytes > rt->mem_limit || used > rt->mem_limit - bytes)) lua_gc(L, LUA_GCCOLLECT);
+}
+
+int evalua_nomem(lua_State *L) {
+  struct evalua_runtime *rt = evalua_runtime(L);
+  if (rt->mem_exceeded && rt->mem_limit) lua_newuserdatauv(L, rt->mem_limit, 0); /* raises LUA_ERRMEM */
+  return luaL_error(L, "not enough memory");
 }
 
 static int panic(lua_State *L) {
@@ -207,6 +263,7 @@ static void apply_sandbox(lua_State *L) {
 void evalua_state_open(lua_State *L) {
   struct evalua_runtime *rt = evalua_runtime(L);
   luaL_openlibs(L);
+  evalua_udata_open(L);
   evalua_preload_modules(L);
   evalua_install_searcher(L);
   if (rt->sandbox) apply_sandbox(L);

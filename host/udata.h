@@ -21,4 +21,12 @@ int evalua_newclass(lua_State *L, const char *tname, lua_CFunction make);
 /* Raises "bad argument #arg to 'f' (closed object)". */
 int evalua_closed(lua_State *L, int arg);
 
+/* Scratch of one call that error paths must free (lauxlib's box idiom): a
+ * zeroed block of size bytes in a userdata pushed as a to-be-closed value,
+ * so that done(block) runs once when the call returns or raises. */
+void *evalua_scratch(lua_State *L, size_t size, void (*done)(void *));
+
+/* Registers the types of udata.c itself (evalua_state_open). */
+void evalua_udata_open(lua_State *L);
+
 #endif

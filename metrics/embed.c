@@ -15,11 +15,13 @@
 struct feat { uint64_t h; double w; };
 
 struct evembed {
+  struct evm_alloc a;  /* where every block comes from */
   evembed_opts o;
   struct feat *f;      /* every text's features, text after text */
   size_t nf, capf;
   size_t *start;       /* text i: f[start[i] .. start[i + 1]) */
   double *norm;        /* text i: norm of its word part, then of its character part */
+  size_t nnorm;
   size_t n, capn;
   uint64_t *scratch;   /* the features of the text being added */
   size_t ns, caps;
@@ -35,33 +37,42 @@ void evembed_defaults(evembed_opts *o) {
   o->char_max = 5;
 }
 
-evembed *evembed_new(const evembed_opts *o) {
-  evembed *e = calloc(1, sizeof *e);
+evembed *evembed_new(const evembed_opts *o) { return evembed_new_alloc(o, &evm_plain); }
+
+evembed *evembed_new_alloc(const evembed_opts *o, const struct evm_alloc *a) {
+  evembed *e = evm_new(a, 1, sizeof *e);
   if (!e) return NULL;
+  memset(e, 0, sizeof *e);
+  e->a = *a;
   if (o) e->o = *o; else evembed_defaults(&e->o);
-  if (!(e->start = malloc(sizeof *e->start))) { free(e); return NULL; }
+  if (!(e->start = evm_new(a, 1, sizeof *e->start))) { evm_free(a, e, 1, sizeof *e); return NULL; }
+  e->capn = 1;
   e->start[0] = 0;
   return e;
 }
 
 void evembed_free(evembed *e) {
   if (!e) return;
-  free(e->f);
-  free(e->start);
-  free(e->norm);
-  free(e->scratch);
-  free(e->cp);
-  free(e->pad);
-  free(e);
+  const struct evm_alloc a = e->a;
+  evm_free(&a, e->f, e->capf, sizeof *e->f);
+  evm_free(&a, e->start, e->capn, sizeof *e->start);
+  evm_free(&a, e->norm, e->nnorm, sizeof *e->norm);
+  evm_free(&a, e->scratch, e->caps, sizeof *e->scratch);
+  evm_free(&a, e->cp, e->capcp, sizeof *e->cp);
+  evm_free(&a, e->pad, e->cappad, 1);
+  evm_free(&a, e, 1, sizeof *e);
 }
 
 size_t evembed_count(const evembed *e) { return e->n; }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
+static int grow(const struct evm_alloc *a, void **p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return 0;
   size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
+  while (c < need) {
+    if (c > SIZE_MAX / 2 / size) return -1;
+    c *= 2;
+  }
+  void *q = evm_resize(a, *p, *cap, c, size);
   if (!q) return -1;
   *p = q, *cap = c;
   return 0;
@@ -74,7 +85,7 @@ static uint64_t fnv(uint64_t h, const char *s, size_t n) {
 
 /* kind keeps unigrams, bigrams and n-grams of equal bytes apart. */
 static int emit(evembed *e, char kind, const char *s, size_t n, uint64_t part) {
-  if (grow((void **)&e->scratch, &e->caps, e->ns + 1, sizeof *e->scratch)) return -1;
+  if (grow(&e->a, (void **)&e->scratch, &e->caps, e->ns + 1, sizeof *e->scratch)) return -1;
   uint64_t h = fnv(fnv(0xcbf29ce484222325ULL, &kind, 1), s, n);
   e->scratch[e->ns++] = (h & ~CHAR_PART) | part;
   return 0;
@@ -82,7 +93,7 @@ static int emit(evembed *e, char kind, const char *s, size_t n, uint64_t part) {
 
 /* Code point offsets of s (valid UTF-8) into e->cp: cp[0..k], k returned. */
 static long code_points(evembed *e, const char *s, size_t n) {
-  if (grow((void **)&e->cp, &e->capcp, n + 1, sizeof *e->cp)) return -1;
+  if (grow(&e->a, (void **)&e->cp, &e->capcp, n + 1, sizeof *e->cp)) return -1;
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (((unsigned char)s[i] & 0xC0) != 0x80) e->cp[k++] = i;
@@ -111,7 +122,7 @@ static int is_cjk_char(evtext_str t) {
 /* A word: itself, and its character n-grams with boundary marks. */
 static int word_features(evembed *e, evtext_str t) {
   if (emit(e, 'w', t.s, t.len, 0)) return -1;
-  if (grow((void **)&e->pad, &e->cappad, t.len + 2, 1)) return -1;
+  if (grow(&e->a, (void **)&e->pad, &e->cappad, t.len + 2, 1)) return -1;
   e->pad[0] = '<';
   memcpy(e->pad + 1, t.s, t.len);
   e->pad[t.len + 1] = '>';
@@ -145,7 +156,7 @@ static int cmp_u64(const void *a, const void *b) {
  * with their counts. */
 static int keep(evembed *e) {
   if (e->ns) qsort(e->scratch, e->ns, sizeof *e->scratch, cmp_u64);
-  if (grow((void **)&e->f, &e->capf, e->nf + e->ns, sizeof *e->f)) return -1;
+  if (grow(&e->a, (void **)&e->f, &e->capf, e->nf + e->ns, sizeof *e->f)) return -1;
   for (size_t i = 0; i < e->ns; i++) {
     if (i > 0 && e->scratch[i] == e->scratch[i - 1]) e->f[e->nf - 1].w += 1;
     else e->f[e->nf++] = (struct feat){ e->scratch[i], 1 };
@@ -168,7 +179,7 @@ int evembed_add(evembed *e, evtext_ws *ws, evtext_str text, evtext_error *err) {
       return EVTEXT_ENOMEM;
     }
   }
-  if (grow((void **)&e->start, &e->capn, e->n + 2, sizeof *e->start) || keep(e)) return EVTEXT_ENOMEM;
+  if (grow(&e->a, (void **)&e->start, &e->capn, e->n + 2, sizeof *e->start) || keep(e)) return EVTEXT_ENOMEM;
   e->start[++e->n] = e->nf;
   return EVTEXT_OK;
 }
@@ -180,9 +191,17 @@ static int cmp_feat(const void *a, const void *b) { return cmp_u64(&((const stru
 /* idf = ln((1 + N) / (1 + df)) + 1 (scikit-learn's smoothed IDF);
  * weight = (1 + ln tf) idf. */
 int evembed_fit(evembed *e) {
-  struct feat *all = malloc((e->nf ? e->nf : 1) * sizeof *all);
-  e->norm = calloc(2 * (e->n ? e->n : 1), sizeof *e->norm);
-  if (!all || !e->norm) { free(all); return EVTEXT_ENOMEM; }
+  size_t nall = e->nf ? e->nf : 1;
+  struct feat *all = evm_new(&e->a, nall, sizeof *all);
+  if (!all) return EVTEXT_ENOMEM;
+  evm_free(&e->a, e->norm, e->nnorm, sizeof *e->norm);
+  e->nnorm = 2 * (e->n ? e->n : 1);
+  if (!(e->norm = evm_new(&e->a, e->nnorm, sizeof *e->norm))) {
+    e->nnorm = 0;
+    evm_free(&e->a, all, nall, sizeof *all);
+    return EVTEXT_ENOMEM;
+  }
+  memset(e->norm, 0, e->nnorm * sizeof *e->norm);
   for (size_t i = 0; i < e->nf; i++) all[i] = (struct feat){ e->f[i].h, 0 };
   qsort(all, e->nf, sizeof *all, cmp_feat);
   size_t nu = 0; /* distinct features, with w = document frequency */
@@ -200,7 +219,7 @@ int evembed_fit(evembed *e) {
     e->norm[2 * t] = sqrt(e->norm[2 * t]);
     e->norm[2 * t + 1] = sqrt(e->norm[2 * t + 1]);
   }
-  free(all);
+  evm_free(&e->a, all, nall, sizeof *all);
   return EVTEXT_OK;
 }
 

@@ -4,14 +4,18 @@
 
 #include "evalua/idtab.h"
 
-void evr_idtab_init(struct evr_idtab *t) {
+void evr_idtab_init(struct evr_idtab *t) { evr_idtab_init_alloc(t, &evm_plain); }
+
+void evr_idtab_init_alloc(struct evr_idtab *t, const struct evm_alloc *a) {
   memset(t, 0, sizeof *t);
   t->gen = 1;
+  t->a = *a;
 }
 
 void evr_idtab_free(struct evr_idtab *t) {
-  free(t->slots);
-  evr_idtab_init(t);
+  const struct evm_alloc a = t->a;
+  evm_free(&a, t->slots, t->cap, sizeof *t->slots);
+  evr_idtab_init_alloc(t, &a);
 }
 
 void evr_idtab_clear(struct evr_idtab *t) {
@@ -26,11 +30,12 @@ static int grow(struct evr_idtab *t, size_t cap) {
   struct evr_idslot *old = t->slots;
   size_t old_cap = t->cap;
   uint32_t old_gen = t->gen;
-  t->slots = calloc(cap, sizeof *t->slots);
+  t->slots = evm_new(&t->a, cap, sizeof *t->slots);
   if (!t->slots) {
     t->slots = old;
     return -1;
   }
+  memset(t->slots, 0, cap * sizeof *t->slots);
   t->cap = cap;
   t->gen = 1;
   for (size_t i = 0; i < old_cap; i++) {
@@ -39,12 +44,13 @@ static int grow(struct evr_idtab *t, size_t cap) {
     *s = old[i];
     s->gen = 1;
   }
-  free(old);
+  evm_free(&t->a, old, old_cap, sizeof *old);
   return 0;
 }
 
 int evr_idtab_reserve(struct evr_idtab *t, size_t n) {
   size_t cap = t->cap ? t->cap : 16;
+  if (n > SIZE_MAX / 4 / sizeof *t->slots) return -1;
   while (cap < 2 * n) cap *= 2; /* load factor at most 1/2 */
   return cap == t->cap ? 0 : grow(t, cap);
 }

@@ -16,7 +16,13 @@ struct item {
   size_t len;
 };
 
+struct arena {
+  char *p;
+  size_t cap;
+};
+
 struct evr_ranker {
+  struct evm_alloc a;  /* where every block comes from */
   struct evr_idtab tab;
   double *grades;      /* judged grades in insertion order */
   size_t n_judged, cap_judged;
@@ -26,31 +32,42 @@ struct evr_ranker {
   size_t cap_rel, cap_rel_all, cap_sorted;
   char *arena;
   size_t arena_len, arena_cap;
-  char **old_arenas;   /* arenas outgrown during this query, freed at reset */
-  size_t n_old;
+  struct arena *old_arenas; /* arenas outgrown during this query, freed at reset */
+  size_t n_old, cap_old;
   const char *repeat;
   size_t repeat_len;
 };
 
-struct evr_ranker *evr_ranker_new(void) {
-  struct evr_ranker *r = calloc(1, sizeof *r);
-  if (r) evr_idtab_init(&r->tab);
+struct evr_ranker *evr_ranker_new(void) { return evr_ranker_new_alloc(&evm_plain); }
+
+struct evr_ranker *evr_ranker_new_alloc(const struct evm_alloc *a) {
+  struct evr_ranker *r = evm_new(a, 1, sizeof *r);
+  if (!r) return NULL;
+  memset(r, 0, sizeof *r);
+  r->a = *a;
+  evr_idtab_init_alloc(&r->tab, a);
   return r;
 }
 
 static void drop_old_arenas(struct evr_ranker *r) {
-  for (size_t i = 0; i < r->n_old; i++) free(r->old_arenas[i]);
+  for (size_t i = 0; i < r->n_old; i++) evm_free(&r->a, r->old_arenas[i].p, r->old_arenas[i].cap, 1);
   r->n_old = 0;
 }
 
 void evr_ranker_free(struct evr_ranker *r) {
   if (!r) return;
+  const struct evm_alloc a = r->a;
   evr_idtab_free(&r->tab);
   drop_old_arenas(r);
-  free(r->old_arenas);
-  free(r->grades), free(r->items), free(r->tmp);
-  free(r->rel), free(r->rel_all), free(r->sorted), free(r->arena);
-  free(r);
+  evm_free(&a, r->old_arenas, r->cap_old, sizeof *r->old_arenas);
+  evm_free(&a, r->grades, r->cap_judged, sizeof *r->grades);
+  evm_free(&a, r->items, r->cap_items, sizeof *r->items);
+  evm_free(&a, r->tmp, r->cap_tmp, sizeof *r->tmp);
+  evm_free(&a, r->rel, r->cap_rel, sizeof *r->rel);
+  evm_free(&a, r->rel_all, r->cap_rel_all, sizeof *r->rel_all);
+  evm_free(&a, r->sorted, r->cap_sorted, sizeof *r->sorted);
+  evm_free(&a, r->arena, r->arena_cap, 1);
+  evm_free(&a, r, 1, sizeof *r);
 }
 
 void evr_ranker_reset(struct evr_ranker *r) {
@@ -60,12 +77,15 @@ void evr_ranker_reset(struct evr_ranker *r) {
   drop_old_arenas(r);
 }
 
-/* Grows *p (elements of size sz) to hold at least n; 0 or -1. */
-static int reserve(void *p, size_t *cap, size_t n, size_t sz) {
+/* Grows *p (*cap elements of size sz) to hold at least n; 0 or -1. */
+static int reserve(const struct evm_alloc *a, void *p, size_t *cap, size_t n, size_t sz) {
   if (n <= *cap) return 0;
   size_t c = *cap ? *cap : 64;
-  while (c < n) c *= 2;
-  void *q = realloc(*(void **)p, c * sz);
+  while (c < n) {
+    if (c > SIZE_MAX / 2 / sz) return -1;
+    c *= 2;
+  }
+  void *q = evm_resize(a, *(void **)p, *cap, c, sz);
   if (!q) return -1;
   *(void **)p = q;
   *cap = c;
@@ -75,17 +95,16 @@ static int reserve(void *p, size_t *cap, size_t n, size_t sz) {
 /* Copies live in an arena; when it must grow, the old block is kept until
  * reset because earlier copies still point into it. */
 const char *evr_ranker_copy(struct evr_ranker *r, const char *id, size_t len) {
+  if (len > SIZE_MAX / 4) return NULL;
   if (r->arena_len + len > r->arena_cap) {
     size_t cap = r->arena_cap ? 2 * r->arena_cap : 4096;
     while (cap < len) cap *= 2;
     if (r->arena_len) {
-      char **old = realloc(r->old_arenas, (r->n_old + 1) * sizeof *old);
-      if (!old) return NULL;
-      r->old_arenas = old;
-      old[r->n_old++] = r->arena;
-      r->arena = NULL;
+      if (reserve(&r->a, &r->old_arenas, &r->cap_old, r->n_old + 1, sizeof *r->old_arenas)) return NULL;
+      r->old_arenas[r->n_old++] = (struct arena){r->arena, r->arena_cap};
+      r->arena = NULL, r->arena_cap = 0;
     }
-    char *a = realloc(r->arena, cap);
+    char *a = evm_resize(&r->a, r->arena, r->arena_cap, cap, 1);
     if (!a) return NULL;
     r->arena = a, r->arena_cap = cap, r->arena_len = 0;
   }
@@ -100,7 +119,7 @@ int evr_ranker_judge(struct evr_ranker *r, const char *id, size_t len, double gr
   uint32_t *v = evr_idtab_put(&r->tab, id, len, (uint32_t)r->n_judged, &found);
   if (!v) return -1;
   if (found) return 1;
-  if (reserve(&r->grades, &r->cap_judged, r->n_judged + 1, sizeof *r->grades)) return -1;
+  if (reserve(&r->a, &r->grades, &r->cap_judged, r->n_judged + 1, sizeof *r->grades)) return -1;
   r->grades[r->n_judged++] = grade;
   return 0;
 }
@@ -110,7 +129,7 @@ int evr_ranker_is_judged(const struct evr_ranker *r, const char *id, size_t len)
 }
 
 int evr_ranker_add(struct evr_ranker *r, const char *id, size_t len, double score) {
-  if (reserve(&r->items, &r->cap_items, r->n_items + 1, sizeof *r->items)) return -1;
+  if (reserve(&r->a, &r->items, &r->cap_items, r->n_items + 1, sizeof *r->items)) return -1;
   r->items[r->n_items++] = (struct item){id, score, len};
   return 0;
 }
@@ -152,7 +171,7 @@ static int merge_sort(struct evr_ranker *r) {
   size_t n = r->n_items, run = 16;
   for (size_t i = 0; i < n; i += run) insertion_sort(a + i, n - i < run ? n - i : run, (size_t)-1);
   if (n <= run) return 0;
-  if (reserve(&r->tmp, &r->cap_tmp, n, sizeof *r->tmp)) return -1;
+  if (reserve(&r->a, &r->tmp, &r->cap_tmp, n, sizeof *r->tmp)) return -1;
   struct item *src = a, *dst = r->tmp;
   for (size_t w = run; w < n; w *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
@@ -181,7 +200,7 @@ static int desc(const void *a, const void *b) {
 
 /* Judged grades >= 0, descending (the ideal ranking of nDCG). */
 static int sort_judged(struct evr_ranker *r, size_t *n_out) {
-  if (reserve(&r->sorted, &r->cap_sorted, r->n_judged, sizeof *r->sorted)) return -1;
+  if (reserve(&r->a, &r->sorted, &r->cap_sorted, r->n_judged, sizeof *r->sorted)) return -1;
   size_t n = 0;
   for (size_t i = 0; i < r->n_judged; i++)
     if (r->grades[i] >= 0) r->sorted[n++] = r->grades[i];
@@ -202,8 +221,8 @@ static int sort_judged(struct evr_ranker *r, size_t *n_out) {
 int evr_ranker_finish(struct evr_ranker *r, int by_score, size_t depth, struct evr_ranking *out) {
   if (by_score && order_by_score(r)) return -1;
   size_t n = depth && depth < r->n_items ? depth : r->n_items;
-  if (reserve(&r->rel, &r->cap_rel, n, sizeof *r->rel) ||
-      reserve(&r->rel_all, &r->cap_rel_all, n, sizeof *r->rel_all))
+  if (reserve(&r->a, &r->rel, &r->cap_rel, n, sizeof *r->rel) ||
+      reserve(&r->a, &r->rel_all, &r->cap_rel_all, n, sizeof *r->rel_all))
     return -1;
   size_t repeats = 0;
   for (size_t i = 0; i < n; i++) {

@@ -19,6 +19,7 @@ struct span {
 };
 
 struct csv {
+  const struct evm_alloc *a; /* the table's */
   const char *p, *end;
   uint32_t line;
   char sep;        /* the field separator */
@@ -32,7 +33,7 @@ static int scratch_put(struct csv *c, const char *s, size_t n) {
   if (c->slen + n + 1 > c->scap) {
     size_t cap = c->scap ? c->scap : 4096;
     while (cap < c->slen + n + 1) cap *= 2;
-    char *p = realloc(c->scratch, cap);
+    char *p = evm_resize(c->a, c->scratch, c->scap, cap, 1);
     if (!p) return -1;
     c->scratch = p, c->scap = cap;
   }
@@ -45,7 +46,7 @@ static int scratch_put(struct csv *c, const char *s, size_t n) {
 static int field_push(struct csv *c, size_t off) {
   if (c->nf == c->capf) {
     size_t cap = c->capf ? c->capf * 2 : 32;
-    struct span *f = realloc(c->f, cap * sizeof *f);
+    struct span *f = evm_resize(c->a, c->f, c->capf, cap, sizeof *f);
     if (!f) return -1;
     c->f = f, c->capf = cap;
   }
@@ -154,15 +155,17 @@ static const char *bad_item(enum items kind, const char *s, size_t n) {
 }
 
 /* The items of text as a JSON array (a single gold answer: a JSON string)
- * in *out; 0, or EVT_ROW_BAD with err set, or EVT_ROW_NOMEM. */
-static int items_json(const char *name, enum items kind, const char *text, char **out, size_t *outlen, char *err,
-                      size_t errlen) {
+ * in *out, a block of *size bytes from a; 0, or EVT_ROW_BAD with err set,
+ * or EVT_ROW_NOMEM. */
+static int items_json(const struct evm_alloc *al, const char *name, enum items kind, const char *text, char **out,
+                      size_t *outlen, size_t *size, char *err, size_t errlen) {
   int pipe = strchr(text, '|') != NULL, comma = kind == IDS && strchr(text, ',') != NULL;
   if (pipe && comma) return refuse(err, errlen, name, kind, "'%.*s' mixes '|' and ','", text, strlen(text));
   char sep = pipe ? '|' : comma ? ',' : '\0';
   int array = sep || strcmp(name, "gold_answers") != 0;
-  size_t w = 0;
-  char *o = malloc(6 * strlen(text) + 8); /* a byte becomes at most \u00XX */
+  size_t w = 0, n = strlen(text);
+  *size = n > (SIZE_MAX - 8) / 6 ? 0 : 6 * n + 8; /* a byte becomes at most \u00XX */
+  char *o = *size ? evm_new(al, *size, 1) : NULL;
   if (!o) return EVT_ROW_NOMEM;
   if (array) o[w++] = '[';
   for (const char *s = text;;) {
@@ -173,7 +176,7 @@ static int items_json(const char *name, enum items kind, const char *text, char 
     while (b > a && blank(b[-1])) b--;
     const char *why = bad_item(kind, a, (size_t)(b - a));
     if (why) {
-      free(o);
+      evm_free(al, o, *size, 1);
       return b > a ? refuse(err, errlen, name, kind, why, a, (size_t)(b - a))
                    : refuse(err, errlen, name, kind, why, text, strlen(text));
     }
@@ -208,11 +211,11 @@ static int list_cell(struct evt_table *t, const struct evt_schema *sc, const cha
   }
   if (kind == GRADES) return fail(err, errlen, name, "a JSON object id -> grade", text);
   char *json;
-  size_t len;
-  int rc = items_json(name, kind, text, &json, &len, err, errlen);
+  size_t len, size;
+  int rc = items_json(&t->a, name, kind, text, &json, &len, &size, err, errlen);
   if (rc != EVT_ROW_OK) return rc;
   rc = evt_json_value(t, name, strlen(name), json, len, sc, err, errlen);
-  free(json);
+  evm_free(&t->a, json, size, 1);
   return rc;
 }
 
@@ -296,15 +299,19 @@ static int row(struct csv *c, struct evt_table *t, const struct evt_schema *sc, 
   return rc;
 }
 
+static void names_free(const struct evm_alloc *a, char **names, size_t n) {
+  for (size_t i = 0; names && i < n; i++) evm_free(a, names[i], names[i] ? strlen(names[i]) + 1 : 0, 1);
+  evm_free(a, names, n + 1, sizeof *names);
+}
+
 static char **header(struct csv *c, size_t *n, char *err, size_t errlen) {
-  char **names = calloc(c->nf + 1, sizeof *names);
+  char **names = evm_new(c->a, c->nf + 1, sizeof *names);
   if (!names) return NULL;
+  memset(names, 0, (c->nf + 1) * sizeof *names);
   for (size_t i = 0; i < c->nf; i++) {
-    names[i] = strdup(c->scratch + c->f[i].off);
-    if (!names[i]) {
-      while (i) free(names[--i]);
-      return free(names), NULL;
-    }
+    const char *f = c->scratch + c->f[i].off;
+    if (!(names[i] = evm_new(c->a, strlen(f) + 1, 1))) return names_free(c->a, names, c->nf), NULL;
+    strcpy(names[i], f);
     for (size_t k = 0; k < i; k++)
       if (!strcmp(names[k], names[i])) snprintf(err, errlen, "field '%s' is named twice in the header", names[i]);
   }
@@ -338,7 +345,7 @@ static char separator(struct csv *c, char *err, size_t errlen) {
 
 int evt_csv_read(struct evt_table *t, const char *buf, size_t len, const struct evt_schema *sc, int lenient,
                  evt_skip_fn skip, void *ud, char *err, size_t errlen, uint32_t *line) {
-  struct csv c = {buf, buf + len, 1, ',', NULL, 0, 0, NULL, 0, 0};
+  struct csv c = {&t->a, buf, buf + len, 1, ',', NULL, 0, 0, NULL, 0, 0};
   if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) c.p += 3; /* a BOM */
   char **names = NULL;
   size_t ncols = 0;
@@ -362,7 +369,8 @@ int evt_csv_read(struct evt_table *t, const char *buf, size_t len, const struct 
     if (r == EVT_ROW_NOMEM || (r == EVT_ROW_BAD && !lenient)) { rc = r; break; }
     if (r == EVT_ROW_BAD) skip(ud, start, err), err[0] = '\0';
   }
-  for (size_t i = 0; names && i < ncols; i++) free(names[i]);
-  free(names), free(c.scratch), free(c.f);
+  if (names) names_free(c.a, names, ncols);
+  evm_free(c.a, c.scratch, c.scap, 1);
+  evm_free(c.a, c.f, c.capf, sizeof *c.f);
   return rc;
 }

@@ -607,11 +607,11 @@ static int member(struct jp *j) {
       if (key_is(k, len, evt_list_names[l])) return list_member(j, (enum evt_list_key)l);
   /* The key stays in scratch space until the value is read: copy it. */
   char small[256];
-  char *name = len < sizeof small ? small : malloc(len + 1);
+  char *name = len < sizeof small ? small : evm_new(&j->t->a, len + 1, 1);
   if (!name) return fail(j, "not enough memory");
   memcpy(name, k, len);
   int r = scalar_member(j, name, len);
-  if (name != small) free(name);
+  if (name != small) evm_free(&j->t->a, name, len + 1, 1);
   return r;
 }
 

@@ -9,18 +9,30 @@
 const char *const evt_list_names[EVT_NLISTS] = {"retrieved", "gold_doc_ids", "graded_relevance",
                                                 "gold_answers", "contexts"};
 
-void evt_init(struct evt_table *t) { memset(t, 0, sizeof *t); }
+void evt_init(struct evt_table *t) { evt_init_alloc(t, &evm_plain); }
+
+void evt_init_alloc(struct evt_table *t, const struct evm_alloc *a) {
+  memset(t, 0, sizeof *t);
+  t->a = *a;
+}
 
 void evt_free(struct evt_table *t) {
-  free(t->line);
-  for (size_t c = 0; c < t->ncols; c++) free(t->cols[c].name), free(t->cols[c].cells);
-  free(t->cols);
+  const struct evm_alloc a = t->a;
+  evm_free(&a, t->line, t->line_cap, sizeof *t->line);
+  for (size_t c = 0; c < t->ncols; c++) {
+    evm_free(&a, t->cols[c].name, t->cols[c].name_len + 1, 1);
+    evm_free(&a, t->cols[c].cells, t->cols[c].cap, sizeof *t->cols[c].cells);
+  }
+  evm_free(&a, t->cols, t->capcols, sizeof *t->cols);
   for (int k = 0; k < EVT_NLISTS; k++) {
     struct evt_list *l = &t->list[k];
-    free(l->start), free(l->present), free(l->num), free(l->str);
+    evm_free(&a, l->start, l->start_cap, sizeof *l->start);
+    evm_free(&a, l->present, l->present_cap, 1);
+    evm_free(&a, l->num, l->num_cap, sizeof *l->num);
+    evm_free(&a, l->str, l->cap, sizeof *l->str);
   }
-  free(t->text);
-  evt_init(t);
+  evm_free(&a, t->text, t->text_cap, 1);
+  evt_init_alloc(t, &a);
 }
 
 size_t evt_bytes(const struct evt_table *t) {
@@ -32,13 +44,15 @@ size_t evt_bytes(const struct evt_table *t) {
   return b;
 }
 
-/* realloc, then the new part of a large block faulted in with one call:
- * the columns are written front to back right after, and a fault per page
- * costs more than the writing on a virtual machine. */
-static void *grow_block(void *p, size_t old_bytes, size_t bytes) {
-  void *q = realloc(p, bytes);
+/* p grown from n to m items of size bytes, then the new part of a large
+ * block faulted in with one call: the columns are written front to back
+ * right after, and a fault per page costs more than the writing on a
+ * virtual machine. NULL when out of memory (p unchanged). */
+static void *grow_block(const struct evm_alloc *a, void *p, size_t n, size_t m, size_t size) {
+  void *q = evm_resize(a, p, n, m, size);
 #ifdef MADV_POPULATE_WRITE
   const uintptr_t page = 4096;
+  size_t old_bytes = n * size, bytes = m * size;
   if (q && bytes - old_bytes >= ((size_t)1 << 20)) {
     uintptr_t from = ((uintptr_t)q + old_bytes + page - 1) & ~(page - 1), to = ((uintptr_t)q + bytes) & ~(page - 1);
     if (to > from) madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* a hint: failure is harmless */
@@ -49,43 +63,55 @@ static void *grow_block(void *p, size_t old_bytes, size_t bytes) {
 
 /* The capacity after cap that holds need items of size bytes: doubling,
  * then steps of 64 MB once a block is that large, so that what is faulted
- * in ahead (grow_block) is never much more than what will be written. */
+ * in ahead (grow_block) is never much more than what will be written. 0
+ * when no capacity can (the size overflows). */
 static size_t next_cap(size_t cap, size_t need, size_t size) {
   const size_t step = ((size_t)64 << 20) / size;
   size_t c = cap ? cap : 64;
-  while (c < need) c = c >= step ? c + step : c * 2;
+  while (c < need) {
+    if (c > SIZE_MAX / 2 / size) return 0;
+    c = c >= step ? c + step : c * 2;
+  }
   return c;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
+static int grow(const struct evm_alloc *a, void **p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return 0;
   size_t c = next_cap(*cap, need, size);
-  void *q = grow_block(*p, *cap * size, c * size);
+  void *q = c ? grow_block(a, *p, *cap, c, size) : NULL;
   if (!q) return -1;
   *p = q;
   *cap = c;
   return 0;
 }
 
-/* Every per-row array to room for `cap` rows; new cells are absent. */
+/* *p, of *have items of size bytes, grown to at least want; 0 or -1. */
+static int grow_to(const struct evm_alloc *a, void **p, size_t *have, size_t want, size_t size) {
+  if (*have >= want) return 0;
+  void *q = grow_block(a, *p, *have, want, size);
+  if (!q) return -1;
+  *p = q;
+  *have = want;
+  return 0;
+}
+
+/* Every per-row array to room for cap rows; new cells are absent. Each
+ * array keeps its own capacity, so what grew before a failure is still
+ * given back whole. */
 static int grow_rows(struct evt_table *t, size_t cap) {
-  uint32_t *line = grow_block(t->line, t->cap * sizeof *line, cap * sizeof *line);
-  if (!line) return -1;
-  t->line = line;
+  const struct evm_alloc *a = &t->a;
+  if (grow_to(a, (void **)&t->line, &t->line_cap, cap, sizeof *t->line)) return -1;
   for (size_t c = 0; c < t->ncols; c++) {
-    struct evt_cell *cells = grow_block(t->cols[c].cells, t->cap * sizeof *cells, cap * sizeof *cells);
-    if (!cells) return -1;
-    memset(cells + t->cap, 0, (cap - t->cap) * sizeof *cells);
-    t->cols[c].cells = cells;
+    struct evt_col *col = &t->cols[c];
+    size_t had = col->cap;
+    if (grow_to(a, (void **)&col->cells, &col->cap, cap, sizeof *col->cells)) return -1;
+    memset(col->cells + had, 0, (col->cap - had) * sizeof *col->cells);
   }
   for (int k = 0; k < EVT_NLISTS; k++) {
     struct evt_list *l = &t->list[k];
-    uint64_t *start = grow_block(l->start, (t->cap + !!t->cap) * sizeof *start, (cap + 1) * sizeof *start);
-    if (!start) return -1;
-    l->start = start;
-    uint8_t *present = grow_block(l->present, t->cap, cap);
-    if (!present) return -1;
-    l->present = present;
+    if (grow_to(a, (void **)&l->start, &l->start_cap, cap + 1, sizeof *l->start) ||
+        grow_to(a, (void **)&l->present, &l->present_cap, cap, 1))
+      return -1;
     if (t->cap == 0) l->start[0] = 0;
   }
   t->cap = cap;
@@ -93,7 +119,7 @@ static int grow_rows(struct evt_table *t, size_t cap) {
 }
 
 int evt_row_begin(struct evt_table *t, uint32_t line) {
-  if (t->n == t->cap && grow_rows(t, t->cap ? t->cap * 2 : 1024)) return -1;
+  if (t->n == t->cap && (t->cap > SIZE_MAX / 64 || grow_rows(t, t->cap ? t->cap * 2 : 1024))) return -1;
   t->line[t->n] = line;
   for (int k = 0; k < EVT_NLISTS; k++) {
     t->list[k].start[t->n] = t->list[k].n;
@@ -127,11 +153,17 @@ struct evt_col *evt_col_get(struct evt_table *t, const char *name, size_t len, i
   long c = evt_col_index(t, name, len);
   if (c >= 0) return &t->cols[c];
   if (!create) return NULL;
-  if (grow((void **)&t->cols, &t->capcols, t->ncols + 1, sizeof *t->cols)) return NULL;
+  if (len == SIZE_MAX || grow(&t->a, (void **)&t->cols, &t->capcols, t->ncols + 1, sizeof *t->cols)) return NULL;
   struct evt_col *col = &t->cols[t->ncols];
-  col->name = malloc(len + 1);
-  col->cells = calloc(t->cap ? t->cap : 1, sizeof *col->cells);
-  if (!col->name || !col->cells) return free(col->name), free(col->cells), NULL;
+  col->name = evm_new(&t->a, len + 1, 1);
+  col->cells = t->cap ? evm_new(&t->a, t->cap, sizeof *col->cells) : NULL;
+  if (!col->name || (t->cap && !col->cells)) {
+    evm_free(&t->a, col->name, len + 1, 1);
+    evm_free(&t->a, col->cells, t->cap, sizeof *col->cells);
+    return NULL;
+  }
+  col->cap = t->cap;
+  if (col->cells) memset(col->cells, 0, t->cap * sizeof *col->cells);
   memcpy(col->name, name, len);
   col->name[len] = '\0';
   col->name_len = len;
@@ -140,7 +172,8 @@ struct evt_col *evt_col_get(struct evt_table *t, const char *name, size_t len, i
 }
 
 char *evt_text_room(struct evt_table *t, size_t len) {
-  if (grow((void **)&t->text, &t->text_cap, t->text_len + len + 1, 1)) return NULL;
+  if (len > SIZE_MAX - 1 - t->text_len || grow(&t->a, (void **)&t->text, &t->text_cap, t->text_len + len + 1, 1))
+    return NULL;
   return t->text + t->text_len;
 }
 
@@ -154,12 +187,10 @@ int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double
   struct evt_list *l = &t->list[k];
   if (l->n == l->cap) {
     size_t cap = next_cap(l->cap, l->n + 1, sizeof *l->str);
-    evt_sref *s = grow_block(l->str, l->cap * sizeof *s, cap * sizeof *s);
+    if (!cap || grow_to(&t->a, (void **)&l->num, &l->num_cap, cap, sizeof *l->num)) return -1;
+    evt_sref *s = grow_block(&t->a, l->str, l->cap, cap, sizeof *s);
     if (!s) return -1;
     l->str = s;
-    double *d = grow_block(l->num, l->cap * sizeof *d, cap * sizeof *d);
-    if (!d) return -1;
-    l->num = d;
     l->cap = cap;
   }
   l->str[l->n] = str;

@@ -12,8 +12,8 @@ local h = require "tests.lua.helpers"
 local TYPES = {
   "evalua.JudgeBox", "evalua.JudgeCacheFailures", "evalua.JudgeEngine", "evalua.Lock", "evalua.Regex", "evalua.TrecData",
   "evalua.TrecFiles", "evalua.Watch", "evalua.codes", "evalua.embedder", "evalua.json.buffer",
-  "evalua.report.sink", "evalua.report.stage", "evalua.retrieval.scratch", "evalua.scores", "evalua.table",
-  "evalua.text.workspace",
+  "evalua.report.sink", "evalua.report.stage", "evalua.retrieval.scratch", "evalua.scores", "evalua.scratch",
+  "evalua.table", "evalua.text.workspace",
 }
 -- Methods that close: calling them on a closed object does nothing.
 local CLOSERS = { close = true, unlock = true }

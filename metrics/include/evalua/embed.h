@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "evalua/alloc.h"
 #include "evalua/text.h"
 
 typedef struct {
@@ -29,6 +30,8 @@ void evembed_defaults(evembed_opts *o);
 typedef struct evembed evembed;
 
 evembed *evembed_new(const evembed_opts *o);
+/* The same, every block of it from a (alloc.h). */
+evembed *evembed_new_alloc(const evembed_opts *o, const struct evm_alloc *a);
 void evembed_free(evembed *e);
 
 /* Adds a text; EVTEXT_OK, EVTEXT_EUTF8 (err says where) or EVTEXT_ENOMEM. */

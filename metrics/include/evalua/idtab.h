@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evalua/alloc.h"
+
 struct evr_idslot {
   uint64_t hash;
   const char *key;
@@ -21,6 +23,7 @@ struct evr_idtab {
   size_t cap; /* a power of two, or 0 */
   size_t count;
   uint32_t gen;
+  struct evm_alloc a; /* where slots come from */
 };
 
 #include <string.h>
@@ -47,7 +50,10 @@ static inline uint64_t evr_hash(const char *s, size_t len) {
   return h ^ (h >> 31);
 }
 
+/* An empty table taking memory with malloc (evr_idtab_init) or from a. */
 void evr_idtab_init(struct evr_idtab *t);
+void evr_idtab_init_alloc(struct evr_idtab *t, const struct evm_alloc *a);
+/* Gives the slots back; the table is empty again, with the same allocator. */
 void evr_idtab_free(struct evr_idtab *t);
 void evr_idtab_clear(struct evr_idtab *t);
 /* Room for n keys without growing; 0, or -1 when out of memory. */

@@ -8,11 +8,14 @@
 
 #include <stddef.h>
 
+#include "evalua/alloc.h"
 #include "evalua/retrieval.h"
 
 struct evr_ranker;
 
 struct evr_ranker *evr_ranker_new(void);
+/* The same, every block of it from a (alloc.h). */
+struct evr_ranker *evr_ranker_new_alloc(const struct evm_alloc *a);
 void evr_ranker_free(struct evr_ranker *r);
 /* Starts a new query. */
 void evr_ranker_reset(struct evr_ranker *r);

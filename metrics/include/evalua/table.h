@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "evalua/alloc.h"
+
 enum evt_type { EVT_ABSENT = 0, EVT_NULL, EVT_FALSE, EVT_TRUE, EVT_INT, EVT_NUM, EVT_STR, EVT_JSON };
 
 /* Bytes [off, off + len) of the text arena. */
@@ -41,7 +43,8 @@ struct evt_cell {
 struct evt_col {
   char *name;
   size_t name_len; /* a JSON key may hold "\u0000" */
-  struct evt_cell *cells; /* one per row (capacity: the table's) */
+  struct evt_cell *cells; /* one per row */
+  size_t cap;             /* cells held: at least the table's cap */
 };
 
 enum evt_list_key { EVT_RETRIEVED, EVT_GOLD_IDS, EVT_GRADES, EVT_GOLD_ANSWERS, EVT_CONTEXTS, EVT_NLISTS };
@@ -56,16 +59,20 @@ enum {
 };
 
 struct evt_list {
-  uint64_t *start;  /* capacity + 1 entries */
-  uint8_t *present; /* EVT_LIST_* flags per row */
-  size_t n, cap;    /* items */
+  uint64_t *start;  /* start_cap entries: at least the table's cap + 1 */
+  uint8_t *present; /* EVT_LIST_* flags per row; present_cap of them */
+  size_t start_cap, present_cap;
+  size_t n, cap;    /* items; str holds cap of them */
   evt_sref *str;    /* ids, gold answers, contexts */
-  double *num;      /* retrieved scores, grades */
+  double *num;      /* retrieved scores, grades; num_cap of them, at least cap */
+  size_t num_cap;
 };
 
 struct evt_table {
-  size_t n, cap;      /* rows */
+  struct evm_alloc a; /* where every block of the table comes from */
+  size_t n, cap;      /* rows; every per-row array holds at least cap */
   uint32_t *line;     /* source line of each row */
+  size_t line_cap;
   struct evt_col *cols;
   size_t ncols, capcols;
   struct evt_list list[EVT_NLISTS];
@@ -73,7 +80,10 @@ struct evt_table {
   size_t text_len, text_cap, text_mark;
 };
 
+/* An empty table allocating with malloc (evt_init) or with a. */
 void evt_init(struct evt_table *t);
+void evt_init_alloc(struct evt_table *t, const struct evm_alloc *a);
+/* Gives every block back; the table is empty again, with the same allocator. */
 void evt_free(struct evt_table *t);
 /* Bytes held, for reporting memory use. */
 size_t evt_bytes(const struct evt_table *t);

@@ -414,12 +414,13 @@ static int l_encode(lua_State *L) {
   luaL_checkany(L, 1);
   size_t il = 0;
   const char *indent = luaL_optlstring(L, 2, NULL, &il);
-  int depth = (int)luaL_optinteger(L, 3, 0);
+  lua_Integer depth = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, depth >= 0 && depth <= 64, 3, "a depth from 0 to 64");
   lua_settop(L, 3);
   make_buf(L);
   struct buf *b = lua_touserdata(L, -1);
   struct evalua_json_out out = {add, b, NULL, NULL, 0};
-  size_t replaced = evalua_json_encode(L, 1, indent, depth, &out);
+  size_t replaced = evalua_json_encode(L, 1, indent, (int)depth, &out);
   if (b->nomem) return evalua_nomem(L);
   lua_pushlstring(L, b->p ? b->p : "", b->len);
   lua_pushinteger(L, (lua_Integer)replaced);

@@ -3,6 +3,8 @@
  * read from the environment here and never pushed to Lua. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,21 +36,28 @@ struct engine_ud {
 
 /* ---- options ----------------------------------------------------------- */
 
-static double opt_number(lua_State *L, int t, const char *field, double dflt, double min) {
+/* t[field], a finite number from min to max (default dflt); with integral,
+ * a whole number, as it becomes a count or an integer type. */
+static double opt_range(lua_State *L, int t, const char *field, double dflt, double min, double max, int integral) {
   int type = lua_getfield(L, t, field);
   double v = dflt;
   if (type != LUA_TNIL) {
     int ok;
     v = lua_tonumberx(L, -1, &ok);
-    if (!ok || v != v || v < min) {
-      char bound[32];
-      snprintf(bound, sizeof bound, "%g", min);
-      luaL_error(L, "judge option '%s' must be a number >= %s (got %s)", field, bound,
-                 ok ? lua_tostring(L, -1) : luaL_typename(L, -1));
+    if (!ok || !(v >= min && v <= max) || (integral && v != floor(v))) {
+      char lo[32], hi[32];
+      snprintf(lo, sizeof lo, "%.15g", min), snprintf(hi, sizeof hi, "%.15g", max);
+      luaL_error(L, "judge option '%s' must be %s from %s to %s (got %s)", field, integral ? "an integer" : "a number",
+                 lo, hi, ok ? lua_tostring(L, -1) : luaL_typename(L, -1));
     }
   }
   lua_pop(L, 1);
   return v;
+}
+
+#define MAX_MS 2147483647.0 /* 24 days: curl's timeouts are longs */
+static double opt_number(lua_State *L, int t, const char *field, double dflt, double min) {
+  return opt_range(L, t, field, dflt, min, 1e15, 0);
 }
 
 static const char *opt_string(lua_State *L, int t, const char *field, const char *dflt) {
@@ -194,17 +203,17 @@ static int l_engine(lua_State *L) {
                   "and the URLs in $EVALUA_JUDGE_URLS)", c.base_url);
   c.ca_file = opt_string(L, 1, "ca_file", NULL);
   if (c.ca_file) evalua_check_path(L, c.ca_file, 0); /* the sandbox's read rule */
-  c.concurrency = (int)opt_number(L, 1, "concurrency", c.concurrency, 1);
-  c.timeout_ms = (long)opt_number(L, 1, "timeout_ms", (double)c.timeout_ms, 1);
-  c.connect_timeout_ms = (long)opt_number(L, 1, "connect_timeout_ms", (double)c.connect_timeout_ms, 1);
-  c.max_retries = (int)opt_number(L, 1, "max_retries", c.max_retries, 0);
+  c.concurrency = (int)opt_range(L, 1, "concurrency", c.concurrency, 1, 10000, 1);
+  c.timeout_ms = (long)opt_range(L, 1, "timeout_ms", (double)c.timeout_ms, 1, MAX_MS, 0);
+  c.connect_timeout_ms = (long)opt_range(L, 1, "connect_timeout_ms", (double)c.connect_timeout_ms, 1, MAX_MS, 0);
+  c.max_retries = (int)opt_range(L, 1, "max_retries", c.max_retries, 0, 1000, 1);
   c.backoff_ms = opt_number(L, 1, "backoff_ms", c.backoff_ms, 0);
   c.max_backoff_ms = opt_number(L, 1, "max_backoff_ms", c.max_backoff_ms, 0);
   c.max_wait_ms = opt_number(L, 1, "max_wait_ms", c.max_wait_ms, 0);
   c.rpm = opt_number(L, 1, "rpm", 0, 0);
   c.tpm = opt_number(L, 1, "tpm", 0, 0);
-  c.seed = (uint64_t)opt_number(L, 1, "seed", 0, 0);
-  c.max_response_bytes = (size_t)opt_number(L, 1, "max_response_bytes", (double)c.max_response_bytes, 1024);
+  c.seed = (uint64_t)opt_range(L, 1, "seed", 0, 0, 9007199254740992.0, 1);
+  c.max_response_bytes = (size_t)opt_range(L, 1, "max_response_bytes", (double)c.max_response_bytes, 1024, 1e12, 1);
   /* response buffers live outside the Lua allocator's memory cap */
   if (evalua_runtime(L)->sandbox && c.max_response_bytes > SANDBOX_MAX_RESPONSE)
     luaL_error(L, "judge option 'max_response_bytes' above %d is not available in --sandbox mode",
@@ -235,11 +244,13 @@ static int l_submit(lua_State *L) {
   size_t len;
   const char *body = luaL_checklstring(L, 3, &len);
   double est = luaL_optnumber(L, 4, 0);
-  int prior = (int)luaL_optinteger(L, 5, 0);
+  lua_Integer prior = luaL_optinteger(L, 5, 0);
+  luaL_argcheck(L, prior >= 0 && prior <= 1000, 5, "attempts already made, from 0 to 1000");
   const char *operation = luaL_optstring(L, 6, NULL);
   luaL_argcheck(L, path[0] == '/', 2, "path must start with '/'");
   luaL_argcheck(L, !operation || operation_name_ok(operation), 6, "operation must be a word of at most 100 characters");
-  uint64_t id = judge_engine_submit(u->e, path, body, len, est, prior, operation);
+  luaL_argcheck(L, est >= 0 && est <= 1e15, 4, "an estimate of tokens from 0 to 1e15");
+  uint64_t id = judge_engine_submit(u->e, path, body, len, est, (int)prior, operation);
   if (!id) return luaL_error(L, "judge: out of memory");
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
@@ -277,6 +288,7 @@ static void drop_batch(struct engine_ud *u) {
 static int l_poll(lua_State *L) {
   struct engine_ud *u = check_engine(L);
   lua_Integer timeout = luaL_optinteger(L, 2, 0);
+  timeout = timeout < 0 ? 0 : timeout > 86400000 ? 86400000 : timeout; /* at most a day */
   drop_batch(u);
   u->n = judge_engine_poll(u->e, (long)timeout, u->batch, POLL_MAX);
   lua_createtable(L, u->n, 0);
@@ -421,9 +433,10 @@ static int l_cache_put(lua_State *L) {
   const char *dir = luaL_checkstring(L, 1), *key = luaL_checkstring(L, 2);
   size_t n;
   const char *data = luaL_checklstring(L, 3, &n);
-  int sink = (int)luaL_optinteger(L, 4, 0);
+  lua_Integer sink = luaL_optinteger(L, 4, 0);
+  luaL_argcheck(L, sink >= 0 && sink <= INT_MAX, 4, "a sink from cache_sink");
   evalua_check_path(L, dir, 1);
-  if (cache_writer_put(dir, key, data, n, sink)) {
+  if (cache_writer_put(dir, key, data, n, (int)sink)) {
     luaL_pushfail(L);
     lua_pushfstring(L, "cannot write judge cache entry in '%s': %s", dir, strerror(errno));
     return 2;

@@ -155,7 +155,9 @@ static int s_column(lua_State *L) {
   luaL_argcheck(L, j >= 1 && (size_t)j <= s->m, 2, "metric out of range");
   struct lcodes *c = lua_isnoneornil(L, 3) ? NULL : lcodes_check(L, 3);
   luaL_argcheck(L, !c || c->n == s->n, 3, "codes and scores differ in rows");
-  uint32_t want = c ? (uint32_t)(luaL_checkinteger(L, 4) - 1) : 0;
+  lua_Integer v = c ? luaL_checkinteger(L, 4) : 1;
+  luaL_argcheck(L, v >= 1 && (uint64_t)v <= (c ? c->nvalues : 1), 4, "a value of the codes");
+  uint32_t want = (uint32_t)(v - 1);
   lua_newtable(L);
   lua_Integer k = 0;
   for (size_t i = 0; i < s->n; i++)
@@ -366,6 +368,7 @@ static int s_eval(lua_State *L) {
   if (lua_istable(L, 4)) {
     lua_getfield(L, 4, "level"), lua_getfield(L, 4, "depth");
     level = luaL_optnumber(L, -2, 1), depth = luaL_optinteger(L, -1, 0);
+    luaL_argcheck(L, isfinite(level), 4, "a finite relevance level");
     lua_pop(L, 2);
   }
   struct plan *p = new_plan(L, 3, t->n);

@@ -157,7 +157,7 @@ static int extremes_k(lua_State *L, int top) {
   lua_Integer k = luaL_checkinteger(L, 3);
   luaL_argcheck(L, k >= 0, 3, "k must not be negative");
   if ((size_t)k > n) k = (lua_Integer)n;
-  size_t *idx = lua_newuserdatauv(L, (n ? n : 1) * sizeof *idx, 0);
+  size_t *idx = lists_scratch(L, n, sizeof *idx);
   check_rc(L, evstats_order(x, n, top, idx));
   lua_createtable(L, (int)k, 0);
   for (lua_Integer i = 0; i < k; i++) {
@@ -307,7 +307,7 @@ static int l_cohen_kappa(lua_State *L) {
   else if (w && strcmp(w, "quadratic") == 0) weights = EVSTATS_QUADRATIC;
   else if (w)
     luaL_argerror(L, 3, lua_pushfstring(L, "option 'weights' must be \"linear\" or \"quadratic\", got \"%s\"", w));
-  size_t *codes = lua_newuserdatauv(L, 2 * n * sizeof *codes, 0);
+  size_t *codes = lists_scratch(L, 2 * n, sizeof *codes);
   double *values = NULL;
   if (weights == EVSTATS_UNWEIGHTED) {
     lua_newtable(L);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,11 @@ static int l_sleep(lua_State *L) {
 }
 
 static int stream_arg(lua_State *L, int arg) {
-  if (lua_type(L, arg) != LUA_TSTRING) return (int)luaL_checkinteger(L, arg);
+  if (lua_type(L, arg) != LUA_TSTRING) {
+    lua_Integer n = luaL_checkinteger(L, arg);
+    luaL_argcheck(L, n >= 0 && n <= INT_MAX, arg, "a file descriptor");
+    return (int)n;
+  }
   const char *n = lua_tostring(L, arg);
   int fd = !strcmp(n, "stdin") ? 0 : !strcmp(n, "stdout") ? 1 : !strcmp(n, "stderr") ? 2 : -1;
   luaL_argcheck(L, fd >= 0, arg, "expected 'stdin', 'stdout' or 'stderr'");
@@ -472,6 +477,7 @@ static int l_input_error(lua_State *L) {
 /* exit(code): ev.exit; see evalua_request_exit. */
 static int l_exit(lua_State *L) {
   lua_Integer code = luaL_optinteger(L, 1, 3);
+  luaL_argcheck(L, code >= 0 && code <= 255, 1, "an exit status from 0 to 255");
   return evalua_request_exit(L, (int)code);
 }
 

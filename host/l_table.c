@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
@@ -242,7 +243,9 @@ static int t_append(lua_State *L) {
   struct ltable *lt = check_ltable(L, 1);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  uint32_t line = (uint32_t)luaL_checkinteger(L, 3);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, n >= 0 && n <= UINT32_MAX, 3, "a line number from 0 to 2^32 - 1");
+  uint32_t line = (uint32_t)n;
   char err[600];
   evalua_make_room(L, 2 * len);
   int rc = evt_json_row(&lt->t, s, len, line, &lt->sc, err, sizeof err);

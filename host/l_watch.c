@@ -146,7 +146,8 @@ static void collect(lua_State *L, const char *buf, ssize_t len, int uv, int out,
  * settles for SETTLE_MS), or the timeout passes (-1: no timeout). */
 static int l_wait(lua_State *L) {
   struct watch *w = check_watch(L);
-  int timeout = (int)luaL_optinteger(L, 2, -1);
+  lua_Integer ms = luaL_optinteger(L, 2, -1);
+  int timeout = ms < 0 ? -1 : ms > INT_MAX ? INT_MAX : (int)ms; /* -1: no timeout */
   lua_getiuservalue(L, 1, 1);
   int uv = lua_gettop(L);
   lua_newtable(L);

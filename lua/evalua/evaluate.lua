@@ -185,6 +185,10 @@ end
 return function(data, spec)
   spec = spec or {}
   options.check(spec, KNOWN, "ev.evaluate", 2)
+  local b = spec.bottom
+  if b ~= nil and not (type(b) == "number" and b >= 0 and b == math.floor(b)) then
+    error(("ev.evaluate: bottom must be a whole number of items, at least 0 (got %s)"):format(tostring(b)), 2)
+  end
   local ds = getmetatable(data) == dataset.Dataset and data or nil
   if not ds then
     if type(data) ~= "table" then error("evaluate: expected rows or a data set", 2) end

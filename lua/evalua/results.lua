@@ -93,7 +93,7 @@ local function find_bottom(res, k)
   for _, system in ipairs(res.systems) do res.bottom[system] = {} end
   local idf = res.id_field
   for j, m in ipairs(res.metrics) do
-    local per = res.scores:bottom(j, res.sys_codes, k, not m.higher_is_better)
+    local per = res.scores:bottom(j, res.sys_codes, math.tointeger(math.min(k, math.maxinteger)), not m.higher_is_better)
     for s, system in ipairs(res.systems) do
       local list = {}
       for r, i in ipairs(per[s]) do

@@ -334,7 +334,12 @@ function TestJudge:test_bad_options_and_calls_are_errors_that_name_them()
   lu.assertErrorMsgContains("unknown option 'concurency'", judge, { concurency = 4 })
   lu.assertErrorMsgContains("'api_key' is not accepted", judge, { api_key = "sk-x" })
   lu.assertErrorMsgContains("cache_mode must be rw, ro, off or refresh", judge, { cache_mode = "yes" })
-  lu.assertErrorMsgContains("judge option 'concurrency' must be a number >= 1", judge, { concurrency = 0 })
+  lu.assertErrorMsgContains("judge option 'concurrency' must be an integer from 1 to 10000 (got 0)", judge, { concurrency = 0 })
+  -- a double past int's range was cast first and then refused as "at least 1" (issue 26, item 3)
+  lu.assertErrorMsgContains("judge option 'concurrency' must be an integer from 1 to 10000 (got 10000000000.0)", judge,
+                            { concurrency = 1e10 })
+  lu.assertErrorMsgContains("judge option 'timeout_ms' must be a number from 1 to 2147483647 (got inf)", judge,
+                            { timeout_ms = math.huge })
   lu.assertErrorMsgContains("base_url must start with http:// or https://", judge, { base_url = "ftp://x" })
   local j = judge()
   lu.assertErrorMsgContains("messages[1] needs a role and a content string", j.chat, j, { messages = { {} } })

@@ -4,6 +4,7 @@
  * encoded in Lua; lua/evalua/report/{json,csv}.lua call these. The text is
  * exactly what lua/evalua/json.lua would write: sorted keys, two-space
  * indent, numbers that read back exactly. */
+#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -176,6 +177,15 @@ static int text_cmp(const struct evt_table *t, evt_sref x, evt_sref y) {
   return c ? c : (x.len > y.len) - (x.len < y.len);
 }
 
+/* Two graded ids by their text, an id given twice in its order (qsort_r
+ * with the table). */
+static int grade_cmp(const void *a, const void *b, void *t) {
+  const struct evt_list *l = &((const struct evt_table *)t)->list[EVT_GRADES];
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  int c = text_cmp(t, l->str[x], l->str[y]);
+  return c ? c : (x > y) - (x < y);
+}
+
 static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t r, int depth) {
   const struct evt_table *t = j->t;
   const struct evt_list *l = &t->list[k];
@@ -186,13 +196,11 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
   }
   if (k == EVT_GRADES) { /* an object: keys sorted */
     if (!n) return puts_(s, "{}");
-    size_t *o = malloc(n * sizeof *o);
-    if (!o) luaL_error(j->L, "not enough memory");
+    struct evm_alloc a = evalua_allocator(j->L);
+    size_t *o = evm_new(&a, n, sizeof *o);
+    if (!o) evalua_nomem(j->L); /* nothing else is held: the sink is a userdata */
     for (size_t i = 0; i < n; i++) o[i] = first + i;
-    for (size_t i = 1; i < n; i++) /* insertion sort: a row has few grades */
-      for (size_t a = i; a > 0 && text_cmp(t, l->str[o[a - 1]], l->str[o[a]]) > 0; a--) {
-        size_t tmp = o[a]; o[a] = o[a - 1]; o[a - 1] = tmp;
-      }
+    qsort_r(o, n, sizeof *o, grade_cmp, (void *)t);
     puts_(s, "{");
     for (size_t i = 0; i < n; i++) {
       if (i) puts_(s, ",");
@@ -203,7 +211,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
     }
     indent(s, depth);
     puts_(s, "}");
-    free(o);
+    evm_free(&a, o, n, sizeof *o);
     return;
   }
   if (!n) return puts_(s, "[]");

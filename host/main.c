@@ -174,6 +174,7 @@ static int pmain(lua_State *L) {
     ? luaL_loadstring(L, lua_pushfstring(L, "return require('%s').main(...)", j->module))
     : luaL_loadfilex(L, j->path, j->rt.sandbox ? "t" : "bt");
   if (j->module) lua_remove(L, -2); /* the chunk's source text */
+  if (j->module && status == LUA_OK) evalua_library_env(L, -1); /* the host's chunk: library code */
   if (status == LUA_ERRFILE) {
     report_unopened(L, j->path);
     lua_pushinteger(L, EXIT_USAGE);

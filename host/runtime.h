@@ -132,5 +132,9 @@ int evalua_request_exit(lua_State *L, int code);
 void evalua_preload_modules(lua_State *L);
 /* package.searchers entry for the embedded library (or rt->lua_dir). */
 void evalua_install_searcher(lua_State *L);
+/* Gives the chunk at idx the library's globals under --sandbox (a chunk of
+ * the host's that runs library code, as `evalua merge` does); elsewhere
+ * it keeps the globals it has. */
+void evalua_library_env(lua_State *L, int idx);
 
 #endif

@@ -31,10 +31,12 @@ static int readable(const char *path) {
 }
 
 /* Library chunks of a sandboxed state see a locked copy of the globals, so a
- * script that rebinds a global cannot change what library code calls. */
-static void set_library_env(lua_State *L) {
+ * script that rebinds a global cannot change what library code calls, and
+ * they keep the real require (the script's finds public modules only). */
+void evalua_library_env(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
   if (lua_getfield(L, LUA_REGISTRYINDEX, LIBENV_KEY) == LUA_TTABLE) {
-    if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+    if (!lua_setupvalue(L, idx, 1)) lua_pop(L, 1);
   } else {
     lua_pop(L, 1);
   }
@@ -44,7 +46,7 @@ static int load_or_raise(lua_State *L, int status, const char *name, const char 
   if (status != LUA_OK)
     return luaL_error(L, "error loading module '%s' from '%s':\n\t%s", name, where,
                       lua_tostring(L, -1));
-  set_library_env(L);
+  evalua_library_env(L, -1);
   lua_pushstring(L, where);
   return 2;
 }

@@ -62,7 +62,7 @@ end
 -- The judge's score per (qid, variant): from a report, or by judging now.
 local function scores_from_report(path)
   local f = assert(io.open(path, "rb"))
-  local doc = require("evalua.json").decode(f:read("a"))
+  local doc = ev.json.decode(f:read("a"))
   f:close()
   if type(doc) ~= "table" or type(doc.items) ~= "table" then
     ev.input_error(path .. ": not an evalua JSON report (no items)")

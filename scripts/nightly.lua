@@ -90,8 +90,7 @@ end
 if opt.tier ~= "all" then ds = ds:sample { tier = opt.tier, by = "query_class", seed = opt.seed } end
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
 
-local configured = require("evalua._judge").env().base_url
-local judge = configured and ev.cli.try(ev.judge.open, { cache = opt.out .. "/cache", concurrency = opt.concurrency })
+local judge = ev.judge.configured() and ev.cli.try(ev.judge.open, { cache = opt.out .. "/cache", concurrency = opt.concurrency })
   or ev.judge.open("offline")
 
 local label = opt.label ~= "" and opt.label or opt.variant

@@ -158,6 +158,7 @@ end
 -- --watch: rerun after each change; an error in a rerun (a template being
 -- edited) is printed and the watch goes on.
 local function watch(status, out)
+  if ev.sys.sandboxed() then ev.cli.usage_error("--watch is not available with --sandbox") end
   local w = require("evalua._watch").open { opt.prompts, opt.data, opt.corpus }
   local before, runs = fingerprints(out), 0
   while opt["watch-count"] == 0 or runs < opt["watch-count"] do

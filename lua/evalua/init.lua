@@ -1,6 +1,48 @@
--- evalua: the scripting library. Submodules load on first use, so a script
--- pays only for what it touches: ev.text, ev.metrics, ev.judge ...
+-- evalua: the scripting library. ev.<name> is one of the public modules
+-- below, loaded on first use, so a script pays only for what it touches.
+-- Every other module of the library is internal: the library and the
+-- tests reach it by its full name (require "evalua.run"), never through ev.
 local sys = require "evalua._sys"
+
+-- The public surface: ev name -> module path. The one place that maps the
+-- two (a module that moves changes its path here, never its ev name); each
+-- name is documented in the README's reference or docs/ (docs/internals.md,
+-- "The public surface"). Under --sandbox a script can require these paths,
+-- "evalua" and the standard libraries, and nothing else.
+local PUBLIC = {
+  assertions = "evalua.assertions",       -- docs/prompts.md
+  cli = "evalua.cli",                     -- docs/cli.md
+  compare = "evalua.compare",             -- docs/history.md
+  dataset = "evalua.dataset",             -- docs/evaluate.md
+  evaluate = "evalua.evaluate",           -- docs/evaluate.md
+  gate = "evalua.gate",                   -- docs/history.md
+  generate = "evalua.generate",           -- docs/prompts.md
+  geval = "evalua.geval",                 -- docs/judged_metrics.md
+  history = "evalua.history",             -- docs/history.md
+  json = "evalua.json",                   -- docs/evaluate.md
+  judge = "evalua.judge",                 -- docs/judge.md
+  llm_evaluator = "evalua.llm_evaluator", -- docs/judged_metrics.md
+  map = "evalua.map",                     -- docs/judge.md
+  matrix_view = "evalua.matrix_view",     -- docs/prompts.md
+  metrics = "evalua.metrics",             -- docs/retrieval.md
+  notify = "evalua.notify",               -- docs/history.md
+  provider = "evalua.provider",           -- docs/prompts.md
+  rag = "evalua.rag",                     -- docs/judged_metrics.md
+  report = "evalua.report",               -- docs/evaluate.md
+  shard = "evalua.shard",                 -- docs/scale.md
+  stats = "evalua.stats",                 -- docs/stats.md
+  template = "evalua.template",           -- docs/templates.md
+  text = "evalua.text",                   -- docs/text.md
+  vector = "evalua.vector",               -- docs/vector.md
+}
+
+-- Internal modules that ev reached before the list existed: for one
+-- release they still load through ev, with a warning, outside --sandbox.
+local FORMER = {
+  assertions_schema = true, diff = true, gate_cases = true, merge = true, options = true,
+  provider_http = true, provider_offline = true, registry = true, results = true, run = true,
+  sandbox = true, scaffold = true, schema = true,
+}
 
 local ev = {
   version = sys.versions().evalua,
@@ -24,14 +66,44 @@ function ev.exit(code)
   sys.exit(math.tointeger(code) or 3)
 end
 
+local function sorted_names()
+  local names = {}
+  for name in pairs(PUBLIC) do names[#names + 1] = name end
+  table.sort(names)
+  return names
+end
+
+local warned = {}
+
+local function former(name)
+  if not warned[name] then
+    warned[name] = true
+    io.stderr:write(("evalua: warning: ev.%s is internal and leaves ev in the next release; "
+      .. "use require \"evalua.%s\" (public modules: %s)\n"):format(name, name, table.concat(sorted_names(), ", ")))
+  end
+  return require("evalua." .. name)
+end
+
+-- Modules are kept here, not in ev itself, so that ev has no field a
+-- script could overwrite, and evalua.sandbox's view of it can call this in
+-- a tail call (an error then names the script's line).
+local loaded = {}
+
 return setmetatable(ev, {
-  __index = function(t, name)
-    local ok, mod = pcall(require, "evalua." .. name)
-    if not ok then
-      if tostring(mod):find("no module 'evalua." .. name .. "'", 1, true) then return nil end
-      error(mod, 2)
+  __index = function(_, name)
+    local mod = loaded[name]
+    if mod ~= nil then return mod end
+    local path = PUBLIC[name]
+    if path then
+      mod = require(path)
+    elseif FORMER[name] and not sys.sandboxed() then
+      mod = former(name)
+    else
+      error(("ev.%s: no such module (public: %s)"):format(tostring(name), table.concat(sorted_names(), ", ")), 2)
     end
-    rawset(t, name, mod)
+    loaded[name] = mod
     return mod
   end,
+  -- for evalua.sandbox, which lets a sandboxed script require these paths only
+  __public = PUBLIC,
 })

@@ -1,8 +1,9 @@
 -- The --sandbox profile, applied by the host once, before the script runs.
 -- What is enforced in C (the file-access policy, CPU, time and memory
 -- limits) stays enforced whatever a script does here; this file removes the
--- ways out of Lua (processes, C modules, bytecode, debug) and builds the
--- script's globals from an allow-list, as Redis does: explicit lists of
+-- ways out of Lua (processes, C modules, bytecode, debug), lets the
+-- script require evalua's public modules only, and builds the script's
+-- globals from an allow-list, as Redis does: explicit lists of
 -- functions, copied into read-only tables with locked metatables, so nothing
 -- new is reachable by default and nothing the library uses can be changed.
 local sys = require "evalua._sys"
@@ -70,14 +71,14 @@ local function freeze(t, name)
   local hidden = {}
   for k, v in next, t do hidden[k] = v end
   for k in next, hidden do rawset(t, k, nil) end
-  local lazy = type(mt.__index) == "function" and mt.__index -- the evalua table loads submodules on use
+  -- the evalua table loads submodules on use, keeping them itself (it never
+  -- rawsets): a tail call, so its errors name the script's line
+  local lazy = type(mt.__index) == "function" and mt.__index
   setmetatable(t, {
     __index = not lazy and hidden or function(self, k)
       local v = hidden[k]
       if v ~= nil then return v end
-      v = lazy(self, k)
-      if rawget(self, k) ~= nil then hidden[k] = rawget(self, k); rawset(self, k, nil) end
-      return v
+      return lazy(self, k)
     end,
     __newindex = function(_, k)
       error(("sandbox: the module '%s' is read-only (cannot set '%s')"):format(name, tostring(k)), 2)
@@ -195,19 +196,70 @@ local function copy_of(lib, names)
   return t
 end
 
--- The script's package table: require works as before, but what it reads
--- (searchers, preload, loaded) is visible and not changeable.
-local function script_package()
+-- What a sandboxed script may require: "evalua", the paths of its public
+-- modules (init.lua's list: ev.text is "evalua.text") and the standard
+-- libraries. Library code keeps the real require: its chunks run with the
+-- library's globals (registry "evalua.libenv", host/searcher.c), loaded
+-- before or beside the script's, so the library reaches its internal
+-- modules ("evalua.run", "evalua._table") and a script does not.
+local function allowed_modules(public)
+  local ok, names = { evalua = true, _G = true, package = true }, {}
+  for name in pairs(LIBRARIES) do ok[name] = true end
+  for name, path in pairs(public) do ok[path], names[#names + 1] = true, name end
+  table.sort(names)
+  return ok, table.concat(names, ", ")
+end
+
+local function refuse_module(name, names)
+  error(("sandbox: module '%s' is not available in --sandbox mode (a script requires \"evalua\", "
+    .. "the standard libraries and the public modules: %s)"):format(tostring(name), names), 3)
+end
+
+-- A view of t holding only the allowed keys.
+local function only(name, t, ok)
+  return setmetatable({}, {
+    __index = function(_, k) if ok[k] then return t[k] end end,
+    __newindex = function(_, k)
+      error(("sandbox: the '%s' table is read-only (cannot set '%s')"):format(name, tostring(k)), 2)
+    end,
+    __pairs = function(self)
+      local function step(_, k)
+        local v
+        repeat k, v = next(t, k) until k == nil or ok[k]
+        return k, v
+      end
+      return step, self, nil
+    end,
+    __metatable = "sandbox: locked",
+  })
+end
+
+-- The script's package table: require finds the allowed modules only, and
+-- what it reads (searchers, preload, loaded) is visible for those and not
+-- changeable.
+local function script_package(ok, names)
+  local searchers = {}
+  for i, search in ipairs(copy_of(package.searchers, { 1, 2 })) do
+    searchers[i] = function(name)
+      if not ok[name] then return "\n\tno module '" .. tostring(name) .. "' for a sandboxed script" end
+      return search(name)
+    end
+  end
   local p = { path = "", cpath = "", config = package.config, loadlib = package.loadlib,
               searchpath = package.searchpath,
-              loaded = readonly("package.loaded", package.loaded),
-              preload = readonly("package.preload", package.preload),
-              searchers = readonly("package.searchers", copy_of(package.searchers, { 1, 2 })) }
-  return readonly("package", p)
+              loaded = only("package.loaded", package.loaded, ok),
+              preload = only("package.preload", package.preload, ok),
+              searchers = readonly("package.searchers", searchers) }
+  local real_require = require
+  local function script_require(name)
+    if not ok[name] then refuse_module(name, names) end
+    return real_require(name)
+  end
+  return readonly("package", p), script_require
 end
 
 -- The script's globals: only what the lists name.
-local function script_env()
+local function script_env(ok, names)
   local env = {}
   for _, k in ipairs(BUILTINS) do env[k] = _G[k] end
   -- rawset would put a field in front of a frozen module's own
@@ -221,8 +273,8 @@ local function script_env()
     end
     return real_rawset(t, k, v)
   end
-  for name, names in pairs(LIBRARIES) do env[name] = readonly(name, copy_of(_G[name], names)) end
-  env.package = script_package()
+  for name, list in pairs(LIBRARIES) do env[name] = readonly(name, copy_of(_G[name], list)) end
+  env.package, env.require = script_package(ok, names)
   env._G = env
   return env
 end
@@ -243,12 +295,13 @@ function M.apply()
   local registry = debug.getregistry()
   guard_files()
   remove_escapes()
-  freeze_modules()
   local libenv = {}
   for k, v in pairs(_G) do libenv[k] = v end
   libenv._G = libenv
   registry["evalua.libenv"] = readonly("library globals", libenv)
-  local env = script_env()
+  local ok, names = allowed_modules(getmetatable(require "evalua").__public)
+  freeze_modules()
+  local env = script_env(ok, names)
   -- require("string"), package.loaded._G and the like give the script's views
   for name in pairs(LIBRARIES) do package.loaded[name] = env[name] end
   package.loaded._G, package.loaded.package = env, env.package

@@ -99,7 +99,7 @@ int main(void) {
   int ok;
   size_t total = run(0, &ok);
   CHECK(ok);
-  CHECK(total > 500); /* the run reaches the structures: a few thousand allocations */
+  CHECK(total > 500); /* the run reaches the structures: several hundred allocations */
   size_t bad = 0;
   for (size_t n = 1; n <= total; n++) {
     run(n, &ok);

@@ -1,7 +1,8 @@
 -- The representative run of host_memerr.c: every C structure a script can
 -- make (data sets, group codes, score columns, TREC data, the retrieval,
--- text and embedding scratch, the JSON and report writers), through the C
--- modules directly so that a run is a few thousand allocations. DIR holds
+-- text and embedding scratch, the JSON and report writers, a compiled
+-- regular expression), through the C modules directly so that a run is a
+-- few hundred allocations. DIR holds
 -- the files host_memerr.c wrote. Any allocation may fail; the run must then
 -- end in an error that says so, and give every byte back.
 local T = require "evalua._table"
@@ -47,4 +48,7 @@ E.similarity({ "first text", "second" }, { "first", { "text", "second text" } })
 E.embed({ "one", "two three" }, { dimensions = 8 })
 J.encode({ a = { 1, 2, "three" }, b = { c = true } }, "  ")
 S.bootstrap_ci({ 1, 2, 3, 4 }, { resamples = 50 })
+local re = assert(require("evalua._regex").compile("c[a-z]+t"))
+assert(re:find("the cat") == 5)
+re:close()
 return "done"

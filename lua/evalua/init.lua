@@ -41,7 +41,7 @@ local PUBLIC = {
 local FORMER = {
   assertions_schema = true, diff = true, gate_cases = true, merge = true, options = true,
   provider_http = true, provider_offline = true, registry = true, results = true, run = true,
-  sandbox = true, scaffold = true, schema = true,
+  sandbox = true, scaffold = true, schema = true, shape = true,
 }
 
 local ev = {

@@ -59,11 +59,6 @@ static struct box *new_box(lua_State *L) {
   return b;
 }
 
-/* Out of memory in the workspace: when the state's cap refused it, the same
- * memory error as the state's own allocations (the run ends with the
- * --mem-limit message), else a plain error. */
-static int no_memory(lua_State *L) { return evalua_nomem(L); }
-
 /* The state's workspace, pushed as a to-be-closed value so that it is
  * released when the call returns or raises. */
 static struct box *acquire(lua_State *L) {
@@ -106,7 +101,7 @@ static size_t gather_golds(lua_State *L, struct box *b, int idx, struct origin *
   if (n > b->golds_cap) {
     struct evm_alloc a = evalua_allocator(L);
     evtext_str *g = evm_resize(&a, b->golds, b->golds_cap, n, sizeof *g);
-    if (!g) no_memory(L);
+    if (!g) evalua_nomem(L);
     b->golds = g;
     b->golds_cap = n;
   }
@@ -127,7 +122,7 @@ static size_t gather_golds(lua_State *L, struct box *b, int idx, struct origin *
 }
 
 static int score_error(lua_State *L, int rc, const evtext_error *e, const struct origin *o) {
-  if (rc == EVTEXT_ENOMEM) return no_memory(L);
+  if (rc == EVTEXT_ENOMEM) return evalua_nomem(L);
   if (rc == EVTEXT_EBUDGET) {
     const char *what = o->item ? lua_pushfstring(L, "preds[%I]: ", o->item) : "";
     return luaL_argerror(L, o->pred_arg,

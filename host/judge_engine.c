@@ -1,7 +1,7 @@
 /* The judge's HTTP engine (see judge_engine.h). A request lives on exactly
  * one list: queued (new), delayed (waiting out a backoff, sorted by time),
  * flight (a curl easy handle in the multi), done (waiting for poll). */
-#define _GNU_SOURCE /* memmem */
+#define _GNU_SOURCE /* memmem, timegm */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -379,14 +379,99 @@ static const char *header_value(const char *line, const char *name) {
   return line;
 }
 
+/* The number spelled by the n digits at p (n > 0), or -1 if one is not a digit. */
+static double digits(const char *p, size_t n) {
+  double x = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return -1;
+    x = x * 10 + (p[i] - '0');
+  }
+  return n ? x : -1;
+}
+
+/* Index of the three letters at p in list (names of three letters, in
+ * order, case-sensitive as RFC 9110 wants), or -1. */
+static int name3(const char *p, const char *list) {
+  for (int i = 0; list[3 * i]; i++)
+    if (!strncmp(p, list + 3 * i, 3)) return i;
+  return -1;
+}
+
+static const char MONTHS[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+static const char DAYS[] = "MonTueWedThuFriSatSun";
+
+/* Whether the n characters at p are a day's full name ("Sunday"). */
+static int long_day(const char *p, size_t n) {
+  static const char *const names[] = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strlen(names[i]) == n && !strncmp(p, names[i], n)) return 1;
+  return 0;
+}
+
+/* "HH:MM:SS" at p into tm; 0, or -1 when it is not one. */
+static int time_of_day(const char *p, struct tm *tm) {
+  if (p[2] != ':' || p[5] != ':') return -1;
+  double h = digits(p, 2), m = digits(p + 3, 2), s = digits(p + 6, 2);
+  if (h < 0 || h > 23 || m < 0 || m > 59 || s < 0 || s > 60) return -1;
+  tm->tm_hour = (int)h, tm->tm_min = (int)m, tm->tm_sec = (int)s;
+  return 0;
+}
+
+/* An HTTP-date (RFC 9110 section 5.6.7) as seconds since the epoch, or -1:
+ * IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", and the obsolete forms a
+ * recipient must accept, "Sunday, 06-Nov-94 08:49:37 GMT" and
+ * "Sun Nov  6 08:49:37 1994". Nothing else: no other zone, no extra space. */
+static double http_date(const char *v, time_t now) {
+  struct tm tm = {0};
+  double day, year;
+  size_t n = strlen(v);
+  const char *comma = strchr(v, ',');
+  if (n == 29 && comma == v + 3 && name3(v, DAYS) >= 0 && v[4] == ' ' && v[7] == ' ' && v[11] == ' '
+      && v[16] == ' ' && v[25] == ' ' && !strcmp(v + 26, "GMT")) { /* IMF-fixdate */
+    day = digits(v + 5, 2), tm.tm_mon = name3(v + 8, MONTHS), year = digits(v + 12, 4);
+    if (time_of_day(v + 17, &tm)) return -1;
+  } else if (comma && comma > v + 5 && n == (size_t)(comma - v) + 24) { /* rfc850-date */
+    const char *d = comma + 2;
+    if (!long_day(v, (size_t)(comma - v)) || comma[1] != ' ' || d[2] != '-' || d[6] != '-' || d[9] != ' ' || d[18] != ' ' || strcmp(d + 19, "GMT"))
+      return -1;
+    day = digits(d, 2), tm.tm_mon = name3(d + 3, MONTHS), year = digits(d + 7, 2);
+    if (time_of_day(d + 10, &tm) || year < 0) return -1;
+    /* a year more than 50 years ahead is the latest past one with those digits */
+    struct tm today;
+    gmtime_r(&now, &today);
+    int century = (today.tm_year + 1900) / 100 * 100;
+    year += century;
+    if (year > today.tm_year + 1900 + 50) year -= 100;
+  } else if (n == 24 && name3(v, DAYS) >= 0 && v[3] == ' ' && v[7] == ' ' && v[10] == ' ' && v[19] == ' ') {
+    tm.tm_mon = name3(v + 4, MONTHS); /* asctime-date; a day below 10 is " 6" */
+    day = v[8] == ' ' ? digits(v + 9, 1) : digits(v + 8, 2), year = digits(v + 20, 4);
+    if (time_of_day(v + 11, &tm)) return -1;
+  } else {
+    return -1;
+  }
+  if (tm.tm_mon < 0 || day < 1 || day > 31 || year < 1900) return -1;
+  tm.tm_mday = (int)day, tm.tm_year = (int)year - 1900;
+  time_t t = timegm(&tm);
+  return t == (time_t)-1 ? -1 : (double)t;
+}
+
+/* Retry-After is delay-seconds (1*DIGIT) or an HTTP-date, RFC 9110
+ * section 10.2.3; anything else ("0x3", "3.5", "-1") is ignored and the
+ * request backs off as if none came. retry-after-ms (OpenAI's, Azure's)
+ * is digits with an optional fraction. Leading and trailing spaces and
+ * tabs are the header's optional whitespace, not part of the value. */
 static void read_retry_after(struct jreq *r, const char *v, int ms) {
-  char *end;
-  double x = strtod(v, &end);
-  if (end != v && *end == '\0' && x >= 0) {
+  size_t n = strlen(v), int_len = strspn(v, "0123456789");
+  double x = digits(v, int_len);
+  if (ms && x >= 0 && v[int_len] == '.' && int_len + 1 < n && strspn(v + int_len + 1, "0123456789") == n - int_len - 1)
+    x += strtod(v + int_len, NULL); /* the fraction, only digits checked above */
+  else if (int_len != n) x = -1;
+  if (x >= 0) {
     r->retry_after_ms = ms ? x : x * 1000;
   } else if (!ms) {
-    time_t when = curl_getdate(v, NULL);
-    if (when != -1) r->retry_after_ms = fmax(0, difftime(when, time(NULL)) * 1000);
+    time_t now = time(NULL);
+    double when = http_date(v, now);
+    if (when >= 0) r->retry_after_ms = fmax(0, (when - (double)now) * 1000);
   }
 }
 
@@ -403,7 +488,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud) {
   if (len >= sizeof line || len < 12) return len;
   memcpy(line, data, len);
   line[len] = '\0';
-  for (char *p = line + len - 1; p >= line && isspace((unsigned char)*p); p--) *p = '\0';
+  for (char *p = line + len - 1; p >= line && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'); p--) *p = '\0';
   if ((v = header_value(line, "retry-after-ms"))) read_retry_after(r, v, 1);
   else if ((v = header_value(line, "retry-after"))) read_retry_after(r, v, 0);
   for (int k = QREQ; k <= QTOK; k++) {

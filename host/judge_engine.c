@@ -2,7 +2,6 @@
  * one list: queued (new), delayed (waiting out a backoff, sorted by time),
  * flight (a curl easy handle in the multi), done (waiting for poll). */
 #define _GNU_SOURCE /* memmem, timegm */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,8 +16,8 @@
 #include <curl/curl.h>
 
 #include "judge_engine.h"
-
-#define REDACTED "[redacted]"
+#include "redact.h"
+#include "url.h"
 
 enum { QREQ, QTOK }; /* the two quotas of OpenAI's x-ratelimit-* headers */
 
@@ -59,6 +58,7 @@ struct quota { double left, reset_at, next, limit, span; };
 struct judge_engine {
   struct judge_config c;
   char *base_url, *api_key, *ca_file;
+  char **secrets;           /* scrubbed from answers, NULL-terminated (see add_secrets) */
   struct curl_slist *headers;
   CURLM *multi;
   CURL **pool;
@@ -166,8 +166,10 @@ fail:
 }
 
 static const char *check_config(const struct judge_config *c) {
+  struct url u;
   if (!c->base_url || (strncmp(c->base_url, "http://", 7) && strncmp(c->base_url, "https://", 8)))
     return "base_url must start with http:// or https://";
+  if (url_split(c->base_url, &u)) return "base_url has no host";
   if (c->concurrency < 1) return "concurrency must be at least 1";
   if (c->timeout_ms < 1) return "timeout_ms must be positive";
   if (c->max_retries < 0) return "max_retries must not be negative";
@@ -198,6 +200,37 @@ static int on_timer(CURLM *multi, long timeout_ms, void *ud) {
   return 0;
 }
 
+/* The strings answers are scrubbed of: the key as sent and as a server
+ * reading headers as Latin-1 echoes it; the base URL's credentials
+ * (user:password as written, decoded, and base64 as in Basic
+ * authentication) and its password alone; the caller's secrets. */
+static int add_secrets(struct judge_engine *e, const struct judge_config *c) {
+  char *found[8] = {NULL};
+  int n = 0;
+  char *info = url_userinfo(c->base_url);
+  if (e->api_key) found[n++] = dupstr(e->api_key), found[n++] = redact_latin1_form(e->api_key);
+  if (info) {
+    struct url u;
+    url_split(c->base_url, &u);
+    found[n++] = strndup(u.userinfo, u.userinfo_len);
+    found[n++] = redact_base64(info);
+    char *colon = strchr(info, ':');
+    if (colon) found[n++] = dupstr(colon + 1);
+    found[n++] = info;
+  }
+  size_t extra = 0;
+  while (c->secrets && c->secrets[extra]) extra++;
+  e->secrets = calloc((size_t)n + extra + 1, sizeof *e->secrets);
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (found[i] && e->secrets) e->secrets[k++] = found[i];
+    else free(found[i]);
+  }
+  for (size_t i = 0; e->secrets && i < extra; i++)
+    if (!(e->secrets[k++] = dupstr(c->secrets[i]))) return -1;
+  return e->secrets ? 0 : -1;
+}
+
 struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err) {
   if ((*err = check_config(c))) return NULL;
   *err = "out of memory";
@@ -206,17 +239,16 @@ struct judge_engine *judge_engine_new(const struct judge_config *c, const char *
   if (!e) { curl_global_cleanup(); return NULL; }
   e->c = *c;
   e->base_url = dupstr(c->base_url);
-  size_t bl = e->base_url ? strlen(e->base_url) : 0;
-  while (bl > 0 && e->base_url[bl - 1] == '/') e->base_url[--bl] = '\0';
   e->api_key = c->api_key && *c->api_key ? dupstr(c->api_key) : NULL;
   e->ca_file = dupstr(c->ca_file);
   e->c.base_url = e->c.api_key = e->c.ca_file = NULL;
   e->c.headers = NULL;
+  e->c.secrets = NULL;
   e->multi = curl_multi_init();
   e->pool = calloc((size_t)c->concurrency, sizeof *e->pool);
   e->epfd = epoll_create1(EPOLL_CLOEXEC);
   e->timer_at = -1;
-  if (!e->base_url || !e->multi || !e->pool || e->epfd < 0 || build_headers(e, c)) {
+  if (!e->base_url || !e->multi || !e->pool || e->epfd < 0 || build_headers(e, c) || add_secrets(e, c)) {
     judge_engine_free(e);
     return NULL;
   }
@@ -264,6 +296,11 @@ void judge_engine_free(struct judge_engine *e) {
   curl_slist_free_all(e->headers);
   if (e->api_key) memset(e->api_key, 0, strlen(e->api_key));
   free(e->api_key);
+  for (char **k = e->secrets; k && *k; k++) {
+    memset(*k, 0, strlen(*k));
+    free(*k);
+  }
+  free(e->secrets);
   free(e->base_url);
   free(e->ca_file);
   free(e);
@@ -297,13 +334,16 @@ static int operation_headers(struct judge_engine *e, struct jreq *r, const char 
 uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
                              size_t len, double est_tokens, int prior_attempts, const char *operation) {
   struct jreq *r = calloc(1, sizeof *r);
-  if (!r) return 0;
-  if (operation_headers(e, r, operation)) { req_free(r); return 0; }
-  size_t ul = strlen(e->base_url) + strlen(path) + 1;
-  r->url = malloc(ul);
-  r->body = malloc(len + 1);
-  if (!r->url || !r->body) { req_free(r); return 0; }
-  snprintf(r->url, ul, "%s%s", e->base_url, path);
+  if (!r) return errno = ENOMEM, 0;
+  if (operation_headers(e, r, operation)) { req_free(r); return errno = ENOMEM, 0; }
+  r->url = url_request(e->base_url, path);
+  r->body = r->url ? malloc(len + 1) : NULL;
+  if (!r->body) {
+    int err = r->url ? ENOMEM : errno;
+    req_free(r);
+    errno = err;
+    return 0;
+  }
   memcpy(r->body, body, len);
   r->body[len] = '\0';
   r->len = len;
@@ -808,7 +848,11 @@ static void finish(struct judge_engine *e, struct jreq *r, CURLcode rc) {
   adjust_window(e, r, now);
   update_quotas(e, r, now);
   if (r->error && r->retryable && r->attempts <= e->c.max_retries && schedule_retry(e, r, now) == 0) return;
-  if (r->resp && e->api_key) r->resp = judge_redact(r->resp, &r->resp_len, e->api_key);
+  if (r->resp && e->secrets[0] && !(r->resp = redact(r->resp, &r->resp_len, (const char *const *)e->secrets))) {
+    r->resp_len = r->resp_cap = 0;
+    snprintf(r->msg, sizeof r->msg, "out of memory while scrubbing the key from the answer");
+    r->error = r->msg, r->retryable = 0;
+  }
   e->st.done++;
   list_push(&e->done, r);
 }
@@ -961,53 +1005,3 @@ void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s) {
 }
 
 int judge_engine_has_key(const struct judge_engine *e) { return e->api_key != NULL; }
-
-static int hex4(const char *p, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    int c = (unsigned char)p[i], d = isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
-    if (d < 0) return 0;
-    v = v * 16 + (unsigned)d;
-  }
-  *out = v;
-  return 1;
-}
-
-/* Length of the text at p (before end) that spells secret with each
- * character raw or JSON-escaped (\u0073 in either case; \/ \\ \" for those
- * three), as a server may echo it; 0 when it does not. */
-static size_t spelled(const char *p, const char *end, const char *secret) {
-  const char *q = p;
-  for (const unsigned char *k = (const unsigned char *)secret; *k; k++) {
-    unsigned cp;
-    if (q < end && *q != '\\' && (unsigned char)*q == *k) q++;
-    else if (end - q >= 6 && q[0] == '\\' && q[1] == 'u' && hex4(q + 2, &cp) && cp == *k) q += 6;
-    else if (end - q >= 2 && q[0] == '\\' && (unsigned char)q[1] == *k && strchr("/\\\"", *k)) q += 2;
-    else return 0;
-  }
-  return (size_t)(q - p);
-}
-
-/* Replaces every spelling of secret in s (length *n, NUL-terminated,
- * malloc'd) by "[redacted]"; returns s or a new buffer (s then freed). If
- * memory runs out the key is overwritten in place instead: never leaked. */
-char *judge_redact(char *s, size_t *n, const char *secret) {
-  size_t k = secret ? strlen(secret) : 0, rl = strlen(REDACTED), hits = 0, len;
-  if (k < 4 || !s) return s;
-  const char *end = s + *n;
-  for (const char *p = s; p < end; p += len ? len : 1)
-    if ((len = (*p == '\\' || *p == *secret) ? spelled(p, end, secret) : 0)) hits++;
-  if (!hits) return s;
-  char *out = malloc(*n + hits * rl + 1), *w = out;
-  for (char *p = s; p < end; p += len ? len : 1) {
-    len = (*p == '\\' || *p == *secret) ? spelled(p, end, secret) : 0;
-    if (!out) { if (len) memset(p, '*', len); continue; }
-    if (len) memcpy(w, REDACTED, rl), w += rl;
-    else *w++ = *p;
-  }
-  if (!out) return s;
-  *w = '\0';
-  *n = (size_t)(w - out);
-  free(s);
-  return out;
-}

@@ -3,7 +3,8 @@
  * recovers (AIMD), retries with full-jitter exponential backoff honouring
  * Retry-After, and requests-/tokens-per-minute limits. Plain C, no Lua: the
  * caller submits request bodies and polls for finished ones. The API key is
- * held here only; answers are scrubbed of it before they are handed back. */
+ * held here only; answers are scrubbed of it (and of the base URL's
+ * credentials) before they are handed back (redact.h). */
 #ifndef EVALUA_JUDGE_ENGINE_H
 #define EVALUA_JUDGE_ENGINE_H
 
@@ -11,7 +12,7 @@
 #include <stdint.h>
 
 struct judge_config {
-  const char *base_url;        /* "http://host:port/v1"; paths are appended */
+  const char *base_url;        /* "http://host:port/v1"; request paths stay below its path (url.h) */
   const char *api_key;         /* NULL or "": no Authorization header */
   const char *const *headers;  /* extra "Name: value" lines, NULL-terminated, or NULL */
   const char *ca_file;         /* NULL: the system's CA store */
@@ -25,6 +26,7 @@ struct judge_config {
   double rpm, tpm;             /* requests / tokens per minute; 0 = no limit */
   size_t max_response_bytes;   /* a larger answer fails (not retried) */
   uint64_t seed;               /* of the jitter; 0 = from the clock */
+  const char *const *secrets;  /* more strings to scrub from answers, NULL-terminated, or NULL */
 };
 
 /* Defaults for every field but base_url / api_key / headers / ca_file. */
@@ -58,12 +60,13 @@ struct judge_engine;
 struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err);
 void judge_engine_free(struct judge_engine *e);
 
-/* Queues a POST of body to base_url + path, on the wire at once when a
- * place is free. est_tokens feeds the tokens-per-
- * minute limit; prior_attempts > 0 resubmits a request that already made
- * that many attempts (its retry budget and backoff continue). operation
- * (or NULL) is sent as the header X-Evalua-Operation. Returns an id > 0, or
- * 0 when out of memory. */
+/* Queues a POST of body to base_url's path joined with path ("" for
+ * base_url itself; url_request), on the wire at once when a place is free.
+ * est_tokens feeds the tokens-per-minute limit; prior_attempts > 0
+ * resubmits a request that already made that many attempts (its retry
+ * budget and backoff continue). operation (or NULL) is sent as the header
+ * X-Evalua-Operation. Returns an id > 0, or 0 with errno = EACCES (path
+ * leaves base_url's path), EINVAL (path cannot be sent) or ENOMEM. */
 uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
                              size_t len, double est_tokens, int prior_attempts, const char *operation);
 
@@ -92,9 +95,5 @@ void judge_engine_adjust_tokens(struct judge_engine *e, double delta);
 
 void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s);
 int judge_engine_has_key(const struct judge_engine *e);
-
-/* Replaces every occurrence of secret in s (length *n, NUL-terminated,
- * malloc'd) by "[redacted]"; returns s or its reallocation. */
-char *judge_redact(char *s, size_t *n, const char *secret);
 
 #endif

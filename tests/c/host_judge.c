@@ -16,6 +16,7 @@
 #include "check.h"
 #include "judge_cache.h"
 #include "judge_engine.h"
+#include "redact.h"
 
 static pid_t mock_pid;
 static char base_url[64];
@@ -111,15 +112,15 @@ static void free_results(struct judge_result *r, int n) {
 static void test_redact(void) {
   char *s = strdup("a sk-secret-1 b sk-secret-1");
   size_t n = strlen(s);
-  s = judge_redact(s, &n, "sk-secret-1");
+  s = redact(s, &n, (const char *[]){"sk-secret-1", NULL});
   CHECK_STR(s, "a [redacted] b [redacted]");
   CHECK(n == strlen(s));
-  s = judge_redact(s, &n, "abc"); /* too short to be a key: untouched */
+  s = redact(s, &n, (const char *[]){"abc", NULL}); /* too short to be a key: untouched */
   CHECK_STR(s, "a [redacted] b [redacted]");
   free(s);
   s = strdup("xkeyx");
   n = 5;
-  s = judge_redact(s, &n, "xkeyx");
+  s = redact(s, &n, (const char *[]){"xkeyx", NULL});
   CHECK_STR(s, "[redacted]");
   free(s);
 }
@@ -129,10 +130,56 @@ static void test_redact(void) {
 static void test_redact_escaped_spellings(void) {
   char *s = strdup("{\"e\":\"\\u0073k-a\\/b \\u0073\\u006B\\u002d\\u0061\\/b sk-a/b sk-a\\/c\"}");
   size_t n = strlen(s);
-  s = judge_redact(s, &n, "sk-a/b");
+  s = redact(s, &n, (const char *[]){"sk-a/b", NULL});
   CHECK_STR(s, "{\"e\":\"[redacted] [redacted] [redacted] sk-a\\/c\"}");
   CHECK(n == strlen(s));
   free(s);
+}
+
+/* Issue 26, item 5: three spellings got past the redaction. Each is cut
+ * out of the raw answer, whole escapes at a time, so the JSON stays JSON. */
+static void redacts_to(const char *raw, const char *const *secrets, const char *want) {
+  char *s = strdup(raw);
+  size_t n = strlen(s);
+  s = redact(s, &n, secrets);
+  CHECK_STR(s, want);
+  CHECK(s && n == strlen(s));
+  free(s);
+}
+
+static void test_redact_decoded_text(void) {
+  const char *const key[] = {"sk-a/b9", NULL};
+  /* a key \u-escaped inside a JSON answer that is itself a JSON string */
+  redacts_to("{\"content\":\"{\\\"reason\\\": \\\"\\\\u0073k-a\\\\/b9 ok\\\"}\"}", key,
+             "{\"content\":\"{\\\"reason\\\": \\\"[redacted] ok\\\"}\"}");
+  /* three times over */
+  redacts_to("\"\\\\\\\\u0073k-a/b9\"", key, "\"[redacted]\"");
+  /* split across two streamed chunks: the first part becomes [redacted], the rest goes */
+  redacts_to("data: {\"choices\":[{\"delta\":{\"content\":\"you sent sk-a\"}}]}\n\n"
+             "data: {\"choices\":[{\"delta\":{\"content\":\"/b9 and more\"}}]}\n\ndata: [DONE]\n\n", key,
+             "data: {\"choices\":[{\"delta\":{\"content\":\"you sent [redacted]\"}}]}\n\n"
+             "data: {\"choices\":[{\"delta\":{\"content\":\" and more\"}}]}\n\ndata: [DONE]\n\n");
+  /* split across logprob tokens, the alternatives kept apart */
+  redacts_to("{\"content\":[{\"token\":\"sk\",\"top_logprobs\":[{\"token\":\"sk\"},{\"token\":\"s\"}]},"
+             "{\"token\":\"-a/\",\"top_logprobs\":[{\"token\":\"-a/\"}]},{\"token\":\"b9\",\"top_logprobs\":[]}]}", key,
+             "{\"content\":[{\"token\":\"[redacted]\",\"top_logprobs\":[{\"token\":\"sk\"},{\"token\":\"s\"}]},"
+             "{\"token\":\"\",\"top_logprobs\":[{\"token\":\"-a/\"}]},{\"token\":\"\",\"top_logprobs\":[]}]}");
+  /* other strings between the parts are no join */
+  redacts_to("{\"a\":\"sk-a\",\"b\":\"/b9\"}", key, "{\"a\":\"sk-a\",\"b\":\"/b9\"}");
+  /* a non-ASCII key: raw, \u-escaped as UTF-8 (with a surrogate pair), and
+   * as a server reading the header as Latin-1 echoes it */
+  const char *utf8 = "cl\xc3\xa9-\xf0\x9f\x94\x91-7";
+  char *latin1 = redact_latin1_form(utf8);
+  const char *const keys[] = {utf8, latin1, NULL};
+  redacts_to("{\"error\":{\"message\":\"bad key cl\\u00e9-\\ud83d\\udd11-7 and cl\xc3\xa9-\xf0\x9f\x94\x91-7\"}}", keys,
+             "{\"error\":{\"message\":\"bad key [redacted] and [redacted]\"}}");
+  redacts_to("{\"error\":\"cl\\u00c3\\u00a9-\\u00f0\\u009f\\u0094\\u0091-7\"}", keys, "{\"error\":\"[redacted]\"}");
+  CHECK_STR(latin1, "cl\xc3\x83\xc2\xa9-\xc3\xb0\xc2\x9f\xc2\x94\xc2\x91-7");
+  free(latin1);
+  CHECK(redact_latin1_form("ascii") == NULL);
+  char *b64 = redact_base64("user:pass");
+  CHECK_STR(b64, "dXNlcjpwYXNz");
+  free(b64);
 }
 
 static void test_cache(const char *dir) {
@@ -419,6 +466,7 @@ int main(void) {
   if (!mkdtemp(dir)) return 2;
   test_redact();
   test_redact_escaped_spellings();
+  test_redact_decoded_text();
   test_cache(dir);
   test_cache_refuses_what_is_not_a_file(dir);
   if (start_mock(dir)) {

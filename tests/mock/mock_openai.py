@@ -22,6 +22,13 @@ The directive's JSON may hold:
                vLLM) or "html" (Express); default OpenAI's {"error": {"message"}}
   escape       the reply (where "{auth}" is the Authorization header) sent
                with every character \\u-escaped
+  auth_utf8    "{auth}" is the Authorization header's bytes read as UTF-8
+               (default: as Latin-1, as HTTP servers read headers)
+  echo         how a reply holding "{auth}" echoes it: "nested" (the reply is
+               {"reason": "{auth}"} with the header \\u-escaped inside that
+               JSON, so the answer holds it escaped twice), "split" (the
+               reply streamed as server-sent events though not asked, the
+               header cut in two chunks)
   answer       the assistant's reply text, verbatim
   answer_bytes a reply of this many bytes
   answers      replies for attempts 1, 2, ... (the last one repeats); give an
@@ -363,11 +370,12 @@ def go_duration(seconds):
     return "%dm%gs" % (ms // 60000, (ms % 60000) / 1000.0)
 
 
-def sse_body(out):
-    """A chat answer as server-sent events: one chunk per word, then [DONE]."""
+def sse_body(out, cut=None):
+    """A chat answer as server-sent events: one chunk per word (or the text
+    cut in two at offset cut), then [DONE]."""
     text = out["choices"][0]["message"]["content"]
     events = []
-    for piece in re.findall(r"\S+\s*|\s+", text):
+    for piece in ([text[:cut], text[cut:]] if cut is not None else re.findall(r"\S+\s*|\s+", text)):
         events.append({"id": out["id"], "object": "chat.completion.chunk", "model": out["model"],
                        "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
     events.append({"id": out["id"], "object": "chat.completion.chunk", "model": out["model"],
@@ -407,6 +415,23 @@ def find_directive(req, body):
         if m:
             return json.loads(m.group(1))
     return {}
+
+
+def u_escaped(text):
+    """Every character of text as a JSON \\u escape (a surrogate pair past U+FFFF)."""
+    out = []
+    for c in text:
+        n = ord(c)
+        out.append("\\u%04x" % n if n < 0x10000 else "\\u%04x\\u%04x" % (0xD800 + ((n - 0x10000) >> 10),
+                                                                        0xDC00 + ((n - 0x10000) & 0x3FF)))
+    return "".join(out)
+
+
+def auth_echo(headers, directive):
+    """The Authorization header as a server echoes it: its bytes read as
+    Latin-1 (as received), or as UTF-8 with "auth_utf8"."""
+    auth = headers.get("authorization", "")
+    return auth.encode("latin-1").decode("utf-8", "replace") if directive.get("auth_utf8") else auth
 
 
 def error_body(message, etype, code=None):
@@ -502,7 +527,7 @@ class Server:
         if fault == "429":
             msg = directive.get("message", "Rate limit reached for requests")
             return response(429, error_body(msg, "requests", "rate_limit_exceeded"), extra)
-        msg = directive.get("message", "mock error %s" % fault).replace("{auth}", headers.get("authorization", ""))
+        msg = directive.get("message", "mock error %s" % fault).replace("{auth}", auth_echo(headers, directive))
         etype = "server_error" if fault[0] == "5" else "invalid_request_error"
         shape = directive.get("error_shape")  # how servers other than OpenAI say it
         if shape == "string":
@@ -567,14 +592,22 @@ class Server:
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):
             answer = chat_response(req, directive, cfg, headers.get("x-evalua-operation"))
+            msg = answer["choices"][0]["message"]
+            auth, echo = auth_echo(headers, directive), msg["content"] is not None and directive.get("echo")
+            if echo == "nested":
+                msg["content"] = msg["content"].replace(
+                    "{auth}", '{"reason": "%s"}' % u_escaped(auth))
+            if echo == "split":  # the header cut in half, in two chunks
+                cut = msg["content"].find("{auth}") + len(auth) // 2
+                msg["content"] = msg["content"].replace("{auth}", auth)
+                return response(200, sse_body(answer, cut), extra, "text/event-stream"), False, latency
             if req.get("stream") and cfg.get("sse"):
                 return response(200, sse_body(answer), extra, "text/event-stream"), False, latency
-            msg = answer["choices"][0]["message"]
             if msg["content"] is not None:
-                msg["content"] = msg["content"].replace("{auth}", headers.get("authorization", ""))
+                msg["content"] = msg["content"].replace("{auth}", auth)
             out = json.dumps(answer, ensure_ascii=False).encode()
             if directive.get("escape"):  # the reply with every character \u-escaped, as some servers echo
-                esc = "".join("\\u%04x" % ord(c) for c in msg["content"])
+                esc = u_escaped(msg["content"])
                 out = out.replace(json.dumps(msg["content"], ensure_ascii=False)[1:-1].encode(), esc.encode())
         else:
             return response(404, error_body("unknown path " + path, "invalid_request_error")), False, latency

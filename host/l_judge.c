@@ -19,6 +19,7 @@
 #include "modules.h"
 #include "runtime.h"
 #include "udata.h"
+#include "url.h"
 
 #define ENGINE_MT "evalua.JudgeEngine"
 #define BOX_MT "evalua.JudgeBox"
@@ -70,8 +71,10 @@ static const char *opt_string(lua_State *L, int t, const char *field, const char
 }
 
 /* A header value: a string, or {env = "NAME"} read here so that a secret
- * header (Azure's api-key, say) never passes through Lua either. */
-static const char *header_value(lua_State *L, const char *name) {
+ * header (Azure's api-key, say) never passes through Lua either; *secret
+ * says which it was. */
+static const char *header_value(lua_State *L, const char *name, int *secret) {
+  *secret = 0;
   if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
   if (lua_type(L, -1) == LUA_TTABLE && evalua_runtime(L)->sandbox)
     luaL_error(L, "judge header '%s': values from the environment are not available in --sandbox mode", name);
@@ -79,58 +82,72 @@ static const char *header_value(lua_State *L, const char *name) {
     const char *v = getenv(lua_tostring(L, -1));
     lua_pop(L, 1);
     if (!v) luaL_error(L, "judge header '%s': environment variable is not set", name);
+    *secret = 1;
     return v;
   }
   luaL_error(L, "judge header '%s' must be a string or {env = \"NAME\"}", name);
   return NULL;
 }
 
-/* Pushes a userdata holding a NULL-terminated array of "Name: value" lines;
- * the strings live in a table kept as its user value. */
-static const char *const *collect_headers(lua_State *L, int t) {
-  if (lua_getfield(L, t, "headers") == LUA_TNIL) {
-    lua_pop(L, 1);
-    return NULL;
-  }
-  if (!lua_istable(L, -1)) luaL_error(L, "judge option 'headers' must be a table of name = value");
-  int h = lua_gettop(L), n = 0;
-  lua_newtable(L); /* the lines, kept alive */
-  for (lua_pushnil(L); lua_next(L, h); lua_pop(L, 1)) {
-    if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "judge header names must be strings");
-    const char *name = lua_tostring(L, -2), *value = header_value(L, name);
-    if (strpbrk(name, "\r\n:") || !*name || strpbrk(value, "\r\n"))
-      luaL_error(L, "judge header '%s': names and values cannot contain line breaks", name);
-    lua_pushfstring(L, "%s: %s", name, value);
-    lua_rawseti(L, h + 1, ++n);
-  }
-  const char **lines = lua_newuserdatauv(L, sizeof(char *) * ((size_t)n + 1), 1);
-  lua_pushvalue(L, h + 1);
-  lua_setiuservalue(L, -2, 1);
-  for (int i = 0; i < n; i++) {
-    lua_rawgeti(L, h + 1, i + 1);
+/* A NULL-terminated array of the strings in the list at index t, as a
+ * userdata pushed on the stack; the strings stay in the list. */
+static const char *const *string_array(lua_State *L, int t) {
+  lua_Integer n = luaL_len(L, t);
+  const char **lines = lua_newuserdatauv(L, sizeof(char *) * ((size_t)n + 1), 0);
+  for (lua_Integer i = 0; i < n; i++) {
+    lua_rawgeti(L, t, i + 1);
     lines[i] = lua_tostring(L, -1);
     lua_pop(L, 1);
   }
   lines[n] = NULL;
-  lua_replace(L, h);
-  lua_settop(L, h);
   return lines;
 }
 
-static int same_url(const char *a, const char *b) {
-  size_t na = strlen(a), nb = strlen(b);
-  while (na && a[na - 1] == '/') na--;
-  while (nb && b[nb - 1] == '/') nb--;
-  return na == nb && !strncmp(a, b, na);
+/* The "Name: value" lines of option headers and the values read from the
+ * environment (secrets to scrub from answers), as arrays that live as long
+ * as the two lists this leaves on the stack with them. */
+static void collect_headers(lua_State *L, int t, const char *const **lines, const char *const **secrets) {
+  *lines = *secrets = NULL;
+  if (lua_getfield(L, t, "headers") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (!lua_istable(L, -1)) luaL_error(L, "judge option 'headers' must be a table of name = value");
+  int h = lua_gettop(L), n = 0, k = 0;
+  lua_newtable(L); /* h + 1: the lines */
+  lua_newtable(L); /* h + 2: the secrets */
+  for (lua_pushnil(L); lua_next(L, h); lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "judge header names must be strings");
+    int secret;
+    const char *name = lua_tostring(L, -2), *value = header_value(L, name, &secret);
+    if (strpbrk(name, "\r\n:") || !*name || strpbrk(value, "\r\n"))
+      luaL_error(L, "judge header '%s': names and values cannot contain line breaks", name);
+    lua_pushfstring(L, "%s: %s", name, value);
+    lua_rawseti(L, h + 1, ++n);
+    if (secret) {
+      lua_pushstring(L, value);
+      lua_rawseti(L, h + 2, ++k);
+    }
+  }
+  *lines = string_array(L, h + 1);
+  *secrets = string_array(L, h + 2);
 }
 
-/* Under --sandbox a script may reach only the servers the operator named
- * in the environment: $OPENAI_BASE_URL (else OpenAI's) and the URLs listed,
- * separated by spaces, in $EVALUA_JUDGE_URLS. Otherwise any request body a
- * script builds (a file it may read, say) could be posted anywhere. */
+/* $OPENAI_BASE_URL, else OpenAI's: the operator's judge server. */
+static const char *home_url(void) {
+  const char *home = getenv("OPENAI_BASE_URL");
+  return home && *home ? home : "https://api.openai.com/v1";
+}
+
+/* Under --sandbox a script may reach only what the operator named in the
+ * environment: $OPENAI_BASE_URL (else OpenAI's) and the URLs listed,
+ * separated by spaces, in $EVALUA_JUDGE_URLS, each with every path below
+ * it (url_under: a prefix at a '/' boundary, not a host). Otherwise any
+ * request body a script builds (a file it may read, say) could be posted
+ * anywhere. */
 static int allowed_url(const char *url) {
-  const char *home = getenv("OPENAI_BASE_URL"), *list = getenv("EVALUA_JUDGE_URLS");
-  if (same_url(url, home && *home ? home : "https://api.openai.com/v1")) return 1;
+  const char *list = getenv("EVALUA_JUDGE_URLS");
+  if (url_under(url, home_url())) return 1;
   for (const char *p = list; p && *p;) {
     p += strspn(p, " \t\n");
     size_t n = strcspn(p, " \t\n");
@@ -138,7 +155,7 @@ static int allowed_url(const char *url) {
     if (n > 0 && n < sizeof one) {
       memcpy(one, p, n);
       one[n] = '\0';
-      if (same_url(url, one)) return 1;
+      if (url_under(url, one)) return 1;
     }
     p += n;
   }
@@ -162,8 +179,7 @@ static const char *api_key(lua_State *L, int t, const char *base_url) {
   if (evalua_runtime(L)->sandbox) {
     if (strcmp(var, "OPENAI_API_KEY"))
       luaL_error(L, "judge option 'api_key_env' is not available in --sandbox mode");
-    const char *home = getenv("OPENAI_BASE_URL");
-    if (!same_url(base_url, home && *home ? home : "https://api.openai.com/v1")) return NULL;
+    if (!url_same(base_url, home_url())) return NULL;
   }
   return getenv(var);
 }
@@ -190,17 +206,27 @@ static void check_engine_options(lua_State *L, int t) {
   }
 }
 
+/* The base URL to send to: option base_url, else $OPENAI_BASE_URL (else
+ * OpenAI's). Lua sees $OPENAI_BASE_URL without its credentials (env()), so
+ * a base_url that is that URL without userinfo means it, credentials
+ * included: they never pass through Lua. */
+static const char *base_url(lua_State *L, int t) {
+  const char *url = opt_string(L, t, "base_url", NULL), *home = home_url();
+  struct url u;
+  if (!url || (!url_split(url, &u) && !u.userinfo && url_same(url, home))) return home;
+  return url;
+}
+
 /* engine{base_url=, api_key_env=, headers=, concurrency=, ...} */
 static int l_engine(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   check_engine_options(L, 1);
   struct judge_config c;
   judge_config_defaults(&c);
-  c.base_url = opt_string(L, 1, "base_url", NULL);
-  if (!c.base_url) luaL_error(L, "judge option 'base_url' is required");
+  c.base_url = base_url(L, 1);
   if (evalua_runtime(L)->sandbox && !allowed_url(c.base_url))
     luaL_error(L, "judge: base_url '%s' is not allowed in --sandbox mode (only $OPENAI_BASE_URL "
-                  "and the URLs in $EVALUA_JUDGE_URLS)", c.base_url);
+                  "and the URLs in $EVALUA_JUDGE_URLS, with the paths below them)", c.base_url);
   c.ca_file = opt_string(L, 1, "ca_file", NULL);
   if (c.ca_file) evalua_check_path(L, c.ca_file, 0); /* the sandbox's read rule */
   c.concurrency = (int)opt_range(L, 1, "concurrency", c.concurrency, 1, 10000, 1);
@@ -218,7 +244,7 @@ static int l_engine(lua_State *L) {
   if (evalua_runtime(L)->sandbox && c.max_response_bytes > SANDBOX_MAX_RESPONSE)
     luaL_error(L, "judge option 'max_response_bytes' above %d is not available in --sandbox mode",
                (int)SANDBOX_MAX_RESPONSE);
-  c.headers = collect_headers(L, 1);
+  collect_headers(L, 1, &c.headers, &c.secrets);
   c.api_key = api_key(L, 1, c.base_url);
   struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->e = NULL;
@@ -247,10 +273,13 @@ static int l_submit(lua_State *L) {
   lua_Integer prior = luaL_optinteger(L, 5, 0);
   luaL_argcheck(L, prior >= 0 && prior <= 1000, 5, "attempts already made, from 0 to 1000");
   const char *operation = luaL_optstring(L, 6, NULL);
-  luaL_argcheck(L, path[0] == '/', 2, "path must start with '/'");
+  luaL_argcheck(L, !*path || path[0] == '/', 2, "path must be empty or start with '/'");
   luaL_argcheck(L, !operation || operation_name_ok(operation), 6, "operation must be a word of at most 100 characters");
   luaL_argcheck(L, est >= 0 && est <= 1e15, 4, "an estimate of tokens from 0 to 1e15");
   uint64_t id = judge_engine_submit(u->e, path, body, len, est, (int)prior, operation);
+  if (!id && errno == EACCES) luaL_argerror(L, 2, "the path leaves the base URL's path");
+  if (!id && errno == EINVAL)
+    luaL_argerror(L, 2, "the path holds an encoded slash or backslash, a backslash, '#', a space or a control character");
   if (!id) return luaL_error(L, "judge: out of memory");
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
@@ -531,10 +560,20 @@ static void set_env(lua_State *L, const char *field, const char *var) {
 }
 
 /* env() -> the judge's non-secret settings from the environment, readable
- * even in --sandbox where os.getenv is gone. */
+ * even in --sandbox where os.getenv is gone; $OPENAI_BASE_URL without its
+ * credentials (user:password@). */
 static int l_env(lua_State *L) {
   lua_newtable(L);
-  set_env(L, "base_url", "OPENAI_BASE_URL");
+  const char *home = getenv("OPENAI_BASE_URL");
+  struct url u;
+  if (home && *home && !url_split(home, &u) && u.userinfo) {
+    lua_pushlstring(L, home, (size_t)(u.userinfo - home));
+    lua_pushstring(L, u.host);
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "base_url");
+  } else {
+    set_env(L, "base_url", "OPENAI_BASE_URL");
+  }
   set_env(L, "model", "EVALUA_MODEL");
   set_env(L, "dry_run", "EVALUA_DRY_RUN");
   set_env(L, "cache_dir", "EVALUA_CACHE_DIR");

@@ -87,7 +87,7 @@ function M.needed(res)
   if regs > 0 then return "a regression is significant" end
 end
 
--- Splits URL into the engine's base and path; errors never repeat it.
+-- Splits URL into its origin and path; errors never repeat it.
 local function split(url)
   if type(url) ~= "string" then error("ev.notify: the notification URL must be a string", 3) end
   local base, rest = url:match("^(https?://[^/?#]+)(.*)$")
@@ -108,13 +108,15 @@ local function redact(msg, url, base)
   return msg
 end
 
--- post(url, body [, timeout_ms]) -> true, or nil and the reason (without the URL)
+-- post(url, body [, timeout_ms]) -> true, or nil and the reason (without the URL).
+-- The engine's base URL is the whole webhook URL, so under --sandbox the
+-- operator allows exactly it ($EVALUA_JUDGE_URLS), not its host.
 function M.post(url, body, timeout_ms)
-  local base, path = split(url)
-  local ok, engine = pcall(C.engine, { base_url = base, api_key_env = false, max_retries = 2, backoff_ms = 500,
+  local base = split(url)
+  local ok, engine = pcall(C.engine, { base_url = url, api_key_env = false, max_retries = 2, backoff_ms = 500,
                                        timeout_ms = timeout_ms or 15000, concurrency = 1 })
   if not ok then return nil, redact(engine, url, base) end
-  local id = engine:submit(path, json.encode(body))
+  local id = engine:submit("", json.encode(body))
   while true do
     for _, d in ipairs(engine:poll(1000)) do
       if d.id == id then

@@ -88,13 +88,15 @@ end
 function M.open(o, what)
   local origin, path = split_url(o.url)
   if not origin then error(("%s: url must be http://host[:port]/path, got '%s'"):format(what, o.url), 4) end
+  -- the whole URL is the engine's base, so under --sandbox the operator
+  -- allows exactly it ($EVALUA_JUDGE_URLS), not its host
   local ok, engine = pcall(C.engine, {
-    base_url = origin, api_key_env = false, headers = o.headers, concurrency = o.concurrency or 16,
+    base_url = o.url, api_key_env = false, headers = o.headers, concurrency = o.concurrency or 16,
     timeout_ms = o.timeout_ms, max_retries = o.max_retries, backoff_ms = o.backoff_ms,
     max_backoff_ms = o.max_backoff_ms,
   })
   if not ok then error(what .. ": " .. tostring(engine):gsub("^judge: ", ""), 4) end
-  return { engine = engine, path = path, url = origin .. path, dir = M.cache_dir(o.cache, what),
+  return { engine = engine, url = origin .. path, dir = M.cache_dir(o.cache, what),
            dry_run = o.dry_run, inflight = {}, stats = M.new_stats() }
 end
 
@@ -136,7 +138,7 @@ function M.post(s, body, valid)
   local refused = dry_run(s, "request not sent")
   if refused then return refused end
   s.stats.requests = s.stats.requests + 1
-  local id = s.engine:submit(s.path, body)
+  local id = s.engine:submit("", body)
   s.inflight[key] = id
   local r = from_engine(sched.await(s.engine, id))
   s.inflight[key] = nil

@@ -1,33 +1,58 @@
-/* Judge cache entries written behind, on a thread of their own.
+/* Judge cache entries: journaled at once, written behind on a thread.
  *
- * Creating a file costs the caller a fraction of a millisecond (much more
- * on a file system with many recent deletions), on the thread that should
- * be sending the next request. Entries are queued here and written, in
- * order, by one writer thread per process with judge_cache_put. Until an
- * entry is on disk, cache_writer_pending finds it, so an answer is never
- * asked for twice because its file is still being written.
+ * A cache folder is opened once per process as a store: a descriptor of
+ * the folder (opened beneath --out under the sandbox, so no symbolic link
+ * is followed below it), and this process's journal in it
+ * (cache_journal.h). Putting an entry appends it to the journal in one
+ * write(), so it survives the process being killed from then on, and
+ * queues it for the writer thread, one per process, which puts the entry's
+ * file in place (judge_cache_put) relative to the store's descriptor.
+ * Creating a file costs a fraction of a millisecond, on the thread that
+ * should be sending the next request; a journal record costs a few
+ * microseconds. Until an entry is on disk, cache_store_get finds it in the
+ * queue, so an answer is never asked for twice while its file is written.
  *
- * A write that fails is kept with the sink the caller named, for the
- * caller to collect (cache_writer_failures) and account for. The queue is
- * drained when the process exits normally; failures nobody collected are
- * then printed on stderr. A killed process loses what was still queued:
- * the answers that arrived since the writer last caught up. At most 1,024
- * entries or 64 MB wait; past that the caller waits for the disk. Plain
- * C, no Lua. */
+ * A journal segment whose entries are all written is emptied once it holds
+ * 1 MB (a new one is begun past 8 MB while entries wait), and removed at a
+ * normal exit; one of a killed process is replayed into entries by the next
+ * process that opens the folder for writing. A write that fails is kept
+ * with the sink the caller named, for the caller to collect
+ * (cache_writer_failures) and account for, and its journal is kept for the
+ * next replay. At most 1,024 entries or 64 MB wait; past that the caller
+ * waits for the disk. Plain C, no Lua. */
 #ifndef EVALUA_CACHE_WRITER_H
 #define EVALUA_CACHE_WRITER_H
 
 #include <stddef.h>
 
-/* Queues data as key's entry in dir (copied). 0, or -1 with errno set:
- * EINVAL for a malformed key, ENAMETOOLONG, ENOMEM. When no thread can be
- * started the entry is written at once, with judge_cache_put's result. */
-int cache_writer_put(const char *dir, const char *key, const char *data, size_t len, int sink);
+#include "cache_journal.h"
 
-/* The newest queued entry for (dir, key) as a malloc'd, NUL-terminated
- * copy with *len set, or NULL when none is queued (or no memory for the
- * copy: the caller then reads the disk, as for an entry not queued). */
-char *cache_writer_pending(const char *dir, const char *key, size_t *len);
+struct cache_store;
+
+/* The store of the folder dirfd refers to (found by device and inode when
+ * the process has it open already), taking dirfd over; name is how
+ * messages call the folder. nofollow: no symbolic link below it is
+ * followed (the sandbox; once set for a folder it stays). With write,
+ * journals of dead processes are replayed into entries first. NULL with
+ * errno set. */
+struct cache_store *cache_store_open(int dirfd, const char *name, int nofollow, int write);
+void cache_store_release(struct cache_store *s);
+
+/* What the replay at the store's opening found, once: 1 and *r filled for
+ * the first caller, 0 after. */
+int cache_store_take_replay(struct cache_store *s, struct journal_replay *r);
+
+/* Journals data as key's entry and queues it (copied). 0; -1 with errno set
+ * when it was not queued (EINVAL for a malformed key, ENOMEM); -2 with
+ * errno set when it was queued but could not be journaled (a full disk):
+ * it is then not safe from a kill, and a failure to write it is not
+ * reported again. When no thread can be started the entry is written at
+ * once, with judge_cache_put's result. */
+int cache_writer_put(struct cache_store *s, const char *key, const char *data, size_t len, int sink);
+
+/* key's entry: the newest queued one, else the one on disk, as
+ * judge_cache_get returns it. */
+char *cache_store_get(struct cache_store *s, const char *key, size_t *len, int *not_regular);
 
 /* A sink number no other caller in the process has had, so a failure
  * reaches its own writer even when several Lua states queue entries. */

@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
 #include "cache_writer.h"
 #include "judge_cache.h"
+#include "files.h"
 #include "judge_engine.h"
 #include "modules.h"
 #include "runtime.h"
@@ -24,6 +27,7 @@
 #define ENGINE_MT "evalua.JudgeEngine"
 #define BOX_MT "evalua.JudgeBox"
 #define FAILURES_MT "evalua.JudgeCacheFailures"
+#define STORE_MT "evalua.JudgeCacheStore"
 #define POLL_MAX 128
 #define SANDBOX_MAX_RESPONSE ((size_t)64 << 20)
 
@@ -431,22 +435,36 @@ static int box_gc(lua_State *L) {
   return 0;
 }
 
-/* cache_get(dir, key) -> data | nil (absent) | nil, message */
-static int l_cache_get(lua_State *L) {
-  const char *dir = luaL_checkstring(L, 1), *key = luaL_checkstring(L, 2);
-  evalua_check_path(L, dir, 0);
+/* A cache store (cache_writer.h) as a userdata: the folder opened once,
+ * beneath --out under the sandbox, which entries are read and written
+ * relative to. */
+struct store_ud {
+  struct cache_store *s;
+  const char *dir; /* in the user value */
+};
+
+static struct store_ud *check_store(lua_State *L) {
+  struct store_ud *u = luaL_checkudata(L, 1, STORE_MT);
+  if (!u->s) evalua_closed(L, 1);
+  return u;
+}
+
+/* store:get(key) -> data | nil (absent) | nil, message */
+static int l_store_get(lua_State *L) {
+  struct store_ud *u = check_store(L);
+  const char *key = luaL_checkstring(L, 2);
   void **box = lua_newuserdatauv(L, sizeof *box, 0);
   *box = NULL;
   luaL_setmetatable(L, BOX_MT);
   size_t len = 0;
   int not_regular = 0;
-  *box = cache_writer_pending(dir, key, &len);
-  if (!*box) *box = judge_cache_get(dir, key, &len, &not_regular);
+  *box = cache_store_get(u->s, key, &len, &not_regular);
   if (!*box) {
     if (!not_regular && (errno == ENOENT || errno == ENOTDIR)) return 0;
     luaL_pushfail(L);
-    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, dir,
-                    not_regular ? "not a regular file" : strerror(errno));
+    lua_pushfstring(L, "cannot read judge cache entry %s in '%s': %s", key, u->dir,
+                    not_regular ? "not a regular file"
+                    : errno == ELOOP ? "a symbolic link on the way (not followed under --sandbox)" : strerror(errno));
     return 2;
   }
   lua_pushlstring(L, *box, len);
@@ -455,26 +473,58 @@ static int l_cache_get(lua_State *L) {
   return 1;
 }
 
-/* cache_put(dir, key, data [, sink]) -> true | nil, message. The entry is
- * written behind (cache_writer.h); a later failure is reported by
- * cache_failures with sink, a number naming whoever accounts for it. */
-static int l_cache_put(lua_State *L) {
-  const char *dir = luaL_checkstring(L, 1), *key = luaL_checkstring(L, 2);
+/* store:put(key, data [, sink]) -> true | nil, message. The entry is
+ * journaled and written behind (cache_writer.h); a later failure is
+ * reported by cache_failures with sink, a number naming whoever accounts
+ * for it. */
+static int l_store_put(lua_State *L) {
+  struct store_ud *u = check_store(L);
+  const char *key = luaL_checkstring(L, 2);
   size_t n;
   const char *data = luaL_checklstring(L, 3, &n);
   lua_Integer sink = luaL_optinteger(L, 4, 0);
   luaL_argcheck(L, sink >= 0 && sink <= INT_MAX, 4, "a sink from cache_sink");
-  evalua_check_path(L, dir, 1);
-  if (cache_writer_put(dir, key, data, n, (int)sink)) {
+  int r = cache_writer_put(u->s, key, data, n, (int)sink);
+  if (r) {
     luaL_pushfail(L);
-    lua_pushfstring(L, "cannot write judge cache entry in '%s': %s", dir, strerror(errno));
+    lua_pushfstring(L, r == -2 ? "cannot journal judge cache entry in '%s': %s (not safe from a kill)"
+                               : "cannot write judge cache entry in '%s': %s", u->dir, strerror(errno));
     return 2;
   }
   lua_pushboolean(L, 1);
   return 1;
 }
 
-/* cache_sink() -> a number for cache_put that no other writer in the
+/* store:recovered() -> what the replay of killed runs' journals found when
+ * the store opened, {journals=, entries=, torn=, failed=, error=}, once; nil
+ * after, or when there was nothing. */
+static int l_store_recovered(lua_State *L) {
+  struct journal_replay r;
+  if (!cache_store_take_replay(check_store(L)->s, &r) || !(r.journals || r.entries || r.torn || r.failed)) return 0;
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, r.journals);
+  lua_setfield(L, -2, "journals");
+  lua_pushinteger(L, r.entries);
+  lua_setfield(L, -2, "entries");
+  lua_pushinteger(L, r.torn);
+  lua_setfield(L, -2, "torn");
+  lua_pushinteger(L, r.failed);
+  lua_setfield(L, -2, "failed");
+  if (r.err) {
+    lua_pushstring(L, strerror(r.err));
+    lua_setfield(L, -2, "error");
+  }
+  return 1;
+}
+
+static int l_store_close(lua_State *L) {
+  struct store_ud *u = luaL_checkudata(L, 1, STORE_MT);
+  cache_store_release(u->s);
+  u->s = NULL;
+  return 0;
+}
+
+/* cache_sink() -> a number for store:put that no other writer in the
  * process has. */
 static int l_cache_sink(lua_State *L) {
   lua_pushinteger(L, cache_writer_new_sink());
@@ -516,37 +566,55 @@ static int l_cache_failures(lua_State *L) {
   return 1;
 }
 
-/* cache_open(dir, write): creates dir (for writing) one level at a time,
- * each level checked against the sandbox policy, so the cache may live in
- * a folder that does not exist yet under --out. Raises when not allowed. */
+/* The judge cache folder dir as a descriptor, created (with its parents)
+ * for writing. Under the sandbox it is opened beneath --out (or --read)
+ * with no symbolic link on the way, as every other file is (evalua_at); in
+ * the trusted profile links are followed, as io.open follows them. -1 with
+ * errno = ENOENT for a folder to read that does not exist; raises on
+ * anything else. */
+static int open_cache_dir(lua_State *L, const char *dir, int write) {
+  struct evalua_at at;
+  if (!evalua_runtime(L)->sandbox && write && evalua_make_dir(dir))
+    luaL_error(L, "cannot create the judge cache folder '%s': %s", dir, strerror(errno));
+  if (evalua_at(L, dir, write, write, &at)) lua_error(L); /* the sandbox's message */
+  if (write && evalua_at_flags(&at) && mkdirat(at.dirfd, at.name, 0777) && errno != EEXIST) {
+    int e = errno;
+    evalua_at_release(&at);
+    luaL_error(L, "cannot create the judge cache folder '%s': %s", dir, strerror(e));
+  }
+  int fd = openat(at.dirfd, at.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | evalua_at_flags(&at)), e = errno;
+  struct stat st;
+  int link = fd < 0 && evalua_at_flags(&at) && !fstatat(at.dirfd, at.name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode);
+  evalua_at_release(&at);
+  if (fd >= 0 || (e == ENOENT && !write)) return errno = e, fd;
+  if (link || e == ELOOP)
+    luaL_error(L, "sandbox: %s access to '%s' is not allowed (no symbolic links under --sandbox)",
+               write ? "write" : "read", dir);
+  if (e == ENOTDIR) luaL_error(L, "the judge cache '%s' is not a folder", dir);
+  luaL_error(L, "cannot open the judge cache folder '%s': %s", dir, strerror(e));
+  return -1;
+}
+
+/* cache_open(dir, write) -> store, or nil for a folder to read that does
+ * not exist. For writing, creates dir and replays the journals of killed
+ * runs into entries (store:recovered() says what that found). Raises when
+ * not allowed. */
 static int l_cache_open(lua_State *L) {
   size_t n;
   const char *dir = luaL_checklstring(L, 1, &n);
   int write = lua_toboolean(L, 2);
   luaL_argcheck(L, n > 0, 1, "empty folder name");
-  if (!write) {
-    evalua_check_path(L, dir, 0);
-    return 0;
-  }
-  char *path = lua_newuserdatauv(L, n + 1, 0); /* Lua-owned: no leak on error */
-  memcpy(path, dir, n + 1);
-  for (char *p = path + 1;; p++) {
-    if (*p != '/' && *p != '\0') continue;
-    char c = *p;
-    *p = '\0';
-    struct stat st;
-    if (stat(path, &st) != 0) {
-      evalua_check_path(L, path, 1);
-      if (mkdir(path, 0777) && errno != EEXIST)
-        luaL_error(L, "cannot create the judge cache folder '%s': %s", path, strerror(errno));
-    } else if (!S_ISDIR(st.st_mode)) {
-      luaL_error(L, "the judge cache '%s' is not a folder", path);
-    }
-    *p = c;
-    if (!c) break;
-  }
-  evalua_check_path(L, dir, 1);
-  return 0;
+  struct store_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->s = NULL;
+  u->dir = dir;
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1); /* keeps dir alive */
+  luaL_setmetatable(L, STORE_MT);
+  int fd = open_cache_dir(L, dir, write);
+  if (fd < 0) return 0;
+  u->s = cache_store_open(fd, dir, evalua_runtime(L)->sandbox, write);
+  if (!u->s) return luaL_error(L, "cannot open the judge cache folder '%s': %s", dir, strerror(errno));
+  return 1;
 }
 
 /* ---- environment ------------------------------------------------------------ */
@@ -610,9 +678,16 @@ static const luaL_Reg engine_meta[] = {
   {"__gc", l_close}, {"__close", l_close}, {"__tostring", l_tostring}, {NULL, NULL},
 };
 
+static const luaL_Reg store_methods[] = {
+  {"get", l_store_get}, {"put", l_store_put}, {"recovered", l_store_recovered}, {"close", l_store_close},
+  {NULL, NULL},
+};
+
+static const luaL_Reg store_meta[] = {{"__gc", l_store_close}, {"__close", l_store_close}, {NULL, NULL}};
+
 static const luaL_Reg judge_funcs[] = {
-  {"engine", l_engine},       {"cache_key", l_cache_key},   {"cache_get", l_cache_get},
-  {"cache_put", l_cache_put}, {"cache_open", l_cache_open}, {"cache_failures", l_cache_failures},
+  {"engine", l_engine},       {"cache_key", l_cache_key},   {"cache_open", l_cache_open},
+  {"cache_failures", l_cache_failures},
   {"cache_sink", l_cache_sink}, {"wait_any", l_wait_any},   {"env", l_env},
   {"default_cache_dir", l_default_cache_dir},
   {NULL, NULL},
@@ -633,6 +708,13 @@ static int make_box(lua_State *L) {
   return 1;
 }
 
+static int make_store(lua_State *L) {
+  struct store_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->s = NULL, u->dir = "";
+  luaL_setmetatable(L, STORE_MT);
+  return 1;
+}
+
 static int make_failures(lua_State *L) {
   *(struct cache_failure **)lua_newuserdatauv(L, sizeof(struct cache_failure *), 0) = NULL;
   luaL_setmetatable(L, FAILURES_MT);
@@ -649,6 +731,12 @@ int luaopen_evalua_judge(lua_State *L) {
   if (evalua_newclass(L, BOX_MT, make_box)) {
     lua_pushcfunction(L, box_gc);
     lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (evalua_newclass(L, STORE_MT, make_store)) {
+    luaL_setfuncs(L, store_meta, 0);
+    luaL_newlib(L, store_methods);
+    lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
   if (evalua_newclass(L, FAILURES_MT, make_failures)) {

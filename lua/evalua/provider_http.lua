@@ -24,9 +24,15 @@ function M.cache_dir(dir, what)
   if dir == false then return nil end
   if dir ~= nil and type(dir) ~= "string" then error(what .. ": cache must be a folder name or false", 4) end
   dir = dir or C.env().cache_dir or C.default_cache_dir()
-  local ok, err = pcall(C.cache_open, dir, true)
+  local ok, err = pcall(cache.open, dir, true)
   if not ok then error(what .. ": cache: " .. tostring(err), 4) end
   return dir
+end
+
+-- The store of sender or runner x's cache folder (cache.open keeps one per folder).
+local function store_of(x)
+  x.cache = x.cache or cache.open(x.dir, true)
+  return x.cache
 end
 
 function M.key(kind, where, body)
@@ -43,10 +49,10 @@ local function entry(body, latency_ms)
   return HEAD .. json.encode { latency_ms = latency_ms } .. "\n" .. body
 end
 
--- cached(dir, key) -> body, {latency_ms =} | nil
-function M.cached(dir, key)
-  if not dir then return nil end
-  local data = C.cache_get(dir, key)
+-- cached(x, key) -> body, {latency_ms =} | nil, from sender or runner x's cache
+function M.cached(x, key)
+  if not x.dir then return nil end
+  local data = store_of(x):get(key)
   if not data then return nil end
   if data:sub(1, #HEAD) ~= HEAD then return data, {} end
   local nl = data:find("\n", 1, true)
@@ -70,7 +76,7 @@ end
 -- Queues an answer of sender or runner x for its cache.
 function M.store(x, key, body, latency_ms)
   if not x.dir then return end
-  x.store = x.store or cache.writer(x.dir, function(err) cache_trouble(x, err) end)
+  x.store = x.store or cache.writer(store_of(x), function(err) cache_trouble(x, err) end)
   x.store(key, entry(body, latency_ms))
 end
 
@@ -112,7 +118,7 @@ end
 -- post(sender, body) -> result; the answer is stored once valid(body) holds.
 -- A valid cached answer for key, counted as a hit; nil otherwise.
 local function cache_hit(x, key, valid)
-  local hit, meta = M.cached(x.dir, key)
+  local hit, meta = M.cached(x, key)
   if not (hit and valid(hit)) then return nil end
   x.stats.cache_hits = x.stats.cache_hits + 1
   local ms = meta.latency_ms

@@ -2,6 +2,7 @@
  * server (tests/mock/mock_openai.py, started here and stopped at the end),
  * the cache on a temporary folder, key redaction on strings. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -182,17 +183,19 @@ static void test_redact_decoded_text(void) {
   free(b64);
 }
 
+static int open_dir(const char *dir) { return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
+
 static void test_cache(const char *dir) {
   char hex[65];
   CHECK(judge_cache_key("abc", 3, hex) == 0);
   /* FIPS 180-2 test vector */
   CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   size_t len = 0;
-  int not_regular;
+  int not_regular, fd = open_dir(dir);
   errno = 0;
-  CHECK(judge_cache_get(dir, hex, &len, &not_regular) == NULL && errno == ENOENT);
-  CHECK(judge_cache_put(dir, hex, "{\"v\":1}", 7) == 0);
-  char *got = judge_cache_get(dir, hex, &len, &not_regular);
+  CHECK(judge_cache_get(fd, 0, hex, &len, &not_regular) == NULL && errno == ENOENT);
+  CHECK(judge_cache_put(fd, 0, hex, "{\"v\":1}", 7) == 0);
+  char *got = judge_cache_get(fd, 0, hex, &len, &not_regular);
   CHECK_STR(got, "{\"v\":1}");
   CHECK(len == 7);
   free(got);
@@ -200,11 +203,41 @@ static void test_cache(const char *dir) {
   snprintf(path, sizeof path, "%s/ba/%s.json", dir, hex);
   CHECK(access(path, R_OK) == 0);
   errno = 0;
-  CHECK(judge_cache_get(dir, "../../etc/passwd", &len, &not_regular) == NULL && errno == EINVAL);
-  CHECK(judge_cache_put(dir, "ABC", "x", 1) == -1 && errno == EINVAL);
+  CHECK(judge_cache_get(fd, 0, "../../etc/passwd", &len, &not_regular) == NULL && errno == EINVAL);
+  CHECK(judge_cache_put(fd, 0, "ABC", "x", 1) == -1 && errno == EINVAL);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp.*')\"", dir);
   CHECK(system(cmd) == 0); /* no temporary file left behind */
+  close(fd);
+}
+
+/* Issue 26, item 7: the writer followed a symbolic link below the cache
+ * folder. With nofollow (the sandbox) no link on the way is followed, for
+ * reading or writing; without it (the trusted profile) links work. */
+static void test_cache_follows_no_link_under_nofollow(const char *dir) {
+  char hex[65], cache[300], outside[300], link[700], path[900];
+  CHECK(judge_cache_key("linked", 6, hex) == 0);
+  snprintf(cache, sizeof cache, "%s/linked-cache", dir);
+  snprintf(outside, sizeof outside, "%s/outside", dir);
+  CHECK(mkdir(cache, 0755) == 0 && mkdir(outside, 0755) == 0);
+  snprintf(link, sizeof link, "%s/%.2s", cache, hex);
+  CHECK(symlink(outside, link) == 0);
+  snprintf(path, sizeof path, "%s/%s.json", outside, hex);
+  int fd = open_dir(cache);
+  size_t len;
+  int not_regular;
+  errno = 0;
+  CHECK(judge_cache_put(fd, 1, hex, "{}", 2) == -1 && errno == ELOOP);
+  CHECK(access(path, F_OK) == -1); /* nothing written outside */
+  FILE *f = fopen(path, "w"); /* an entry planted outside is not read through the link */
+  if (f) fputs("{\"planted\":1}", f), fclose(f);
+  errno = 0;
+  CHECK(judge_cache_get(fd, 1, hex, &len, &not_regular) == NULL && errno == ELOOP);
+  char *got = judge_cache_get(fd, 0, hex, &len, &not_regular);
+  CHECK_STR(got, "{\"planted\":1}");
+  free(got);
+  CHECK(judge_cache_put(fd, 0, hex, "{}", 2) == 0);
+  close(fd);
 }
 
 /* Issue 13, item 3: a FIFO at an entry path hung open() forever; it is
@@ -217,14 +250,15 @@ static void test_cache_refuses_what_is_not_a_file(const char *dir) {
   snprintf(path, sizeof path, "%s/%.2s/%s.json", dir, hex, hex);
   CHECK(mkfifo(path, 0644) == 0);
   size_t len = 0;
-  int not_regular = 0;
+  int not_regular = 0, fd = open_dir(dir);
   double t0 = now_s();
-  CHECK(judge_cache_get(dir, hex, &len, &not_regular) == NULL && not_regular == 1);
+  CHECK(judge_cache_get(fd, 1, hex, &len, &not_regular) == NULL && not_regular == 1);
   CHECK(now_s() - t0 < 1);
-  CHECK(judge_cache_put(dir, hex, "{}", 2) == 0); /* the rename replaces the FIFO */
-  char *got = judge_cache_get(dir, hex, &len, &not_regular);
+  CHECK(judge_cache_put(fd, 1, hex, "{}", 2) == 0); /* the rename replaces the FIFO */
+  char *got = judge_cache_get(fd, 1, hex, &len, &not_regular);
   CHECK_STR(got, "{}");
   free(got);
+  close(fd);
   gethostname(host, sizeof host);
   snprintf(want, sizeof want, "%s.tmp.%s.%ld", path, host, (long)getpid());
   CHECK(judge_cache_tmp_name(path, tmp, sizeof tmp) == 0);
@@ -469,6 +503,7 @@ int main(void) {
   test_redact_decoded_text();
   test_cache(dir);
   test_cache_refuses_what_is_not_a_file(dir);
+  test_cache_follows_no_link_under_nofollow(dir);
   if (start_mock(dir)) {
     fprintf(stderr, "the mock server did not start\n");
     check_failed++;

@@ -10,7 +10,7 @@ local h = require "tests.lua.helpers"
 
 -- A new type is added here, and made with evalua_newclass (host/udata.c).
 local TYPES = {
-  "evalua.JudgeBox", "evalua.JudgeCacheFailures", "evalua.JudgeEngine", "evalua.Lock", "evalua.Regex", "evalua.TrecData",
+  "evalua.JudgeBox", "evalua.JudgeCacheFailures", "evalua.JudgeCacheStore", "evalua.JudgeEngine", "evalua.Lock", "evalua.Regex", "evalua.TrecData",
   "evalua.TrecFiles", "evalua.Watch", "evalua.codes", "evalua.embedder", "evalua.json.buffer",
   "evalua.report.sink", "evalua.report.stage", "evalua.retrieval.scratch", "evalua.scores", "evalua.scratch",
   "evalua.table", "evalua.text.workspace",

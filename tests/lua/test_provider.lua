@@ -194,7 +194,8 @@ function TestExec:test_cache_keeps_latency_and_cost()
   lu.assertEquals(r2.latency_ms, r1.latency_ms)
   local sender = require "evalua.provider_http"
   local input = require("evalua.json").encode { prompt = "old", vars = { query = "q" } }
-  require("evalua.judge.cache").writer(dir, error)(sender.key("exec", cmd, input), '{"answer": "from before"}')
+  local cache = require "evalua.judge.cache"
+  cache.writer(cache.open(dir, true), error)(sender.key("exec", cmd, input), '{"answer": "from before"}')
   require("evalua.judge.cache").collect(true)
   local old = ev.provider.exec { cmd = cmd, cache = dir }:call("old", { query = "q" })
   lu.assertEquals({ old.answer, old.cached, old.latency_ms }, { "from before", true, nil })

@@ -107,9 +107,11 @@ function H.open(cfg)
   if not ok then error("ev.judge.open: " .. tostring(engine):gsub("^judge: ", ""), 3) end
   local dir = cache_dir_of(cfg, env)
   local mode = dir and (cfg.cache_mode or "rw") or "off"
+  local store
   if mode ~= "off" then
-    local opened, err = pcall(C.cache_open, dir, mode ~= "ro")
-    if not opened then error("ev.judge.open: cache: " .. tostring(err), 3) end
+    local opened, got = pcall(cache.open, dir, mode ~= "ro")
+    if not opened then error("ev.judge.open: cache: " .. tostring(got), 3) end
+    store = got
   end
   local price = cfg.price or H.prices[model]
   if cfg.budget and cfg.budget.cost and not price then
@@ -121,7 +123,7 @@ function H.open(cfg)
     base_url = public_url(base_url), cache_dir = dir, cache_mode = mode,
   }, Judge)
   private[self] = {
-    engine = engine, dir = dir, read = mode == "rw" or mode == "ro",
+    engine = engine, dir = dir, cache = store, read = store and (mode == "rw" or mode == "ro"),
     inflight = mode ~= "off" and {} or nil, -- cache key -> engine id of a request being sent
     write = mode == "rw" or mode == "refresh", price = price, budget = cfg.budget or {},
     dry_run = cfg.dry_run or run.current():dry(),
@@ -305,12 +307,12 @@ end
 
 -- Queues an answer for the cache; a failed write comes back to cache_trouble.
 local function store(st, key, data)
-  st.store = st.store or cache.writer(st.dir, function(err) cache_trouble(st, err) end)
+  st.store = st.store or cache.writer(st.cache, function(err) cache_trouble(st, err) end)
   st.store(key, data)
 end
 
 local function cache_lookup(self, st, key, path, req)
-  local data, err = C.cache_get(st.dir, key)
+  local data, err = st.cache:get(key)
   if not data then
     if err then cache_trouble(st, err) end
     return nil

@@ -576,7 +576,13 @@ static int open_cache_dir(lua_State *L, const char *dir, int write) {
   struct evalua_at at;
   if (!evalua_runtime(L)->sandbox && write && evalua_make_dir(dir))
     luaL_error(L, "cannot create the judge cache folder '%s': %s", dir, strerror(errno));
-  if (evalua_at(L, dir, write, write, &at)) lua_error(L); /* the sandbox's message */
+  if (evalua_at(L, dir, write, write, &at)) {
+    if (!write && errno == ENOENT) { /* nothing to read yet */
+      lua_pop(L, 1);
+      return errno = ENOENT, -1;
+    }
+    lua_error(L); /* the sandbox's message */
+  }
   if (write && evalua_at_flags(&at) && mkdirat(at.dirfd, at.name, 0777) && errno != EEXIST) {
     int e = errno;
     evalua_at_release(&at);

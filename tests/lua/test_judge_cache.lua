@@ -66,11 +66,14 @@ function TestCache:test_the_sandboxed_cache_follows_no_link_below_out()
   h.write(dir .. "/linked.lua", ([[
 local ev = require "evalua"
 print(pcall(ev.judge.open, { base_url = "%s", model = "m", api_key_env = false, cache = "out/cache" }))
-]]):format(mock.url))
+print(ev.judge.open { base_url = "%s", model = "m", api_key_env = false, cache = "out/none/yet", cache_mode = "ro" }
+  .cache_mode) -- a folder to read that is not there yet is an empty cache
+]]):format(mock.url, mock.url))
   h.sh(("ln -s %s/outside %s/out/cache"):format(dir, dir))
   r = h.run(("cd %s && %s %s run --sandbox --out out linked.lua"):format(dir, env, h.bin))
   lu.assertStrContains(r.stdout, "false\tev.judge.open: cache: ")
   lu.assertStrContains(r.stdout, "is not allowed")
+  lu.assertStrContains(r.stdout, "\nro\n")
   lu.assertEquals(count(("ls %s/outside"):format(dir)), 3)
   h.sh("rm -rf " .. dir)
 end

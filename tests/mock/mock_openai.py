@@ -71,6 +71,9 @@ Server behaviours of other OpenAI-compatible servers, set by POST
                    judge: 500, 404 ...), with "retry_after" as Retry-After
   refuse_logprobs  answer a request asking for logprobs 400, as servers
                    without logprobs support do
+  send_log         a file to which each answer's send time (Unix seconds) and
+                   the SHA-256 of its request body are appended as it is
+                   sent, one "time<TAB>hash" line each (bench/judge/kill.py)
 
 Control endpoints (not counted as requests): GET /_mock/stats (requests,
 in_flight, peak_in_flight, by_path, status counts), GET /_mock/requests
@@ -112,6 +115,7 @@ class State:
 
     def configure(self, cfg):
         self.cfg = cfg
+        self.send_log = getattr(self, "send_log", None)
         self.rng = random.Random(cfg.get("seed", 1))
         self.window = None  # (start, requests, tokens) of the quota window
 
@@ -472,6 +476,15 @@ class Server:
             return response(404, error_body("no control endpoint " + path, "invalid_request_error"))
         return response(200, json.dumps(out).encode())
 
+    def log_send(self, body):
+        """Appends the send time and the request body's hash to send_log."""
+        path = self.s.cfg.get("send_log")
+        if not path:
+            return
+        if self.s.send_log is None or self.s.send_log.name != path:
+            self.s.send_log = open(path, "a", buffering=1)
+        self.s.send_log.write("%.6f\t%s\n" % (time.time(), hashlib.sha256(body).hexdigest()))
+
     def attempt_of(self, directive, body):
         key = directive.get("id") or hashlib.sha256(body).hexdigest()
         n = self.s.attempts.get(key, 0) + 1
@@ -703,16 +716,17 @@ class Conn(asyncio.Protocol):
             if data is None and not drop:
                 return  # a timeout: hold the request until the client leaves
             if latency > 0:
-                self.srv.loop.call_later(latency, self.finish, data, drop or close)
+                self.srv.loop.call_later(latency, self.finish, data, drop or close, body)
             else:
-                self.finish(data, drop or close)
+                self.finish(data, drop or close, body)
 
-    def finish(self, data, close):
+    def finish(self, data, close, body=b""):
         if self.closed:
             return
         self.release()
         if data:
             self.t.write(data)
+            self.srv.log_send(body)
         if close:
             self.closed = True
             self.t.close()

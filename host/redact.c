@@ -1,7 +1,12 @@
 /* Scrubbing secrets from answers (see redact.h). A view is a text decoded
- * from the answer with, for each of its bytes, the range of raw bytes it
- * came from, so a match found in any view is cut out of the raw answer. */
+ * from the answer; a first pass builds the views as plain bytes and only
+ * looks for the secrets. Only when one is found (never, with an honest
+ * server) does a second pass build them again with, for each byte, the
+ * range of raw bytes it came from, so each match is cut out of the raw
+ * answer. Decoding never lengthens a text, so every view fits in a buffer
+ * of the answer's size. */
 #define _GNU_SOURCE /* memmem */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,61 +20,43 @@
 
 struct view {
   unsigned char *b;
-  uint32_t *from, *to; /* raw range [from, to) of each byte; NULL: the raw text itself */
-  size_t n, cap;
+  uint32_t *from, *to; /* raw range [from, to) of each byte; NULL: b is the raw text */
+  size_t n;
 };
 
-struct group {
-  const char *key; /* the raw key literal; NULL for the key names themselves */
-  size_t key_len;
-  int depth;
-  struct view v;
+struct literal {
+  uint32_t at, len; /* the string's content in the raw text */
+  int group;
 };
 
 struct scan {
   const char *s;
   size_t n;
   const char *const *secrets;
-  unsigned char *mark; /* 1: covered by a match; 2: a match starts here */
-  struct group groups[MAX_GROUPS];
-  int n_groups;
-  int oom;
+  unsigned char *mark; /* the second pass: 1 covered by a match, 2 a match starts here */
+  struct view a, b;    /* scratch, room for n bytes each */
+  struct literal *lits;
+  size_t n_lits, cap_lits;
+  const char *group_key[MAX_GROUPS];
+  size_t group_len[MAX_GROUPS];
+  int group_depth[MAX_GROUPS], n_groups;
+  int found, oom;
 };
 
-static void view_free(struct view *v) {
-  free(v->b), free(v->from), free(v->to);
-  memset(v, 0, sizeof *v);
-}
-
-static int view_push(struct scan *sc, struct view *v, unsigned char c, uint32_t from, uint32_t to) {
-  if (v->n == v->cap) {
-    size_t cap = v->cap ? 2 * v->cap : 64;
-    unsigned char *b = realloc(v->b, cap);
-    if (b) v->b = b;
-    uint32_t *f = b ? realloc(v->from, cap * sizeof *f) : NULL;
-    if (f) v->from = f;
-    uint32_t *t = f ? realloc(v->to, cap * sizeof *t) : NULL;
-    if (!t) return sc->oom = 1, -1;
-    v->to = t, v->cap = cap;
-  }
-  v->b[v->n] = c, v->from[v->n] = from, v->to[v->n] = to;
-  v->n++;
-  return 0;
-}
-
-/* Marks every occurrence of every secret in v on the raw text. */
+/* Looks for every secret in v; in the second pass marks each occurrence
+ * on the raw text, byte by byte (its parts may lie in several strings). */
 static void search(struct scan *sc, const struct view *v) {
   for (const char *const *k = sc->secrets; *k; k++) {
     size_t kl = strlen(*k);
     if (kl < REDACT_MIN_SECRET) continue;
-    for (const unsigned char *p = v->b, *end = v->b + v->n; (size_t)(end - p) >= kl;) {
-      p = memmem(p, (size_t)(end - p), *k, kl);
-      if (!p) break;
+    for (const unsigned char *p = v->b, *end = v->b + v->n; (size_t)(end - p) >= kl; p++) {
+      if (!(p = memmem(p, (size_t)(end - p), *k, kl))) break;
+      sc->found = 1;
+      if (!sc->mark) return;
       size_t i = (size_t)(p - v->b);
-      for (size_t b = i; b < i + kl; b++) /* byte by byte: the parts may lie in several strings */
+      for (size_t b = i; b < i + kl; b++)
         for (size_t x = v->from ? v->from[b] : b, z = v->to ? v->to[b] : b + 1; x < z; x++) sc->mark[x] |= 1;
       sc->mark[v->from ? v->from[i] : i] |= 2;
-      p++;
     }
   }
 }
@@ -103,66 +90,86 @@ static size_t escape_at(const unsigned char *p, const unsigned char *end, unsign
   return 6;
 }
 
-/* Appends the bytes of in[0..n) with their escapes decoded (code points as
- * UTF-8) to out. in's raw ranges are from/to, or base + i when those are
- * NULL (a piece of the raw text). */
-static void decode_into(struct scan *sc, struct view *out, const unsigned char *in, size_t n,
-                        const uint32_t *from, const uint32_t *to, size_t base) {
-  for (size_t i = 0; i < n && !sc->oom;) {
-    unsigned cp;
-    size_t len = escape_at(in + i, in + n, &cp);
-    if (!len) len = 1, cp = 0x110000; /* a byte as it is */
-    uint32_t a = from ? from[i] : (uint32_t)(base + i), z = to ? to[i + len - 1] : (uint32_t)(base + i + len);
-    unsigned char u[4];
-    int k = 0;
-    if (cp == 0x110000) u[k++] = in[i];
-    else if (cp < 0x80) u[k++] = (unsigned char)cp;
-    else if (cp < 0x800) u[k++] = (unsigned char)(0xC0 | cp >> 6), u[k++] = (unsigned char)(0x80 | (cp & 63));
-    else if (cp < 0x10000) {
-      u[k++] = (unsigned char)(0xE0 | cp >> 12), u[k++] = (unsigned char)(0x80 | (cp >> 6 & 63));
-      u[k++] = (unsigned char)(0x80 | (cp & 63));
-    } else {
-      u[k++] = (unsigned char)(0xF0 | cp >> 18), u[k++] = (unsigned char)(0x80 | (cp >> 12 & 63));
-      u[k++] = (unsigned char)(0x80 | (cp >> 6 & 63)), u[k++] = (unsigned char)(0x80 | (cp & 63));
-    }
-    for (int j = 0; j < k; j++) view_push(sc, out, u[j], a, z);
-    i += len;
+static int utf8(unsigned cp, unsigned char u[4]) {
+  if (cp < 0x80) return u[0] = (unsigned char)cp, 1;
+  if (cp < 0x800) return u[0] = (unsigned char)(0xC0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 63)), 2;
+  if (cp < 0x10000) {
+    u[0] = (unsigned char)(0xE0 | cp >> 12), u[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
+    u[2] = (unsigned char)(0x80 | (cp & 63));
+    return 3;
   }
+  u[0] = (unsigned char)(0xF0 | cp >> 18), u[1] = (unsigned char)(0x80 | (cp >> 12 & 63));
+  u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)), u[3] = (unsigned char)(0x80 | (cp & 63));
+  return 4;
 }
 
-/* Searches v, then v decoded again and again while it holds escapes. v is
- * consumed unless it is the raw text. */
-static void search_levels(struct scan *sc, struct view v) {
-  for (int level = 0; !sc->oom; level++) {
-    search(sc, &v);
-    struct view next = {0};
-    if (level < MAX_LEVELS && memchr(v.b, '\\', v.n)) decode_into(sc, &next, v.b, v.n, v.from, v.to, 0);
-    int same = next.n == v.n;
-    if (v.from) view_free(&v);
-    if (!next.n || same) {
-      view_free(&next);
-      return;
+/* Appends in[0..n) with its escapes decoded (code points as UTF-8) to out;
+ * in's raw ranges are from/to, or base + i when from is NULL (a piece of
+ * the raw text); out's are kept when it has maps. Never longer than n.
+ * Without maps, the bytes between escapes are copied a run at a time. */
+static void decode_into(struct view *out, const unsigned char *in, size_t n, const uint32_t *from,
+                        const uint32_t *to, size_t base) {
+  unsigned char *w = out->b + out->n;
+  uint32_t *f = out->from ? out->from + out->n : NULL, *t = out->from ? out->to + out->n : NULL;
+  for (size_t i = 0; i < n;) {
+    if (!f) {
+      const unsigned char *bs = memchr(in + i, '\\', n - i);
+      size_t run = bs ? (size_t)(bs - (in + i)) : n - i;
+      memcpy(w, in + i, run);
+      w += run, i += run;
+      if (i == n) break;
     }
+    unsigned cp;
+    unsigned char u[4];
+    size_t len = escape_at(in + i, in + n, &cp);
+    int k = len ? utf8(cp, u) : (u[0] = in[i], len = 1, 1);
+    uint32_t a = from ? from[i] : (uint32_t)(base + i), z = from ? to[i + len - 1] : (uint32_t)(base + i + len);
+    for (int j = 0; j < k; j++) {
+      *w++ = u[j];
+      if (f) *f++ = a, *t++ = z;
+    }
+    i += len;
+  }
+  out->n = (size_t)(w - out->b);
+}
+
+/* Searches v (a or b), then v decoded again and again while it holds
+ * escapes, ping-ponging between the scratch views. */
+static void search_levels(struct scan *sc, struct view *v) {
+  for (int level = 0;; level++) {
+    search(sc, v);
+    if (level == MAX_LEVELS || !memchr(v->b, '\\', v->n)) return;
+    struct view *next = v == &sc->a ? &sc->b : &sc->a;
+    next->n = 0;
+    decode_into(next, v->b, v->n, v->from, v->to, 0);
+    if (next->n == v->n) return; /* backslashes that escape nothing */
     v = next;
   }
 }
 
-static struct view *group_of(struct scan *sc, const char *key, size_t key_len, int depth) {
-  for (int i = 0; i < sc->n_groups; i++) {
-    struct group *g = &sc->groups[i];
-    if (g->depth == depth && g->key_len == key_len && (!key || (g->key && !memcmp(g->key, key, key_len))))
-      return &g->v;
-  }
-  if (sc->n_groups == MAX_GROUPS) return &sc->groups[MAX_GROUPS - 1].v;
-  struct group *g = &sc->groups[sc->n_groups++];
-  g->key = key, g->key_len = key_len, g->depth = depth;
-  return &g->v;
+static int group_of(struct scan *sc, const char *key, size_t len, int depth) {
+  for (int i = 0; i < sc->n_groups; i++)
+    if (sc->group_depth[i] == depth && sc->group_len[i] == len && (!len || !memcmp(sc->group_key[i], key, len)))
+      return i;
+  if (sc->n_groups == MAX_GROUPS) return MAX_GROUPS - 1;
+  sc->group_key[sc->n_groups] = key, sc->group_len[sc->n_groups] = len, sc->group_depth[sc->n_groups] = depth;
+  return sc->n_groups++;
 }
 
-/* Files every JSON string of the raw text, decoded, under its key name and
- * depth (key names under their own). Tolerant: text that is not JSON makes
- * odd groups, never an error. */
-static void collect_strings(struct scan *sc) {
+static void add_literal(struct scan *sc, size_t at, size_t len, int group) {
+  if (sc->n_lits == sc->cap_lits) {
+    size_t cap = sc->cap_lits ? 2 * sc->cap_lits : 64;
+    struct literal *l = realloc(sc->lits, cap * sizeof *l);
+    if (!l) return (void)(sc->oom = 1);
+    sc->lits = l, sc->cap_lits = cap;
+  }
+  sc->lits[sc->n_lits++] = (struct literal){(uint32_t)at, (uint32_t)len, group};
+}
+
+/* Lists every JSON string of the raw text under its key name and depth
+ * (key names under a group of their own, depth -1). Tolerant: text that
+ * is not JSON makes odd groups, never an error. */
+static void list_strings(struct scan *sc) {
   const char *s = sc->s, *key[MAX_DEPTH + 1] = {NULL};
   size_t key_len[MAX_DEPTH + 1] = {0}, n = sc->n;
   int depth = 0;
@@ -173,17 +180,41 @@ static void collect_strings(struct scan *sc) {
     } else if ((c == '}' || c == ']') && depth > 0) {
       depth--;
     } else if (c == '"') {
-      size_t j = i + 1;
-      while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
-      if (j >= n) return; /* an unterminated string: the raw levels cover it */
+      size_t j = i + 1; /* the closing quote: one not after an odd run of backslashes */
+      for (const char *q; (q = memchr(s + j, '"', n - j)); j = (size_t)(q - s) + 1) {
+        size_t run = 0;
+        while (q - run > s + i + 1 && q[-1 - (ptrdiff_t)run] == '\\') run++;
+        if (run % 2 == 0) {
+          j = (size_t)(q - s);
+          break;
+        }
+      }
+      if (j >= n || s[j] != '"') return; /* an unterminated string: the raw levels cover it */
       size_t k = j + 1;
-      while (k < n && strchr(" \t\r\n", s[k]) && s[k]) k++;
+      while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r' || s[k] == '\n')) k++;
       int is_key = k < n && s[k] == ':';
-      struct view *v = is_key ? group_of(sc, NULL, 0, -1) : group_of(sc, key[depth], key_len[depth], depth);
-      decode_into(sc, v, (const unsigned char *)s + i + 1, j - i - 1, NULL, NULL, i + 1);
+      add_literal(sc, i + 1, j - i - 1, is_key ? group_of(sc, "", 0, -1) : group_of(sc, key[depth], key_len[depth], depth));
       if (is_key) key[depth] = s + i + 1, key_len[depth] = j - i - 1;
       i = j;
     }
+  }
+}
+
+/* Every view: the raw text and its decodings, then each group's strings
+ * joined, decoded, and their decodings. */
+static void search_all(struct scan *sc) {
+  struct view raw = {.b = (unsigned char *)sc->s, .n = sc->n};
+  search(sc, &raw);
+  if (memchr(sc->s, '\\', sc->n)) {
+    sc->a.n = 0;
+    decode_into(&sc->a, raw.b, raw.n, NULL, NULL, 0);
+    if (sc->a.n < raw.n) search_levels(sc, &sc->a);
+  }
+  for (int g = 0; g < sc->n_groups && !(sc->found && !sc->mark); g++) {
+    sc->a.n = 0;
+    for (size_t i = 0; i < sc->n_lits; i++)
+      if (sc->lits[i].group == g) decode_into(&sc->a, raw.b + sc->lits[i].at, sc->lits[i].len, NULL, NULL, sc->lits[i].at);
+    search_levels(sc, &sc->a);
   }
 }
 
@@ -208,6 +239,18 @@ static char *rebuild(struct scan *sc, size_t *out_len) {
   return out;
 }
 
+/* The second pass's maps and marks; -1 when memory runs out. */
+static int add_maps(struct scan *sc) {
+  size_t n = sc->n + 1;
+  sc->mark = calloc(n, 1);
+  for (struct view *v = &sc->a; v <= &sc->b; v++) {
+    v->from = malloc(n * sizeof *v->from);
+    v->to = malloc(n * sizeof *v->to);
+    if (!v->from || !v->to) return -1;
+  }
+  return sc->mark ? 0 : -1;
+}
+
 static int any_secret(const char *const *secrets) {
   for (const char *const *k = secrets; k && *k; k++)
     if (strlen(*k) >= REDACT_MIN_SECRET) return 1;
@@ -217,21 +260,22 @@ static int any_secret(const char *const *secrets) {
 char *redact(char *s, size_t *n, const char *const *secrets) {
   if (!s || !any_secret(secrets)) return s;
   struct scan sc = {.s = s, .n = *n, .secrets = secrets};
-  sc.oom = *n >= UINT32_MAX || !(sc.mark = calloc(*n + 1, 1));
-  if (!sc.oom) search_levels(&sc, (struct view){.b = (unsigned char *)s, .n = *n});
-  if (!sc.oom) collect_strings(&sc);
-  for (int i = 0; i < sc.n_groups; i++) {
-    if (!sc.oom && sc.groups[i].v.n) search_levels(&sc, sc.groups[i].v);
-    else view_free(&sc.groups[i].v);
+  sc.a.b = malloc(*n + 1), sc.b.b = malloc(*n + 1);
+  sc.oom = *n >= UINT32_MAX || !sc.a.b || !sc.b.b;
+  if (!sc.oom) list_strings(&sc);
+  if (!sc.oom) search_all(&sc);
+  char *out = s;
+  if (!sc.oom && sc.found) { /* again, with maps, to cut the matches out */
+    sc.oom = add_maps(&sc) != 0;
+    if (!sc.oom) search_all(&sc);
+    out = sc.oom ? NULL : rebuild(&sc, n);
   }
-  size_t marked = 0;
-  for (size_t i = 0; !sc.oom && i < *n; i++) marked |= sc.mark[i];
-  char *out = sc.oom || !marked ? NULL : rebuild(&sc, n);
-  free(sc.mark);
-  if (!sc.oom && !marked) return s;
+  free(sc.mark), free(sc.lits);
+  for (struct view *v = &sc.a; v <= &sc.b; v++) free(v->b), free(v->from), free(v->to);
+  if (out == s && !sc.oom) return s;
   memset(s, 0, sc.n);
   free(s);
-  return out;
+  return sc.oom ? NULL : out;
 }
 
 char *redact_latin1_form(const char *secret) {

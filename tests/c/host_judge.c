@@ -165,6 +165,9 @@ static void test_redact_decoded_text(void) {
              "{\"token\":\"-a/\",\"top_logprobs\":[{\"token\":\"-a/\"}]},{\"token\":\"b9\",\"top_logprobs\":[]}]}", key,
              "{\"content\":[{\"token\":\"[redacted]\",\"top_logprobs\":[{\"token\":\"sk\"},{\"token\":\"s\"}]},"
              "{\"token\":\"\",\"top_logprobs\":[{\"token\":\"-a/\"}]},{\"token\":\"\",\"top_logprobs\":[]}]}");
+  /* a string ending in an escaped backslash ends at its quote */
+  redacts_to("{\"c\":\"q\\\\\"}{\"c\":\"sk-a\"}{\"c\":\"/b9\"}", key,
+             "{\"c\":\"q\\\\\"}{\"c\":\"[redacted]\"}{\"c\":\"\"}");
   /* other strings between the parts are no join */
   redacts_to("{\"a\":\"sk-a\",\"b\":\"/b9\"}", key, "{\"a\":\"sk-a\",\"b\":\"/b9\"}");
   /* a non-ASCII key: raw, \u-escaped as UTF-8 (with a surrogate pair), and

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -247,8 +248,14 @@ static void write_entry(struct entry *e) {
   if (failed && !e->said) keep_failure(e, err);
 }
 
+/* The writer yields the CPU to the thread that reads answers: entries are
+ * safe in the journal, while an answer not yet read is not (Linux: a
+ * thread's own nice value, tid = 0 meaning the caller). */
+#define WRITER_NICE 10
+
 static void *write_queue(void *unused) {
   (void)unused;
+  if (setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + WRITER_NICE)) {} /* at worst it competes */
   pthread_mutex_lock(&W.lock);
   for (;;) {
     while (!W.head && !W.stopping) pthread_cond_wait(&W.work, &W.lock);

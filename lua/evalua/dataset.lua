@@ -310,6 +310,11 @@ function Dataset:values(field)
   return out
 end
 
+-- One row per user turn of each conversation (`messages`): see ev.agent.turns.
+function Dataset:turns()
+  return require("evalua.agent.data").turns(self)
+end
+
 M.tiers = { smoke = 20, regression = 200, deep = 2000 }
 
 -- Largest-remainder shares of n over strata, at least one each when n allows.

@@ -10,6 +10,7 @@ local sys = require "evalua._sys"
 -- "The public surface"). Under --sandbox a script can require these paths,
 -- "evalua" and the standard libraries, and nothing else.
 local PUBLIC = {
+  agent = "evalua.agent",                 -- docs/agents.md
   assertions = "evalua.assertions",       -- docs/prompts.md
   cli = "evalua.cli",                     -- docs/cli.md
   compare = "evalua.compare",             -- docs/history.md

@@ -6,7 +6,7 @@ local lu = require "luaunit"
 local h = require "tests.lua.helpers"
 local ev = require "evalua"
 
-local PUBLIC = { "assertions", "cli", "compare", "dataset", "evaluate", "gate", "generate", "geval", "history",
+local PUBLIC = { "agent", "assertions", "cli", "compare", "dataset", "evaluate", "gate", "generate", "geval", "history",
                  "json", "judge", "llm_evaluator", "map", "matrix_view", "metrics", "notify", "provider", "rag",
                  "report", "shard", "stats", "template", "text", "vector" }
 local LIST = table.concat(PUBLIC, ", ")

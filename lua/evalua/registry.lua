@@ -94,7 +94,10 @@ function M.resolve(spec)
   if type(spec) == "table" then return check_metric(spec, 3) end
   if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
   local registered = run.current().metrics
-  if not registered[spec] then require("evalua.rag").register_all() end -- the judged metrics' names; a load error is raised
+  if not registered[spec] then -- the judged and agent metrics' names; a load error is raised
+    require("evalua.rag").register_all()
+    require("evalua.agent").register_all()
+  end
   if registered[spec] then return registered[spec] end
   if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
   if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end

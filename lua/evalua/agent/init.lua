@@ -1,15 +1,79 @@
 -- ev.agent: tool calls, trajectories and conversations (docs/agents.md).
 --
---   ev.agent.check(ds)     -- every row's messages, tools and expected calls well formed
---   ds:turns()             -- one row per user turn
+--   metrics = { "tool_correctness", ev.agent.tool_call_accuracy{ strict_order = false },
+--               ev.agent.trajectory_match{ trajectory_match_mode = "superset" } }
+--   ev.agent.tool_call_f1(actual, reference)        -- {score =, reason =, ...}
+--   ev.evaluate(ds:turns(), {...})                  -- turn by turn
+--
+-- The deterministic metrics follow DeepEval (tool_correctness), RAGAS
+-- (tool_call_accuracy, tool_call_f1) and agentevals (trajectory_match),
+-- with their option names; the judged ones are in agent/judged.lua and
+-- agent/conversation.lua.
+local metric = require "evalua.agent.metric"
 local data = require "evalua.agent.data"
+local registry = require "evalua.registry"
 
 local M = { data = data }
+
+local tool_correctness = require "evalua.agent.tool_correctness"
+local tool_call = require "evalua.agent.tool_call"
+local trajectory = require "evalua.agent.trajectory"
+
+M.tool_correctness = metric.define {
+  name = "tool_correctness", options = tool_correctness.options, compute = tool_correctness.compute,
+  reads = metric.row_calls, given = metric.given_calls,
+  description = "DeepEval's tool correctness: expected calls matched by the calls made, over the expected calls",
+}
+
+M.tool_call_accuracy = metric.define {
+  name = "tool_call_accuracy", options = tool_call.accuracy_options, compute = tool_call.accuracy,
+  reads = metric.row_calls, given = metric.given_calls,
+  description = "RAGAS's tool call accuracy: 0 unless the call names follow the reference; then the share of "
+    .. "reference arguments right",
+}
+
+M.tool_call_f1 = metric.define {
+  name = "tool_call_f1", options = tool_call.f1_options, compute = tool_call.f1,
+  reads = metric.row_calls, given = metric.given_calls,
+  description = "RAGAS's tool call F1: calls with the expected name and arguments, precision and recall",
+}
+
+M.trajectory_match = metric.define {
+  name = "trajectory_match", options = trajectory.options, compute = trajectory.compute,
+  reads = function(p)
+    if not p.messages then return nil, "the row has no messages" end
+    if not p.reference then return nil, "the row has no reference_messages" end
+    return p.messages, p.reference
+  end,
+  given = function(a, b)
+    local out, why = data.conversation_of(a, "actual")
+    if not out then return nil, why end
+    local ref
+    ref, why = data.conversation_of(b, "reference", true)
+    if not ref then return nil, why end
+    return out, ref
+  end,
+  description = "agentevals' trajectory match: 1 when the calls made match the reference trajectory's",
+}
+
+local NAMES = { "tool_correctness", "tool_call_accuracy", "tool_call_f1", "trajectory_match" }
 
 -- check(ds): every row's agent fields are well formed (an input error otherwise).
 M.check = data.check
 
 -- turns(ds) -> one row per user turn (agent/data.lua).
 M.turns = data.turns
+
+-- Registers the agent metrics' names in the current run, beside (never
+-- over) a metric of the same name the script registered.
+function M.register_all()
+  local have = {}
+  for _, m in ipairs(registry.registered()) do have[m.name] = true end
+  for _, name in ipairs(NAMES) do
+    if not have[name] then registry.register(M[name]) end
+  end
+end
+
+M.register_all()
 
 return M

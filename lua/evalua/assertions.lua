@@ -7,6 +7,9 @@
 --   optional schema) json-schema min-length max-length min-words max-words
 --   similar (edit similarity >= threshold) latency (latency_ms <= threshold)
 --   cost (cost <= threshold)
+--   tool-call-f1 trajectory:tool-used trajectory:tool-sequence
+--   trajectory:tool-args-match trajectory:step-count is-valid-openai-tools-call
+--   (over the row's messages: lua/evalua/agent/assertions.lua, docs/agents.md)
 --
 -- value may instead come from the row: {type = "icontains-any", field = "gold_answers"}.
 -- A row may carry its own list in its `assert` field; ev.assertions.metric
@@ -214,6 +217,8 @@ end
 --   value = a kind of M.values, or nil when the type takes no value
 --   optional = true when the value may be left out (is-json)
 --   threshold = a kind of M.thresholds, or nil when the type takes none
+--   threshold_default = the threshold when none is given (else one is required)
+--   check_not = the check of "not-" when it is not the plain inverse
 --   of_row = true when it reads the output's row, not its answer
 --   shown(value) -> how the value appears in the assertion's name (default: quoted)
 -- Keys a type does not use are refused, so nothing given is ignored.
@@ -299,8 +304,10 @@ local function check_keys(a, t, where)
   end
   if t.threshold then
     local kind = M.thresholds[t.threshold]
-    if a.threshold == nil then return ("%s.threshold: '%s' needs a threshold, %s"):format(where, a.type, kind.what) end
-    if not kind.ok(a.threshold) then
+    if a.threshold == nil and t.threshold_default == nil then
+      return ("%s.threshold: '%s' needs a threshold, %s"):format(where, a.type, kind.what)
+    end
+    if a.threshold ~= nil and not kind.ok(a.threshold) then
       return ("%s.threshold: expected %s, got %s"):format(where, kind.what, show(a.threshold))
     end
   end
@@ -323,8 +330,10 @@ function M.compile(a, where)
   end
   local name = a.name or (a.type .. (a.value ~= nil and (" " .. (t.shown or show)(a.value))
     or a.field and (" {" .. a.field .. "}") or a.threshold and (" " .. show(a.threshold)) or ""))
+  local threshold = a.threshold
+  if threshold == nil then threshold = t.threshold_default end
   return { type = a.type, base = kind.base, negate = kind.negate, t = t, value = value, field = a.field,
-           threshold = a.threshold, name = name }
+           threshold = threshold, name = name }
 end
 
 -- run(c, row) -> {name=, pass = true|false|nil, reason=}
@@ -337,6 +346,10 @@ function M.run(c, row)
     local why
     value, why = M.values[c.t.value](row[c.field], "field '" .. c.field .. "'")
     if value == nil then return { name = c.name, reason = why } end
+  end
+  if c.negate and c.t.check_not then
+    local pass, reason = c.t.check_not(answer, value, row, c)
+    return { name = c.name, pass = pass, reason = reason }
   end
   local pass, reason = c.t.check(answer, value, row, c)
   if pass ~= nil and c.negate then pass, reason = not pass, "not: " .. reason end
@@ -464,5 +477,7 @@ function M.metrics(list)
   end
   return out
 end
+
+require("evalua.agent.assertions").add(M) -- the tool-call and trajectory types
 
 return M

@@ -1,13 +1,20 @@
--- The JSON-schema subset of the is-json and json-schema assertions: type
--- (object, array, string, number, integer, boolean, null, or a list of
--- them), required, properties, items and enum. Other keywords are refused
--- when the schema is read, so a schema never passes by being ignored.
+-- The JSON-schema subset of the is-json, json-schema and
+-- is-valid-openai-tools-call assertions: type (object, array, string,
+-- number, integer, boolean, null, or a list of them), required, properties,
+-- additionalProperties (false or a schema), items, enum, minimum, maximum,
+-- minLength, maxLength, minItems, maxItems, and the annotations description,
+-- title and default. Other keywords are refused when the schema is read, so
+-- a schema never passes by being ignored.
 local json = require "evalua.json"
 
 local M = {}
 
 local KEYWORDS = { type = true, required = true, properties = true, items = true, enum = true,
-                   description = true, title = true }
+                   description = true, title = true, default = true, additionalProperties = true,
+                   minimum = true, maximum = true, minLength = true, maxLength = true, minItems = true,
+                   maxItems = true }
+local BOUNDS = { minimum = "number", maximum = "number", minLength = "count", maxLength = "count",
+                 minItems = "count", maxItems = "count" }
 local TYPES = { object = true, array = true, string = true, number = true, integer = true, boolean = true,
                 null = true }
 
@@ -42,8 +49,8 @@ function M.validate(s, what)
   if type(s) ~= "table" then return nil, what .. ": expected a schema table" end
   for k in pairs(s) do
     if not KEYWORDS[k] then
-      return nil, ("%s: schema keyword '%s' is not supported (type, required, properties, items, enum)")
-        :format(what, tostring(k))
+      return nil, ("%s: schema keyword '%s' is not supported (type, required, properties, additionalProperties, "
+        .. "items, enum, minimum, maximum, minLength, maxLength, minItems, maxItems)"):format(what, tostring(k))
     end
   end
   for _, t in ipairs(type(s.type) == "table" and s.type or { s.type }) do
@@ -51,8 +58,20 @@ function M.validate(s, what)
   end
   if s.required ~= nil and not is_array(s.required) then return nil, what .. ".required: expected a list" end
   if s.enum ~= nil and (not is_array(s.enum) or #s.enum == 0) then return nil, what .. ".enum: expected a list" end
+  for k, kind in pairs(BOUNDS) do
+    local v = s[k]
+    if v ~= nil and (type(v) ~= "number" or v ~= v or math.abs(v) == math.huge
+                     or (kind == "count" and (v < 0 or v ~= math.floor(v)))) then
+      return nil, ("%s.%s: expected %s"):format(what, k, kind == "count" and "a whole number >= 0" or "a number")
+    end
+  end
   for name, sub in pairs(s.properties or {}) do
     local ok, why = M.validate(sub, ("%s.properties.%s"):format(what, tostring(name)))
+    if not ok then return nil, why end
+  end
+  local extra = s.additionalProperties
+  if extra ~= nil and extra ~= true and extra ~= false then
+    local ok, why = M.validate(extra, what .. ".additionalProperties")
     if not ok then return nil, why end
   end
   if s.items ~= nil then return M.validate(s.items, what .. ".items") end
@@ -93,12 +112,44 @@ function M.check(s, v, path)
         if why then return why end
       end
     end
+    local extra = s.additionalProperties
+    if extra ~= nil and extra ~= true and type_of(v) ~= "array" then
+      local names = {}
+      for k in pairs(v) do
+        if not (s.properties and s.properties[k] ~= nil) then names[#names + 1] = tostring(k) end
+      end
+      table.sort(names)
+      for _, k in ipairs(names) do
+        if extra == false then return ("%s: key '%s' is not allowed (additionalProperties is false)"):format(path, k) end
+        local why = M.check(extra, v[k], path .. "." .. k)
+        if why then return why end
+      end
+    end
     if s.items then
       for i, x in ipairs(v) do
         local why = M.check(s.items, x, ("%s[%d]"):format(path, i - 1))
         if why then return why end
       end
     end
+  end
+  return M.bounds(s, v, path)
+end
+
+-- The numeric and size bounds of s on v: nil, or why v is outside them.
+function M.bounds(s, v, path)
+  if type(v) == "number" then
+    if s.minimum and v < s.minimum then return ("%s: %s is under the minimum %s"):format(path, json.encode(v), json.encode(s.minimum)) end
+    if s.maximum and v > s.maximum then return ("%s: %s is over the maximum %s"):format(path, json.encode(v), json.encode(s.maximum)) end
+  elseif type(v) == "string" then
+    local n = utf8.len(v) or #v
+    local unit = n == 1 and "character" or "characters"
+    if s.minLength and n < s.minLength then return ("%s: %d %s, fewer than minLength %d"):format(path, n, unit, s.minLength) end
+    if s.maxLength and n > s.maxLength then return ("%s: %d %s, more than maxLength %d"):format(path, n, unit, s.maxLength) end
+  elseif type(v) == "table" and type_of(v) ~= "object" then
+    local n = #v
+    local unit = n == 1 and "item" or "items"
+    if s.minItems and n < s.minItems then return ("%s: %d %s, fewer than minItems %d"):format(path, n, unit, s.minItems) end
+    if s.maxItems and n > s.maxItems then return ("%s: %d %s, more than maxItems %d"):format(path, n, unit, s.maxItems) end
   end
   return nil
 end

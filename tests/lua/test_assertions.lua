@@ -118,7 +118,26 @@ function TestTypes:test_json_and_schema()
     { false, "$[1]: expected number, got string" })
   local c, why = A.compile({ type = "json-schema", value = { type = "object", minProperties = 1 } }, "a")
   lu.assertNil(c)
-  lu.assertEquals(why, "a.value: schema keyword 'minProperties' is not supported (type, required, properties, items, enum)")
+  lu.assertEquals(why, "a.value: schema keyword 'minProperties' is not supported (type, required, properties, "
+    .. "additionalProperties, items, enum, minimum, maximum, minLength, maxLength, minItems, maxItems)")
+  -- the keywords of function schemas: additionalProperties and bounds
+  local fn = { type = "object", properties = { n = { type = "integer", minimum = 1, maximum = 3 },
+               tags = { type = "array", maxItems = 1 }, s = { type = "string", minLength = 2 } },
+               additionalProperties = false }
+  lu.assertEquals({ check({ type = "json-schema", value = fn }, '{"n": 2, "tags": ["a"], "s": "ab"}') },
+    { true, "valid JSON matching the schema" })
+  lu.assertEquals({ check({ type = "json-schema", value = fn }, '{"n": 4}') }, { false, "$.n: 4 is over the maximum 3" })
+  lu.assertEquals({ check({ type = "json-schema", value = fn }, '{"n": 0}') }, { false, "$.n: 0 is under the minimum 1" })
+  lu.assertEquals({ check({ type = "json-schema", value = fn }, '{"tags": ["a", "b"]}') },
+    { false, "$.tags: 2 items, more than maxItems 1" })
+  lu.assertEquals({ check({ type = "json-schema", value = fn }, '{"s": "\u{4e2d}"}') },
+    { false, "$.s: 1 character, fewer than minLength 2" })
+  lu.assertEquals({ check({ type = "json-schema", value = fn }, '{"x": 1}') },
+    { false, "$: key 'x' is not allowed (additionalProperties is false)" })
+  lu.assertEquals({ check({ type = "json-schema", value = { type = "object", additionalProperties = { type = "number" } } },
+    '{"x": "1"}') }, { false, "$.x: expected number, got string" })
+  _, why = A.compile({ type = "json-schema", value = { type = "string", minLength = -1 } }, "a")
+  lu.assertEquals(why, "a.value.minLength: expected a whole number >= 0")
 end
 
 function TestTypes:test_limits()

@@ -28,6 +28,11 @@ M.params = {
   actual_output = { label = "Actual Output", field = "answer" },
   expected_output = { label = "Expected Output", field = "gold_answers" },
   context = { label = "Context", field = "contexts" },
+  -- a conversation (docs/agents.md): its messages as a transcript, and its metadata
+  turns = { label = "Turns", field = "messages" },
+  scenario = { label = "Scenario", field = "scenario" },
+  expected_outcome = { label = "Expected Outcome", field = "expected_outcome" },
+  chatbot_role = { label = "Chatbot Role", field = "chatbot_role" },
 }
 
 local MIN_PROB = math.log(0.01)
@@ -196,7 +201,9 @@ local function case_of(o, params, row)
     local v
     if type(from) == "function" then v = from(row) else v = row[from] end
     if type(v) == "table" then
-      if p == "context" then v = table.concat(v, "\n\n") else v = v[1] end
+      if p == "context" then v = table.concat(v, "\n\n")
+      elseif p == "turns" then v = require("evalua.agent.transcript").render(v)
+      else v = v[1] end
     end
     if type(v) ~= "string" or not v:find("%S") then
       return nil, ("no '%s' in the row (%s)"):format(type(from) == "string" and from or p, p)

@@ -195,6 +195,12 @@ def score_answer(op, system, user):
     answer = section(user, "answer") or blocks.get("Actual Output", "")
     other = (section(user, "reference") or blocks.get("Expected Output") or blocks.get("Context")
              or blocks.get("Input") or section(user, "question"))
+    if not answer and "Turns" in blocks:  # a conversation: its last reply against the expected outcome
+        lines = transcript_lines(user, blocks["Turns"])
+        replies_ = [t for _, r, t in lines if r == "assistant"]
+        asked = [t for _, r, t in lines if r == "user"]
+        answer = replies_[-1] if replies_ else ""
+        other = blocks.get("Expected Outcome") or (asked[0] if asked else "")
     score = lo + round(f1(answer, other) * (hi - lo))
     return {"reason": "overlap with the reference", "score": score}
 
@@ -272,6 +278,151 @@ def declared_keys(system, user):
     return {k: (1 if k in ("score", "verdict", "passing") else "mock") for k in keys}
 
 
+# ---- the agent metrics' operations (lua/evalua/agent/*): heuristics over the
+# <conversation> transcript, whose lines are "[n] user: ...", "[n] assistant:
+# ...", "[n] assistant calls NAME {args}" and "[n] tool NAME: ...".
+
+TURN = re.compile(r"^\[(\d+)\] (user|assistant calls|assistant|system|developer|tool [^:]*):? ?(.*)$")
+
+
+def transcript_lines(user, text=None):
+    """[(n, role, text)] of the <conversation> section (or of text)."""
+    out = []
+    for line in (section(user, "conversation") if text is None else text).split("\n"):
+        m = TURN.match(line)
+        if m:
+            out.append((int(m.group(1)), m.group(2), m.group(3)))
+        elif out:
+            n, role, text = out[-1]
+            out[-1] = (n, role, text + "\n" + line)
+    return out
+
+
+def said(user, role):
+    return [text for _, r, text in transcript_lines(user) if r == role]
+
+
+def arg_words(value):
+    if isinstance(value, dict):
+        return [w for v in value.values() for w in arg_words(v)]
+    if isinstance(value, list):
+        return [w for v in value for w in arg_words(v)]
+    return tokens(str(value)) if not isinstance(value, bool) else []
+
+
+def agent_arguments(system, user):
+    """yes when every word of a call's argument values was said by the user."""
+    heard = set(tokens(" ".join(said(user, "user"))))
+    out = []
+    for call in json.loads(section(user, "tool_calls") or "[]"):
+        words = arg_words(call.get("arguments"))
+        ok = all(w in heard for w in words)
+        out.append({"verdict": "yes" if ok else "no", "reason": "argument words %s the user's" % ("are" if ok else "are not all")})
+    return {"verdicts": out}
+
+
+def first_last(user):
+    users, answers = said(user, "user"), said(user, "assistant")
+    return (users[0] if users else ""), (answers[-1] if answers else "")
+
+
+def agent_task_outcome(system, user):
+    task, outcome = first_last(user)
+    return {"task": task or "none", "outcome": outcome or "none"}
+
+
+def agent_goal_state(system, user):
+    goal, end = first_last(user)
+    return {"user_goal": goal or "none", "end_state": end or "none"}
+
+
+def agent_task_verdict(system, user):
+    share = overlap(content_words(section(user, "task")), section(user, "outcome"))
+    return {"reason": "overlap of the task with the outcome", "verdict": round(share, 2)}
+
+
+def agent_goal_compare(system, user):
+    share = overlap(content_words(section(user, "desired_outcome")), section(user, "achieved_outcome"))
+    return {"reason": "overlap with the desired outcome", "verdict": 1 if share >= 0.5 else 0}
+
+
+REFUSED = re.compile(r"(?i)\b(cannot|can't|sorry|unable)\b|抱歉|无法")
+
+
+def replies(user):
+    """(user text, the turn's last assistant text) per user message."""
+    out, lines = [], transcript_lines(user)
+    for i, (_, role, text) in enumerate(lines):
+        if role != "user":
+            continue
+        reply = ""
+        for _, r, t in lines[i + 1:]:
+            if r == "user":
+                break
+            if r == "assistant":
+                reply = t
+        out.append((text, reply))
+    return out
+
+
+def agent_topics(system, user):
+    return {"topics": [u for u, _ in replies(user)]}
+
+
+def agent_topic_verdicts(system, user):
+    refs = set(w for t in json.loads(section(user, "reference_topics") or "[]") for w in content_words(t))
+    answer = dict(replies(user))
+    out = []
+    for topic in json.loads(section(user, "topics") or "[]"):
+        reply = answer.get(topic, "")
+        out.append({"topic": topic, "answered": bool(reply) and not REFUSED.search(reply),
+                    "on_topic": any(w in refs for w in content_words(topic))})
+    return {"verdicts": out}
+
+
+def agent_knowledge(system, user):
+    ids = [t for t in re.findall(r"[A-Za-z]*\d[\w-]*", section(user, "message"))]
+    return {"facts": {"fact %d" % (i + 1): v for i, v in enumerate(ids)}}
+
+
+def agent_retention(system, user):
+    facts = [f.split(": ", 1)[-1].lower() for f in section(user, "facts").split("\n") if f.strip()]
+    message = section(user, "message")
+    forgot = "?" in message and not any(f in message.lower() for f in facts)
+    return {"reason": "asks without the user's facts" if forgot else "keeps the facts", "verdict": "yes" if forgot else "no"}
+
+
+def agent_role(system, user):
+    return {"out_of_character": [{"index": n, "reason": "speaks as a model"} for n, r, t in transcript_lines(user)
+                                 if r == "assistant" and re.search(r"(?i)as an ai|language model", t)]}
+
+
+def agent_intentions(system, user):
+    return {"intentions": said(user, "user")}
+
+
+def agent_intention_verdicts(system, user):
+    answers = " ".join(said(user, "assistant"))
+    return {"verdicts": [{"verdict": "yes" if overlap(content_words(i), answers) >= 0.5 else "no", "reason": "overlap"}
+                         for i in json.loads(section(user, "intentions") or "[]")]}
+
+
+def agent_turn_relevancy(system, user):
+    users, answers = said(user, "user"), said(user, "assistant")
+    ok = bool(users and answers) and bool(set(content_words(users[-1])) & set(tokens(answers[-1])))
+    return {"reason": "shares words with the user" if ok else "shares no word with the user", "verdict": "yes" if ok else "no"}
+
+
+AGENT_OPERATIONS = {
+    "agent_arguments": agent_arguments, "agent_task_outcome": agent_task_outcome,
+    "agent_task_verdict": agent_task_verdict, "agent_goal_state": agent_goal_state,
+    "agent_goal_compare": agent_goal_compare, "agent_topics": agent_topics,
+    "agent_topic_verdicts": agent_topic_verdicts, "agent_knowledge": agent_knowledge,
+    "agent_retention": agent_retention, "agent_role": agent_role, "agent_intentions": agent_intentions,
+    "agent_intention_verdicts": agent_intention_verdicts, "agent_turn_relevancy": agent_turn_relevancy,
+}
+
+
 # The answer of each judge operation, chosen by the X-Evalua-Operation header
 # the judge sends (never by the prompt's wording, which users edit).
 OPERATIONS = {
@@ -290,6 +441,7 @@ OPERATIONS = {
     "rag_correctness": lambda system, user: score_answer("rag_correctness", system, user),
     "llm_evaluator": declared_keys,
 }
+OPERATIONS.update(AGENT_OPERATIONS)
 
 
 def op_answer(op, system, user):

@@ -7,8 +7,11 @@
 --
 -- The deterministic metrics follow DeepEval (tool_correctness), RAGAS
 -- (tool_call_accuracy, tool_call_f1) and agentevals (trajectory_match),
--- with their option names; the judged ones are in agent/judged.lua and
--- agent/conversation.lua.
+-- with their option names; the judged ones (agent/judged.lua,
+-- agent/conversation.lua) follow DeepEval (argument_correctness,
+-- task_completion, knowledge_retention, role_adherence,
+-- conversation_completeness, turn_relevancy, conversational_geval) and
+-- RAGAS (agent_goal_accuracy, topic_adherence).
 local metric = require "evalua.agent.metric"
 local data = require "evalua.agent.data"
 local registry = require "evalua.registry"
@@ -56,7 +59,18 @@ M.trajectory_match = metric.define {
   description = "agentevals' trajectory match: 1 when the calls made match the reference trajectory's",
 }
 
+local judged = require "evalua.agent.judged"
+local conversation = require "evalua.agent.conversation"
+
 local NAMES = { "tool_correctness", "tool_call_accuracy", "tool_call_f1", "trajectory_match" }
+for _, group in ipairs { judged, conversation } do
+  for _, name in ipairs(group.NAMES) do
+    M[name] = group[name]
+    NAMES[#NAMES + 1] = name
+  end
+end
+M.conversational_geval = conversation.conversational_geval
+M.prompts = judged.prompts
 
 -- check(ds): every row's agent fields are well formed (an input error otherwise).
 M.check = data.check

@@ -26,7 +26,8 @@ local KNOWN = options.set { "prompts", "providers", "concurrency", "progress", "
 
 -- Fields ev.generate writes; a row's own field of the same name is replaced.
 local OUTPUT = { "answer", "system", "prompt_name", "provider", "latency_ms", "prompt_tokens",
-                 "completion_tokens", "cost", "cached", "output_error" }
+                 "completion_tokens", "cost", "cached", "output_error", "steps", "stop_reason", "tool_errors",
+                 "input_messages" }
 
 local function basename(path)
   return (path:match("([^/]+)$"):gsub("%.[^.]*$", ""))
@@ -115,6 +116,10 @@ local function output_json(row, cell, out)
   local r = row_copy(row)
   for _, k in ipairs(OUTPUT) do r[k] = nil end
   r.system, r.prompt_name, r.provider = cell.system, cell.prompt, cell.provider
+  if out.messages then -- an agent's trajectory (docs/agents.md); the row's own messages are kept beside it
+    if r.messages ~= nil then r.input_messages = r.messages end
+    r.messages, r.steps, r.stop_reason, r.tool_errors = out.messages, out.steps, out.stop_reason, out.tool_errors
+  end
   if out.ok then
     r.answer = out.answer
     if out.contexts then r.contexts = out.contexts end
@@ -176,6 +181,9 @@ return function(ds, spec)
   if not ok then error(providers, 2) end
   local texts = render_all(ds, prompts)
   require("evalua.assertions").check_rows(ds) -- a bad assert list stops the run before anything is sent
+  for _, v in ipairs(providers) do
+    if v.p.agent then require("evalua.agent.data").check(ds) break end -- the conversations to replay, checked up front
+  end
   local cells = {}
   for pi, p in ipairs(prompts) do
     for _, v in ipairs(providers) do

@@ -6,6 +6,10 @@
 --   ev.provider.http{url=, headers=, body=, extract=}   a RAG service of your own
 --   ev.provider.exec{cmd=}                        a command: JSON on stdin and stdout
 --
+-- openai and offline take tools = {...}: then ev.generate runs an agent loop
+-- (lua/evalua/agent/loop.lua, docs/agents.md) and the output carries the
+-- whole trajectory (messages, steps, stop_reason, tool_errors).
+--
 -- provider:call(prompt, row) -> {ok = true, answer=, contexts=, retrieved=,
 --   latency_ms=, prompt_tokens=, completion_tokens=, cost=, cached=}
 --   | {ok = false, error=, dry_run=}. A failure is a result, never an error.
@@ -19,6 +23,28 @@ local sender = require "evalua.provider_http"
 local cache = require "evalua.judge.cache"
 local offline = require "evalua.provider_offline"
 local sys = require "evalua._sys"
+
+-- The agent loop's options, checked; nil when the provider has no tools.
+local AGENT_OPTIONS = { "tools", "fixtures", "max_steps" }
+
+local function agent_setup(o, what)
+  if o.tools == nil then
+    for _, k in ipairs { "fixtures", "max_steps", "policy", "tool_choice", "parallel_tool_calls" } do
+      if o[k] ~= nil then error(("%s: %s needs tools = {...}"):format(what, k), 3) end
+    end
+    return nil
+  end
+  local ok, set = pcall(require("evalua.agent.tools").set, o.tools, o.fixtures, what)
+  if not ok then error(set, 3) end
+  local n = o.max_steps == nil and require("evalua.agent.loop").max_steps or o.max_steps
+  if math.tointeger(n) == nil or n < 1 then error(what .. ": max_steps must be a whole number >= 1", 3) end
+  return { set = set, max_steps = math.tointeger(n) }
+end
+
+local function agent_run(agent, prompt, row, step)
+  return require("evalua.agent.loop").run { system = prompt, row = row, tools = agent.set,
+                                            max_steps = agent.max_steps, step = step }
+end
 
 local M = {}
 
@@ -40,7 +66,7 @@ function M.is_provider(x) return getmetatable(x) == Provider end
 function Provider:call(prompt, row)
   if type(prompt) ~= "string" then error("provider:call: prompt must be a string", 2) end
   local r = self.impl(self, prompt, row or {})
-  if r.ok and type(r.answer) ~= "string" then
+  if r.ok and type(r.answer) ~= "string" and not (self.agent and r.messages) then -- an agent may stop without a reply
     return { ok = false, error = ("provider '%s' gave no answer string"):format(self.name) }
   end
   return r
@@ -70,11 +96,36 @@ end
 
 -- ---- offline --------------------------------------------------------------------
 
-local OFFLINE = options.set { "name", "question" }
+local OFFLINE = options.set { "name", "question", "policy", table.unpack(AGENT_OPTIONS) }
+
+-- With tools, a scripted policy plays the model: policy(state) with state
+-- {messages =, row =, step =} returns the next assistant message, {content =}
+-- or {tool_calls = {{name =, arguments =}...}}.
+local function offline_agent(o, agent)
+  if type(o.policy) ~= "function" then error("ev.provider.offline: with tools, give policy = function(state) -> message", 3) end
+  if o.question ~= nil then error("ev.provider.offline: question does not apply to an agent (the row's user turns are sent)", 3) end
+  local p = new("offline", o.name or "offline agent", function(self, prompt, row)
+    local out = agent_run(agent, prompt, row, function(messages, k)
+      local ok, msg = pcall(o.policy, { messages = messages, row = row, step = k })
+      if not ok then
+        if type(msg) == "table" and msg.evalua_exit then error(msg, 0) end
+        return { ok = false, error = "the policy raised: " .. tostring(msg) }
+      end
+      if type(msg) ~= "table" then return { ok = false, error = "the policy returned no message table" } end
+      return { ok = true, message = msg, latency_ms = 0, prompt_tokens = 0, completion_tokens = 0, cost = 0, cached = false }
+    end)
+    self.counts[out.ok and "requests" or "failures"] = self.counts[out.ok and "requests" or "failures"] + 1
+    return out
+  end, { agent = true, tools = agent.set.specs })
+  p.counts = { requests = 0, failures = 0 }
+  return p
+end
 
 function M.offline(o)
   o = o or {}
   options.check(o, OFFLINE, "ev.provider.offline", 2)
+  local agent = agent_setup(o, "ev.provider.offline")
+  if agent then return offline_agent(o, agent) end
   local field = o.question or "query"
   local p = new("offline", o.name or "offline", function(self, prompt, row)
     local answer, why = offline.answer(row[field], row.contexts, prompt)
@@ -96,7 +147,7 @@ local SAMPLING = { "temperature", "top_p", "max_tokens", "seed", "stop" }
 local OPENAI = options.set { "name", "system", "temperature", "top_p", "max_tokens", "seed", "stop",
   "base_url", "model", "concurrency", "cache", "cache_mode", "timeout_ms", "connect_timeout_ms",
   "max_retries", "backoff_ms", "max_backoff_ms", "api_key_env", "headers", "rpm", "tpm", "budget",
-  "dry_run", "price", "ca_file" }
+  "dry_run", "price", "ca_file", "tool_choice", "parallel_tool_calls", table.unpack(AGENT_OPTIONS) }
 
 local function cost_of(price, u)
   if not price or not u then return nil end
@@ -106,9 +157,14 @@ end
 function M.openai(o)
   o = o or {}
   options.check(o, OPENAI, "ev.provider.openai", 2)
+  local agent = agent_setup(o, "ev.provider.openai")
+  if agent and o.system ~= nil then
+    error("ev.provider.openai: with tools the rendered prompt is the system message; leave system out", 2)
+  end
   local cfg, req = {}, { temperature = 0 }
+  local AGENT_ONLY = { tools = true, fixtures = true, max_steps = true, tool_choice = true, parallel_tool_calls = true }
   for k, v in pairs(o) do
-    if k ~= "name" and k ~= "system" then cfg[k] = v end
+    if k ~= "name" and k ~= "system" and not AGENT_ONLY[k] then cfg[k] = v end
   end
   for _, k in ipairs(SAMPLING) do
     cfg[k] = nil
@@ -120,6 +176,22 @@ function M.openai(o)
   local price = o.price or judges.prices[judge.model]
   local system = o.system
   if system ~= nil and type(system) ~= "string" then error("ev.provider.openai: system must be a string", 2) end
+  if agent then
+    local extra = { tools = agent.set.specs, tool_choice = o.tool_choice, parallel_tool_calls = o.parallel_tool_calls }
+    return new("openai", o.name or judge.model, function(_, prompt, row)
+      return agent_run(agent, prompt, row, function(messages)
+        local q = { messages = messages, extra = extra }
+        for k, v in pairs(req) do q[k] = v end
+        local r = judge:chat(q) -- each step is a request of its own, cached as any
+        if not r.ok then return { ok = false, error = r.error, dry_run = r.dry_run } end
+        local u = r.usage
+        return { ok = true, message = { content = r.text ~= "" and r.text or nil, tool_calls = r.tool_calls },
+                 latency_ms = r.latency_ms, cached = r.cached, prompt_tokens = u and u.prompt_tokens,
+                 completion_tokens = u and u.completion_tokens, cost = cost_of(price, u) }
+      end)
+    end, { judge = judge, model = judge.model, concurrency = judge:stats().concurrency_window, agent = true,
+           tools = agent.set.specs })
+  end
   return new("openai", o.name or judge.model, function(_, prompt)
     local messages = { { role = "user", content = prompt } }
     if system then table.insert(messages, 1, { role = "system", content = system }) end

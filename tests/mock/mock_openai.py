@@ -30,6 +30,7 @@ The directive's JSON may hold:
                reply streamed as server-sent events though not asked, the
                header cut in two chunks)
   answer       the assistant's reply text, verbatim
+  steps        the answers of a model given tools, by step (agent_message)
   answer_bytes a reply of this many bytes
   answers      replies for attempts 1, 2, ... (the last one repeats); give an
                "id" when the requests differ (a repair request, say)
@@ -489,7 +490,67 @@ def logprobs_for(text, top):
     return {"content": out}
 
 
+def agent_policy(req):
+    """A model given tools, without a script: after tool answers it replies with
+    them; otherwise it calls the tool whose name shares a word with the user's
+    last message (else the first tool), filling each required argument: an
+    integer or number 1, a boolean true, a string the first word of the
+    message holding a digit (else the whole message)."""
+    msgs, tools = req.get("messages") or [], req.get("tools") or []
+    if msgs and msgs[-1].get("role") == "tool":
+        outs = []
+        for m in reversed(msgs):
+            if m.get("role") != "tool":
+                break
+            outs.insert(0, str(m.get("content")))
+        return {"content": "mock answer from the tools: " + " | ".join(outs)}
+    user = next((str(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")
+    user = DIRECTIVE.sub("", user).strip()
+    words = set(tokens(user))
+    pick = next((t for t in tools if set(t["function"]["name"].lower().split("_")) & words), tools[0])
+    params = pick["function"].get("parameters") or {}
+    ident = next((w for w in user.split() if re.search(r"\d", w)), user).strip("?.,!")
+    args = {}
+    for name in params.get("required") or []:
+        kind = ((params.get("properties") or {}).get(name) or {}).get("type")
+        args[name] = 1 if kind in ("integer", "number") else True if kind == "boolean" else ident
+    return {"tool_calls": [{"name": pick["function"]["name"], "arguments": args}]}
+
+
+def agent_message(req, directive):
+    """(message, finish_reason) of a request that offers tools. A directive
+    {"steps": [...]} scripts the answers: step k (k = the assistant messages
+    already in the request + 1; the last step repeats) is {"content": text}
+    or {"tool_calls": [{"name":, "arguments": object or raw text, "id":}]}."""
+    msgs = req.get("messages") or []
+    step = sum(1 for m in msgs if m.get("role") == "assistant") + 1
+    steps = directive.get("steps")
+    s = steps[min(step, len(steps)) - 1] if steps else agent_policy(req)
+    if s.get("tool_calls"):
+        calls = []
+        for k, c in enumerate(s["tool_calls"]):
+            args = c.get("arguments", {})
+            calls.append({"id": c.get("id", "call_%d_%d" % (step, k + 1)), "type": "function",
+                          "function": {"name": c.get("name", ""),
+                                       "arguments": args if isinstance(args, str) else json.dumps(args)}})
+        return {"role": "assistant", "content": s.get("content"), "tool_calls": calls}, "tool_calls"
+    return {"role": "assistant", "content": s.get("content", "")}, "stop"
+
+
+def agent_response(req, directive):
+    msg, finish = agent_message(req, directive)
+    prompt = sum(count_tokens(str(m.get("content") or "")) for m in req.get("messages") or [])
+    done = count_tokens(msg.get("content") or "") + sum(count_tokens(c["function"]["arguments"])
+                                                         for c in msg.get("tool_calls") or [])
+    return {"id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),
+            "model": req.get("model") or "mock-model", "system_fingerprint": "fp_mock",
+            "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}}
+
+
 def chat_response(req, directive, cfg, op):
+    if req.get("tools") and not op:  # a model with tools: ev.generate's agent loop
+        return agent_response(req, directive)
     text = chat_answer(req, directive, op)
     if cfg.get("wrap") and (req.get("response_format") or {}).get("type") == "json_object":
         text = ("Here is my assessment:\n```json\n%s\n```\nI hope this helps." if cfg["wrap"] == "fence"

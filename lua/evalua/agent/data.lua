@@ -105,12 +105,15 @@ local function read_call(c, path, recorded)
   if c.type ~= nil and c.type ~= "function" then return bad(path .. ".type", "expected \"function\", got %s", typename(c.type)) end
   local f = c["function"]
   if not is_object(f) then return bad(path .. ".function", "expected {name =, arguments =}, got %s", typename(f)) end
-  if type(f.name) ~= "string" or f.name == "" then return bad(path .. ".function.name", "expected a non-empty string") end
+  local failed = c.id and recorded[c.id] -- a model's bad call the row records
+  if type(f.name) ~= "string" or (f.name == "" and not failed) then
+    return bad(path .. ".function.name", "expected a non-empty string")
+  end
   local args, why = M.arguments(f.arguments == nil and "{}" or f.arguments)
-  local call = { id = c.id, name = f.name, arguments = args }
+  local call = { id = c.id, name = f.name, arguments = args, error = failed or nil }
   if not args then
-    if not (c.id and recorded[c.id]) then return bad(path .. ".function.arguments", "%s", why) end
-    call.error, call.raw = recorded[c.id], f.arguments
+    if not failed then return bad(path .. ".function.arguments", "%s", why) end
+    call.raw = f.arguments
   end
   return call
 end

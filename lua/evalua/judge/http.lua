@@ -191,10 +191,13 @@ local function chat_result(env, req)
   local finish = type(choice) == "table" and type(choice.finish_reason) == "string" and choice.finish_reason or nil
   local refused = type(msg) == "table" and refusal_of(msg, finish)
   if refused then return refused end
-  if type(msg) ~= "table" or type(msg.content) ~= "string" then
+  -- an answer of tool calls (ev.generate's agent loop) may have no content
+  local calls = type(msg) == "table" and type(msg.tool_calls) == "table" and msg.tool_calls[1] ~= nil and msg.tool_calls
+  if type(msg) ~= "table" or (type(msg.content) ~= "string" and not calls) then
     return nil, "the response has no choices[1].message.content"
   end
-  local r = { ok = true, text = msg.content, finish_reason = finish }
+  local r = { ok = true, text = type(msg.content) == "string" and msg.content or "", finish_reason = finish,
+              tool_calls = calls and json.denull(calls) or nil }
   local lp = req.logprobs and type(choice.logprobs) == "table" and choice.logprobs.content
   if type(lp) == "table" then r.logprobs = json.denull(lp) end
   if req.json then
@@ -571,7 +574,9 @@ local function check_messages(messages)
     error("judge:chat: messages must be a non-empty list of {role=, content=}", 4)
   end
   for i, m in ipairs(messages) do
-    if type(m) ~= "table" or type(m.role) ~= "string" or (type(m.content) ~= "string" and type(m.content) ~= "table") then
+    local calls = type(m) == "table" and m.role == "assistant" and type(m.tool_calls) == "table" -- content may be absent
+    if type(m) ~= "table" or type(m.role) ~= "string"
+       or (type(m.content) ~= "string" and type(m.content) ~= "table" and not calls) then
       error(("judge:chat: messages[%d] needs a role and a content string"):format(i), 4)
     end
   end

@@ -25,7 +25,10 @@ end
 
 local function is_array(t)
   local n = #t
-  if n == 0 then return next(t) == nil end
+  if n == 0 then
+    local mt = getmetatable(t) -- {__jsontype = "object"} keeps an empty table an object ({})
+    return next(t) == nil and not (mt and mt.__jsontype == "object")
+  end
   for k in pairs(t) do
     if mtype(k) ~= "integer" or k < 1 or k > n then return false end
   end

@@ -10,6 +10,7 @@ checked in tests/install/deb.t.
   ./bin/evalua
   ./share/bash-completion/completions/evalua
   ./share/doc/evalua/README.md
+  ./share/evalua/scripts/agent_eval.lua
   ./share/evalua/scripts/calibrate.lua
   ./share/evalua/scripts/custom_metric.lua
   ./share/evalua/scripts/custom_report.lua

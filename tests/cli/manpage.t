@@ -36,6 +36,7 @@ Bundled scripts named in the man page exist:
   nightly ok
   calibrate ok
   prompt_matrix ok
+  agent_eval ok
   custom_metric ok
   custom_report ok
   geval_custom ok

@@ -70,6 +70,7 @@ for _, group in ipairs { judged, conversation } do
   end
 end
 M.conversational_geval = conversation.conversational_geval
+M.view = require "evalua.agent.view"
 M.prompts = judged.prompts
 
 -- check(ds): every row's agent fields are well formed (an input error otherwise).

@@ -112,9 +112,13 @@ function M.notices(res)
   if health.offline(res) then
     local declined, estimated = {}, {}
     for _, o in ipairs(health.of(res).offline) do declined[o.metric] = o end
-    for _, m in ipairs(res.metrics) do
+    for j, m in ipairs(res.metrics) do
       local o = declined[m.name]
-      if m.judged and not (o and o.n == o.of) then estimated[#estimated + 1] = m.name end
+      local scored = false -- a metric whose every item is unmeasured estimated nothing
+      for i = 1, res.n do
+        if res.scores:get(i, j) ~= nil then scored = true break end
+      end
+      if m.judged and scored and not (o and o.n == o.of) then estimated[#estimated + 1] = m.name end
     end
     local lines = {}
     if #estimated > 0 then

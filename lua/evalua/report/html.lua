@@ -374,6 +374,20 @@ local function problems(res)
   return table.concat(out)
 end
 
+-- Sections a module attached with an HTML rendering of their own
+-- (res:attach(name, {html = function(res) -> fragment}), e.g. ev.agent's
+-- trajectory view), in name order; the module escapes what it shows.
+local function attached_html(res)
+  local names, out = {}, {}
+  for name in pairs(res.sections or {}) do
+    local v = res[name]
+    if type(v) == "table" and type(v.html) == "function" then names[#names + 1] = name end
+  end
+  table.sort(names)
+  for _, name in ipairs(names) do out[#out + 1] = res[name].html(res) end
+  return table.concat(out)
+end
+
 return function(res, opts)
   local title = opts.title or "Evaluation report"
   local out = { "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -401,6 +415,8 @@ return function(res, opts)
     end
     out[#out + 1] = "</div>" .. lowest_html(res, m) .. "</details>"
   end
+  local attached = attached_html(res)
+  if attached ~= "" then out[#out + 1] = attached end
   out[#out + 1] = problems(res)
   out[#out + 1] = "</body></html>"
   return table.concat(out, "\n") .. "\n"

@@ -75,10 +75,11 @@ end
 -- What the offline judge can and cannot estimate, for report headers
 -- (docs/judged_metrics.md has the reasons).
 O.coverage = "estimates faithfulness, context precision/recall/relevance, relevancy, correctness and "
-  .. "pairwise with a reference by token overlap, and sas by a model-free embedder; cannot estimate "
+  .. "pairwise with a reference, agent_goal_accuracy against an expected outcome by token overlap, and sas by a "
+  .. "model-free embedder; cannot estimate "
   .. "answer_relevance and answer_relevance_direct (no model to read how an answer addresses its question), "
   .. "pairwise without a reference, G-Eval criteria or LLMEvaluator instructions (no model to read them; "
-  .. "a metric's own offline function can)"
+  .. "a metric's own offline function can), or the other agent and conversation metrics (docs/agents.md)"
 
 function Judge:stats()
   local out = stats_mod.snapshot(private[self].stats)

@@ -50,6 +50,8 @@ function test_offline_run_scores_the_two_bots_and_writes_the_reports()
   lu.assertNotNil(report.aggregates["support/v1"].scenario.multi_turn)
   lu.assertNotNil(report.aggregates["support/v2"].language.zh)
   lu.assertStrContains(offline.stdout, "support/v1  scenario=usage")
+  -- only a metric that scored something is called an offline estimate (argument_correctness measured nothing)
+  lu.assertStrContains(offline.stdout, "The scores of agent_goal_accuracy are heuristic estimates")
 end
 
 function test_the_html_report_holds_the_trajectories()

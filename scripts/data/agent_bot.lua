@@ -7,7 +7,7 @@
 -- ticket, looks up one month where two are asked for); "v2" fixes them.
 -- Both are deterministic, so the bundled evaluation gives the same
 -- numbers on every machine.
-local cjson = require "cjson"
+local json = require("evalua").json -- public, so the bot runs under --sandbox too
 
 local M = {}
 
@@ -28,9 +28,9 @@ local MONTH = { type = "string", description = "a month as YYYY-MM" }
 
 -- tools(dir) -> the tool list of ev.provider.openai / offline (with run functions).
 function M.tools(dir)
-  local account = cjson.decode(read(dir .. "/agent_account.json"))
+  local account = json.decode(read(dir .. "/agent_account.json"))
   local docs = {}
-  for line in io.lines(dir .. "/corpus.jsonl") do docs[#docs + 1] = cjson.decode(line) end
+  for line in io.lines(dir .. "/corpus.jsonl") do docs[#docs + 1] = json.decode(line) end
   local ev = require "evalua"
   local content = ev.judge.offline.content_tokens -- words without stop words
   local function words(s)
@@ -152,7 +152,7 @@ end
 local function last_month(messages)
   for i = #messages, 1, -1 do
     for _, c in ipairs(messages[i].tool_calls or {}) do
-      local ok, a = pcall(cjson.decode, c["function"].arguments)
+      local ok, a = pcall(json.decode, c["function"].arguments)
       if ok and type(a) == "table" and type(a.month) == "string" then return a.month end
     end
   end
@@ -273,7 +273,7 @@ function M.policy(version, latest)
       while first > 1 and msgs[first - 1].role == "tool" do first = first - 1 end
       local calls = msgs[first - 1].tool_calls
       for i = first, #msgs do
-        local ok, result = pcall(cjson.decode, msgs[i].content)
+        local ok, result = pcall(json.decode, msgs[i].content)
         if not ok or type(result) ~= "table" then result = { error = tostring(msgs[i].content) } end
         parts[#parts + 1] = reply(calls[i - first + 1], result, zh, text)
       end

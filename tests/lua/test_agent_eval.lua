@@ -109,6 +109,14 @@ function test_against_the_mock_model_and_judge()
   lu.assertTrue(stats.requests > 60, "requests " .. stats.requests)
 end
 
+function test_it_runs_under_the_sandbox()
+  local dir = h.tmpdir()
+  local r = h.run(("cd %s && %s run --sandbox --read %s/scripts --out %s/out %s --out %s/out --quiet")
+    :format(dir, h.bin, src, dir, script, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertNotNil(h.read(dir .. "/out/agent_eval.json"))
+end
+
 function test_options_that_do_nothing_are_refused()
   local r = run("--model gpt-4o")
   lu.assertEquals(r.status, 2)

@@ -62,8 +62,9 @@ static lua_Integer opt_count(lua_State *L, int arg, const char *name, lua_Intege
 static int l_sum(lua_State *L) {
   lua_settop(L, 1); /* results pushed later must not pass for arguments */
   size_t n;
-  double *x = lists_check_numbers(L, 1, "xs", &n);
-  lua_pushnumber(L, evstats_sum(x, n));
+  double *x = lists_check_numbers(L, 1, "xs", &n), sum = evstats_sum(x, n);
+  if (!isfinite(sum)) return undefined(L, "the sum is beyond the range of a double");
+  lua_pushnumber(L, sum);
   return 1;
 }
 
@@ -83,9 +84,13 @@ static int variance(lua_State *L, int root) {
   size_t n;
   double *x = check_sample(L, 1, "xs", &n), v = 0;
   lists_check_options(L, 2, variance_options);
-  int population = lists_opt_boolean(L, 2, "population", 0);
-  if (evstats_variance(x, n, population ? 0 : 1, &v)) return undefined(L, "needs at least 2 values");
-  lua_pushnumber(L, root ? sqrt(v) : v);
+  size_t ddof = lists_opt_boolean(L, 2, "population", 0) ? 0 : 1;
+  int rc = root ? evstats_sd(x, n, ddof, &v) : evstats_variance(x, n, ddof, &v);
+  if (rc == EVSTATS_UNDEFINED) return undefined(L, "needs at least 2 values");
+  if (rc == EVSTATS_RANGE)
+    return undefined(L, root ? "the sd is beyond the range of a double"
+                             : "the variance is outside the range of a double (sd gives its square root)");
+  lua_pushnumber(L, v);
   return 1;
 }
 
@@ -202,6 +207,8 @@ static int l_bootstrap_ci(lua_State *L) {
   return 1;
 }
 
+#define MEAN_DIFF_RANGE "the mean difference is beyond the range of a double"
+
 static const char *const permutation_options[] = {"resamples", "seed", "exact", NULL};
 
 /* paired_permutation(a, b [, {resamples = 10000, seed = 1, exact = true}]) */
@@ -214,7 +221,9 @@ static int l_paired_permutation(lua_State *L) {
   lua_Integer seed = lists_opt_integer(L, 3, "seed", 1);
   int exact = lists_opt_boolean(L, 3, "exact", 1);
   evstats_permutation r;
-  check_rc(L, evstats_paired_permutation(a, b, n, (size_t)resamples, (uint64_t)seed, exact ? 20 : 0, &r));
+  int rc = evstats_paired_permutation(a, b, n, (size_t)resamples, (uint64_t)seed, exact ? 20 : 0, &r);
+  check_rc(L, rc);
+  if (rc == EVSTATS_RANGE) return undefined(L, MEAN_DIFF_RANGE);
   lua_createtable(L, 0, 5);
   set_number(L, "p", r.p);
   set_number(L, "mean_diff", r.mean_diff);
@@ -233,6 +242,7 @@ static int l_paired_ttest(lua_State *L) {
   evstats_ttest r;
   int rc = evstats_paired_ttest(a, b, n, &r);
   check_rc(L, rc);
+  if (rc == EVSTATS_RANGE) return undefined(L, MEAN_DIFF_RANGE);
   if (rc) return undefined(L, "needs at least 2 pairs");
   lua_createtable(L, 0, 5);
   set_number(L, "t", r.t);

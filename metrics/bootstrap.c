@@ -12,14 +12,15 @@ int evstats_bootstrap_mean_ci(const double *x, size_t n, size_t resamples, doubl
   if (!means) return EVSTATS_ENOMEM;
   evstats_rng rng;
   evstats_rng_seed(&rng, seed);
+  double scale = evstats_scale(x, n); /* 1e308s resample without overflow */
   for (size_t b = 0; b < resamples; b++) {
     double s = 0;
-    for (size_t i = 0; i < n; i++) s += x[evstats_rng_below(&rng, n)];
+    for (size_t i = 0; i < n; i++) s += x[evstats_rng_below(&rng, n)] * scale;
     means[b] = s / (double)n;
   }
   evstats_sort(means, resamples);
-  *lo = evstats_quantile_sorted(means, resamples, (1 - level) / 2);
-  *hi = evstats_quantile_sorted(means, resamples, (1 + level) / 2);
+  *lo = evstats_quantile_sorted(means, resamples, (1 - level) / 2) / scale;
+  *hi = evstats_quantile_sorted(means, resamples, (1 + level) / 2) / scale;
   free(means);
   return EVSTATS_OK;
 }

@@ -30,15 +30,35 @@ int evstats_ranks(const double *x, size_t n, double *ranks) {
   return EVSTATS_OK;
 }
 
+/* d[i] = (x[i] - mean) scaled by powers of two so that the largest |d[i]|
+ * is near 1: r is the same for any positive scale of x, and sums of
+ * products of such deviations neither overflow (x at 1e160) nor
+ * underflow (x at 1e-200). */
+static void deviations(const double *x, size_t n, double *d) {
+  double s = evstats_scale(x, n), big = 0;
+  for (size_t i = 0; i < n; i++) d[i] = x[i] * s;
+  double m = evstats_mean(d, n);
+  for (size_t i = 0; i < n; i++) {
+    d[i] -= m;
+    if (fabs(d[i]) > big) big = fabs(d[i]);
+  }
+  double t = evstats_scale_for(big);
+  for (size_t i = 0; i < n; i++) d[i] *= t;
+}
+
 int evstats_pearson(const double *x, const double *y, size_t n, double *r) {
   if (n < 2 || constant(x, n) || constant(y, n)) return EVSTATS_UNDEFINED;
-  double mx = evstats_mean(x, n), my = evstats_mean(y, n), sxx = 0, syy = 0, sxy = 0;
+  double *dx = malloc(2 * n * sizeof *dx), sxx = 0, syy = 0, sxy = 0;
+  if (!dx) return EVSTATS_ENOMEM;
+  double *dy = dx + n;
+  deviations(x, n, dx);
+  deviations(y, n, dy);
   for (size_t i = 0; i < n; i++) {
-    double dx = x[i] - mx, dy = y[i] - my;
-    sxx += dx * dx;
-    syy += dy * dy;
-    sxy += dx * dy;
+    sxx += dx[i] * dx[i];
+    syy += dy[i] * dy[i];
+    sxy += dx[i] * dy[i];
   }
+  free(dx);
   double v = sxy / (sqrt(sxx) * sqrt(syy));
   *r = v > 1 ? 1 : v < -1 ? -1 : v; /* rounding can step just outside */
   return EVSTATS_OK;

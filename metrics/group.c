@@ -121,7 +121,7 @@ static void describe(const struct evg_scores *sc, size_t j, const size_t *idx, s
   if (!k) return;
   st->mean = evstats_mean(buf, k);
   double var = 0;
-  st->sd = evstats_variance(buf, k, 1, &var) == EVSTATS_OK ? sqrt(var) : 0;
+  st->sd = evstats_sd(buf, k, 1, &var) == EVSTATS_OK ? var : 0;
   st->min = st->max = buf[0];
   for (size_t i = 1; i < k; i++) {
     if (buf[i] < st->min) st->min = buf[i];

@@ -264,6 +264,79 @@ static void test_kappa(void) {
   CHECK(evstats_cohen_kappa(p, q, 4, 2, NULL, EVSTATS_UNWEIGHTED, &k) == EVSTATS_OK && k == -1);
 }
 
+/* Point 10 of issue 25: finite input gives a finite, correct result at
+ * any magnitude (values are scaled by powers of two where sums, squares
+ * or products would overflow or underflow), or says that the result
+ * itself is beyond a double. */
+static void test_extreme_magnitudes(void) {
+  double v = 0;
+  const double big2[] = {1e308, 1e308};
+  CHECK(evstats_mean(big2, 2) == 1e308);                /* [hand] was NaN */
+  CHECK(evstats_sum(big2, 2) == INFINITY);             /* [hand] 2e308 is beyond a double (was NaN) */
+  const double big3[] = {1e308, 1e308, -1e308};
+  CHECK(evstats_sum(big3, 3) == 1e308);                /* [hand] */
+  const double wide[] = {1.7e308, -1.7e308, 1.7e308};
+  CHECK_NEAR(evstats_mean(wide, 3) / (1.7e308 / 3), 1, 1e-15); /* [hand] was -inf */
+  const double pm[] = {-1e308, 1e308};
+  CHECK(evstats_sd(pm, 2, 1, &v) == EVSTATS_OK);
+  CHECK_NEAR(v / 1e308, sqrt(2), 1e-15);               /* [hand] sqrt((1e308^2 + 1e308^2) / 1) */
+  CHECK(evstats_variance(pm, 2, 1, &v) == EVSTATS_RANGE); /* 2e616 */
+  const double tiny[] = {1e-200, 2e-200, 3e-200};
+  CHECK(evstats_sd(tiny, 3, 1, &v) == EVSTATS_OK);
+  CHECK_NEAR(v / 1e-200, 1, 1e-15);                    /* [hand] sqrt(2e-400 / 2); was 0 */
+  CHECK(evstats_variance(tiny, 3, 1, &v) == EVSTATS_RANGE); /* 1e-400: below the smallest double */
+  const double near_one[] = {1, 1 + 0x1p-52, 1 + 0x1p-51};
+  CHECK(evstats_sd(near_one, 3, 1, &v) == EVSTATS_OK && v == 0x1p-52); /* [hand] deviations -1, 0, 1 ulp */
+  const double gap[] = {-1.7e308, 1.7e308};
+  CHECK(evstats_quantile_sorted(gap, 2, 0.5) == 0); /* [hand] the midpoint; was inf */
+
+  /* [hand] x = 1..5, y = 2 1 4 3 5: deviations -2..2 and -1 -2 1 0 2, so
+   * r = 8 / sqrt(10 * 10) = 0.8, at any scale of x and of y (was NaN) */
+  const double x[] = {1, 2, 3, 4, 5}, y[] = {2, 1, 4, 3, 5};
+  const double scales[] = {1, 1e-200, 1e160, 1e300};
+  for (size_t i = 0; i < N(scales); i++)
+    for (size_t j = 0; j < N(scales); j++) {
+      double xs[5], ys[5], r = 0;
+      for (int k = 0; k < 5; k++) xs[k] = x[k] * scales[i], ys[k] = y[k] * scales[j];
+      CHECK(evstats_pearson(xs, ys, 5, &r) == EVSTATS_OK);
+      CHECK_NEAR(r, 0.8, 1e-15);
+    }
+
+  /* [hand] the bootstrap of x * 2^1023 is the bootstrap of x times 2^1023,
+   * bit for bit: scaling by a power of two is exact (was NaN) */
+  const double small[] = {1, 1, 1.5};
+  double big[3], lo = 0, hi = 0, blo = 0, bhi = 0;
+  for (int k = 0; k < 3; k++) big[k] = small[k] * 0x1p1023;
+  CHECK(evstats_bootstrap_mean_ci(small, 3, 500, 0.95, 4, &lo, &hi) == EVSTATS_OK);
+  CHECK(evstats_bootstrap_mean_ci(big, 3, 500, 0.95, 4, &blo, &bhi) == EVSTATS_OK);
+  CHECK(blo == lo * 0x1p1023 && bhi == hi * 0x1p1023 && lo < hi);
+
+  /* [hand] d = 1e308 three times: of the 8 sign patterns, +++ and ---
+   * reach |3e308|, so p = 2/8 (was 0: the sums overflowed) */
+  evstats_permutation pr;
+  const double a3[] = {1e308, 1e308, 1e308}, z3[] = {0, 0, 0};
+  CHECK(evstats_paired_permutation(a3, z3, 3, 100, 1, 20, &pr) == EVSTATS_OK);
+  CHECK(pr.exact && pr.p == 0.25 && pr.mean_diff == 1e308);
+  /* [hand] differences beyond a double (2e308, -2e308) sum to 0, which
+   * every sign pattern reaches: p = 1, mean 0 (was NaN) */
+  const double a2[] = {1e308, -1e308}, b2[] = {-1e308, 1e308};
+  CHECK(evstats_paired_permutation(a2, b2, 2, 100, 1, 20, &pr) == EVSTATS_OK);
+  CHECK(pr.p == 1 && pr.mean_diff == 0);
+  const double up[] = {1e308, 1.2e308, 1.5e308}, down[] = {-1e308, -1e308, -1e308};
+  CHECK(evstats_paired_permutation(up, down, 3, 100, 1, 20, &pr) == EVSTATS_RANGE); /* mean 2.23e308 */
+  CHECK(pr.p == 0.25);                                 /* [hand] as for 1, 2, 3 above */
+  /* [hand] d = (1, 2, 4) e-200: mean 7/3, sd sqrt(7/3), t = sqrt 7 and,
+   * with 2 degrees of freedom, p = 1 - t / sqrt(2 + t^2) = 1 - sqrt(7) / 3
+   * (was t = inf, p = 0: the variance underflowed) */
+  evstats_ttest tr;
+  const double d3[] = {1e-200, 2e-200, 4e-200};
+  CHECK(evstats_paired_ttest(d3, z3, 3, &tr) == EVSTATS_OK);
+  CHECK_NEAR(tr.t, sqrt(7), 1e-14);
+  CHECK_NEAR(tr.p, 1 - sqrt(7) / 3, 1e-14);
+  CHECK_NEAR(tr.mean_diff / 1e-200, 7.0 / 3, 1e-15);
+  CHECK(evstats_paired_ttest(up, down, 3, &tr) == EVSTATS_RANGE && isfinite(tr.t) && tr.p > 0);
+}
+
 int main(void) {
   test_descriptive();
   test_percentiles();
@@ -276,5 +349,6 @@ int main(void) {
   test_correlation();
   test_kendall_against_definition();
   test_kappa();
+  test_extreme_magnitudes();
   return check_report();
 }

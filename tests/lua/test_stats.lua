@@ -95,6 +95,34 @@ function test_correlations_and_kappa()
   lu.assertEquals(s.cohen_kappa({ 1, 2.0, true }, { 1.0, 2, true }), 1.0)
 end
 
+-- Issue 25, point 10: finite input never gives NaN, infinity or a silent 0
+-- (expected values by hand; the C tests hold the derivations).
+function test_extreme_magnitudes_give_finite_correct_results()
+  lu.assertEquals(s.mean { 1e308, 1e308 }, 1e308)
+  lu.assertEquals({ s.sum { 1e308, 1e308 } }, { nil, "the sum is beyond the range of a double" })
+  lu.assertEquals(s.sum { 1e308, 1e308, -1e308 }, 1e308)
+  lu.assertAlmostEquals(s.sd { -1e308, 1e308 } / 1e308, math.sqrt(2), 1e-15)
+  lu.assertAlmostEquals(s.sd { 1e-200, 2e-200, 3e-200 } / 1e-200, 1, 1e-15)
+  lu.assertEquals({ s.variance { 1e-200, 2e-200, 3e-200 } },
+                  { nil, "the variance is outside the range of a double (sd gives its square root)" })
+  lu.assertEquals(s.percentile({ -1.7e308, 1.7e308 }, 50), 0.0)
+  for _, k in ipairs { 1e-200, 1e160 } do
+    local x, y = {}, {}
+    for i, v in ipairs { 2, 1, 4, 3, 5 } do x[i], y[i] = i * k, v * k end
+    lu.assertAlmostEquals(s.pearson(x, y), 0.8, 1e-15)
+    lu.assertAlmostEquals(s.spearman(x, y), 0.8, 1e-15)
+  end
+  local c = s.bootstrap_ci { 1e308, 1e308, 1.5e308 }
+  lu.assertTrue(c.lo >= 1e308 and c.hi <= 1.5e308 and c.lo < c.hi)
+  local p = s.paired_permutation({ 1e308, 1e308, 1e308 }, { 0, 0, 0 })
+  lu.assertEquals({ p.p, p.mean_diff, p.exact }, { 0.25, 1e308, true })
+  lu.assertEquals({ s.paired_permutation({ 1e308, 1.2e308 }, { -1e308, -1e308 }) },
+                  { nil, "the mean difference is beyond the range of a double" })
+  local t = s.paired_ttest({ 1e-200, 2e-200, 4e-200 }, { 0, 0, 0 })
+  lu.assertAlmostEquals(t.t, math.sqrt(7), 1e-14)
+  lu.assertAlmostEquals(t.p, 1 - math.sqrt(7) / 3, 1e-14)
+end
+
 local fails = require("tests.lua.helpers").fails_with_argument_error
 
 function test_bad_input_names_argument_and_index()

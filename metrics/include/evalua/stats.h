@@ -4,23 +4,38 @@
  * Lua bindings reject NaN and infinities with a message naming the index).
  * Functions that can be undefined for an input (a variance of one value, a
  * correlation with a constant list) return EVSTATS_UNDEFINED rather than a
- * NaN. Definitions and references: docs/stats.md. */
+ * NaN; a result that a double cannot hold although the input is finite
+ * (the sum of 1e308 and 1e308) is EVSTATS_RANGE. Every other result of
+ * finite input is finite: values are scaled by powers of two where their
+ * sums, squares or products could overflow or underflow. Definitions and
+ * references: docs/stats.md. */
 #ifndef EVALUA_STATS_H
 #define EVALUA_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum { EVSTATS_OK = 0, EVSTATS_ENOMEM = -1, EVSTATS_UNDEFINED = -2 };
+enum { EVSTATS_OK = 0, EVSTATS_ENOMEM = -1, EVSTATS_UNDEFINED = -2, EVSTATS_RANGE = -3 };
 
 /* ---- descriptive (stats.c) ------------------------------------------------ */
 
-/* Compensated (Neumaier) sum. */
+/* A power of two s such that n values x[i] * s, their squares and their
+ * products cannot overflow or underflow: 1 when the largest |x[i]| (big)
+ * is within 2^-400 .. 2^400, so ordinary data are computed unscaled. */
+double evstats_scale(const double *x, size_t n);
+double evstats_scale_for(double big);
+/* Compensated (Neumaier) sum; +-inf only when the true sum is beyond a
+ * double. */
 double evstats_sum(const double *x, size_t n);
-/* Mean with one refinement pass over the residuals (as R's mean); n > 0. */
+/* Mean with one refinement pass over the residuals (as R's mean); n > 0.
+ * Always finite for finite x. */
 double evstats_mean(const double *x, size_t n);
-/* Variance with divisor n - ddof; UNDEFINED when n <= ddof. */
+/* Variance with divisor n - ddof; UNDEFINED when n <= ddof, RANGE when a
+ * non-zero variance is beyond a double or below its smallest value. */
 int evstats_variance(const double *x, size_t n, size_t ddof, double *var);
+/* Its square root, computed without forming the variance: RANGE only
+ * beyond a double (the sd of -1e308 and 1e308 is 1.41e308). */
+int evstats_sd(const double *x, size_t n, size_t ddof, double *sd);
 /* Sorts x ascending in place. */
 void evstats_sort(double *x, size_t n);
 /* Quantile q in [0, 1] of sorted data by linear interpolation between

@@ -9,6 +9,7 @@
 
 #include "evalua/group.h"
 #include "evalua/measures.h"
+#include "evalua/stats.h"
 #include "evalua/table_eval.h"
 #include "l_lists.h"
 #include "l_table.h"
@@ -401,8 +402,9 @@ static void push_stat(lua_State *L, const struct evg_stat *st) {
   lua_pushinteger(L, (lua_Integer)st->measured), lua_setfield(L, -2, "measured");
   if (!st->measured) return;
   set_num(L, "mean", st->mean), set_num(L, "sd", st->sd), set_num(L, "min", st->min), set_num(L, "max", st->max);
+  if (st->method == EVSTATS_CI_NONE) return; /* no interval: one value, or ci = false */
   set_num(L, "lo", st->lo), set_num(L, "hi", st->hi);
-  if (st->normal) lua_pushliteral(L, "normal"), lua_setfield(L, -2, "ci_method");
+  lua_pushstring(L, evstats_ci_name(st->method)), lua_setfield(L, -2, "ci_method");
 }
 
 static void result_done(void *p) { evg_result_free(p); }

@@ -209,6 +209,82 @@ static int l_bootstrap_ci(lua_State *L) {
 
 #define MEAN_DIFF_RANGE "the mean difference is beyond the range of a double"
 
+static const char *const ci_options[] = {"level", "resamples", "seed", "bounded", NULL};
+
+struct ci_opts {
+  double level;
+  lua_Integer resamples, seed;
+  int bounded; /* -1: decided by the values */
+};
+
+static void check_ci_options(lua_State *L, int arg, struct ci_opts *o) {
+  lists_check_options(L, arg, ci_options);
+  o->level = lists_opt_number(L, arg, "level", 0.95);
+  o->resamples = opt_count(L, arg, "resamples", 1000);
+  o->seed = lists_opt_integer(L, arg, "seed", 1);
+  o->bounded = lists_opt_boolean(L, arg, "bounded", -1);
+  if (!(o->level > 0 && o->level < 1))
+    luaL_argerror(L, arg, lua_pushfstring(L, "option 'level' must be between 0 and 1, got %f", o->level));
+}
+
+static int in_unit_range(const double *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!(x[i] >= 0 && x[i] <= 1)) return 0;
+  return 1;
+}
+
+/* bounded = true asks for the [0, 1] methods: the values must be there */
+static int decide_bounded(lua_State *L, const struct ci_opts *o, const double *x, size_t n, const char *label) {
+  int in = in_unit_range(x, n);
+  if (o->bounded == 1 && !in)
+    luaL_error(L, "option 'bounded' is true but a value of %s is outside [0, 1]", label);
+  return o->bounded == -1 ? in : o->bounded;
+}
+
+static void push_ci(lua_State *L, const evstats_ci *c, const struct ci_opts *o, size_t n) {
+  set_number(L, "lo", c->lo);
+  set_number(L, "hi", c->hi);
+  lua_pushstring(L, evstats_ci_name(c->method));
+  lua_setfield(L, -2, "method");
+  set_number(L, "level", o->level);
+  set_integer(L, "n", (lua_Integer)n);
+}
+
+/* mean_ci(xs [, {level = 0.95, resamples = 1000, seed = 1, bounded =}]):
+ * the interval ev.evaluate reports for a group with these values */
+static int l_mean_ci(lua_State *L) {
+  lua_settop(L, 2);
+  size_t n;
+  double *x = check_sample(L, 1, "xs", &n);
+  struct ci_opts o;
+  check_ci_options(L, 2, &o);
+  if (n < 2) return undefined(L, "needs at least 2 values");
+  evstats_ci c;
+  check_rc(L, evstats_mean_ci(x, n, decide_bounded(L, &o, x, n, "xs"), (size_t)o.resamples, o.level,
+                              (uint64_t)o.seed, &c));
+  lua_createtable(L, 0, 6);
+  set_number(L, "mean", evstats_mean(x, n));
+  push_ci(L, &c, &o, n);
+  return 1;
+}
+
+/* paired_ci(a, b [, options of mean_ci]): the interval of mean(b - a) */
+static int l_paired_ci(lua_State *L) {
+  lua_settop(L, 3);
+  double *a, *b;
+  size_t n = check_pairs(L, "a", "b", &a, &b);
+  struct ci_opts o;
+  check_ci_options(L, 3, &o);
+  if (n < 2) return undefined(L, "needs at least 2 pairs");
+  int bounded = decide_bounded(L, &o, a, n, "a") & decide_bounded(L, &o, b, n, "b");
+  evstats_ci c;
+  check_rc(L, evstats_paired_ci(a, b, n, bounded, (size_t)o.resamples, o.level, (uint64_t)o.seed, &c));
+  lua_createtable(L, 0, 6);
+  set_number(L, "delta", evstats_mean(b, n) - evstats_mean(a, n));
+  push_ci(L, &c, &o, n);
+  return 1;
+}
+
 static const char *const permutation_options[] = {"resamples", "seed", "exact", NULL};
 
 /* paired_permutation(a, b [, {resamples = 10000, seed = 1, exact = true}]) */
@@ -354,6 +430,8 @@ static const luaL_Reg stats_funcs[] = {
   {"bottom_k", l_bottom_k},
   {"top_k", l_top_k},
   {"bootstrap_ci", l_bootstrap_ci},
+  {"mean_ci", l_mean_ci},
+  {"paired_ci", l_paired_ci},
   {"paired_permutation", l_paired_permutation},
   {"paired_ttest", l_paired_ttest},
   {"pearson", l_pearson},

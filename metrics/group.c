@@ -87,134 +87,135 @@ static int size_cmp(const void *a, const void *b) {
 
 static void sort_sizes(size_t *s, size_t n) { qsort(s, n, sizeof *s, size_cmp); }
 
-/* Acklam's rational approximation of the standard normal quantile
- * (relative error below 1.2e-9), for the large-group interval. */
-static double probit(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
-  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01, -1.328068155288572e+01};
-  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
-  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                             3.754408661907416e+00};
-  double q, r;
-  if (p < 0.02425) {
-    q = sqrt(-2 * log(p));
-    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  }
-  if (p > 1 - 0.02425) return -probit(1 - p);
-  q = p - 0.5, r = q * q;
-  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+/* 1 when every measured value of metric j in the run lies in [0, 1]: its
+ * groups get the intervals of bounded scores. */
+static int metric_bounded(const struct evg_scores *sc, size_t j) {
+  for (size_t i = 0; i < sc->n; i++)
+    if (!sc->miss[j][i] && !(sc->val[j][i] >= 0 && sc->val[j][i] <= 1)) return 0;
+  return 1;
 }
 
-/* Plain statistics of metric j over rows idx[0..n); buf has room for n. */
-static void describe(const struct evg_scores *sc, size_t j, const size_t *idx, size_t n, double *buf,
-                     struct evg_stat *st) {
+/* The measured values of metric j over rows idx[0..n), in row order. */
+static size_t measured_values(const struct evg_scores *sc, size_t j, const size_t *idx, size_t n, double *buf) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (!sc->miss[j][idx[i]]) buf[k++] = sc->val[j][idx[i]];
+  return k;
+}
+
+/* Plain statistics of metric j over rows idx[0..n) and, when ci is on, its
+ * interval where no resampling is needed; buf has room for n. A group
+ * whose interval needs the bootstrap is left with method BOOTSTRAP_T. */
+static void describe(const struct evg_scores *sc, size_t j, int bounded, const size_t *idx, size_t n,
+                     const struct evg_ci *ci, double *buf, struct evg_stat *st) {
+  size_t k = measured_values(sc, j, idx, n, buf);
+  evstats_summary s;
+  evstats_summarize(buf, k, bounded, &s);
   memset(st, 0, sizeof *st);
   st->n = n, st->measured = k;
   if (!k) return;
-  st->mean = evstats_mean(buf, k);
-  double var = 0;
-  st->sd = evstats_sd(buf, k, 1, &var) == EVSTATS_OK ? var : 0;
-  st->min = st->max = buf[0];
-  for (size_t i = 1; i < k; i++) {
-    if (buf[i] < st->min) st->min = buf[i];
-    if (buf[i] > st->max) st->max = buf[i];
-  }
+  st->mean = s.mean, st->sd = s.sd, st->min = s.min, st->max = s.max;
   st->lo = st->hi = st->mean;
-}
-
-/* The normal interval of the bootstrap distribution of the mean: its
- * variance is the plug-in variance over n. */
-static void normal_ci(const struct evg_ci *ci, struct evg_stat *st) {
-  size_t k = st->measured;
-  double half = probit((1 + ci->level) / 2) * st->sd * sqrt((double)(k - 1) / (double)k) / sqrt((double)k);
-  st->lo = st->mean - half, st->hi = st->mean + half;
-  st->normal = 1;
+  if (!ci->on) return;
+  evstats_ci c;
+  st->method = (uint8_t)evstats_mean_ci_summary(&s, ci->level, &c);
+  st->lo = c.lo, st->hi = c.hi;
 }
 
 /* Scratch memory of one thread's bootstraps, kept across groups. */
 struct boot_mem {
-  double *pack, *means, *sum;
-  size_t *cnt, *got;
+  double *pack, *tstar, *sum, *sumsq, *se0, *vals, *dev;
+  size_t *cnt, *got, *which;
   size_t cap_rows;
 };
 
 static void boot_mem_free(struct boot_mem *b) {
-  free(b->pack), free(b->means), free(b->sum), free(b->cnt), free(b->got);
+  free(b->pack), free(b->tstar), free(b->sum), free(b->sumsq), free(b->se0), free(b->vals), free(b->dev);
+  free(b->cnt), free(b->got), free(b->which);
   memset(b, 0, sizeof *b);
 }
 
 static int boot_mem_fit(struct boot_mem *b, size_t n, size_t m, size_t R) {
-  if (!b->means) {
-    b->means = malloc(R * m * sizeof *b->means), b->sum = malloc(m * sizeof *b->sum);
+  if (!b->tstar) {
+    b->tstar = malloc(R * m * sizeof *b->tstar), b->sum = malloc(m * sizeof *b->sum);
+    b->sumsq = malloc(m * sizeof *b->sumsq), b->se0 = malloc(m * sizeof *b->se0);
     b->cnt = malloc(m * sizeof *b->cnt), b->got = malloc(m * sizeof *b->got);
-    if (!b->means || !b->sum || !b->cnt || !b->got) return -1;
+    b->which = malloc(m * sizeof *b->which);
+    if (!b->tstar || !b->sum || !b->sumsq || !b->se0 || !b->cnt || !b->got || !b->which) return -1;
   }
   if (n > b->cap_rows) {
-    double *p = realloc(b->pack, n * m * sizeof *p);
-    if (!p) return -1;
-    b->pack = p, b->cap_rows = n;
+    double *p = realloc(b->pack, n * m * sizeof *p), *v = realloc(b->vals, n * sizeof *v);
+    if (p) b->pack = p;
+    if (v) b->vals = v;
+    double *d = realloc(b->dev, n * sizeof *d);
+    if (d) b->dev = d;
+    if (!p || !v || !d) return -1;
+    b->cap_rows = n;
   }
   return 0;
 }
 
-/* One percentile bootstrap shared by all metrics of a group: each resample
- * draws n rows; a metric's resample mean is over the drawn rows it
- * measured. With every row measured this is exactly evstats_bootstrap_mean_ci. */
+/* Packs the scaled deviations (evstats_bootstrap_t_prepare) of the w
+ * metrics that resample, row by row; NaN where a row is unmeasured. */
+static void pack_deviations(const struct evg_scores *sc, const size_t *idx, size_t n, const struct evg_stat *st,
+                            struct boot_mem *b, size_t w) {
+  for (size_t jj = 0; jj < w; jj++) {
+    size_t j = b->which[jj], k = measured_values(sc, j, idx, n, b->vals);
+    b->se0[jj] = evstats_bootstrap_t_prepare(b->vals, k, st[j].mean, b->dev);
+    for (size_t i = 0, t = 0; i < n; i++) b->pack[i * w + jj] = sc->miss[j][idx[i]] ? NAN : b->dev[t++];
+  }
+}
+
+/* One studentized bootstrap shared by the metrics of a group that need it:
+ * each resample draws n rows; a metric's t* is over the drawn rows it
+ * measured. With every row measured this is exactly evstats_mean_ci. */
 static int bootstrap(const struct evg_scores *sc, const size_t *idx, size_t n, const struct evg_ci *ci,
                      struct evg_stat *st, struct boot_mem *b) {
-  size_t m = sc->m, R = ci->resamples;
+  size_t m = sc->m, R = ci->resamples, w = 0;
   if (boot_mem_fit(b, n, m, R)) return -1;
-  double *pack = b->pack, *means = b->means, *sum = b->sum;
-  size_t *cnt = b->cnt, *got = b->got;
-  memset(got, 0, m * sizeof *got);
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < m; j++) pack[i * m + j] = sc->miss[j][idx[i]] ? NAN : sc->val[j][idx[i]];
   int full = 1; /* every row measured: no count to keep per draw */
-  for (size_t j = 0; j < m; j++) full &= st[j].measured == n;
+  for (size_t j = 0; j < m; j++)
+    if (st[j].method == EVSTATS_CI_BOOTSTRAP_T) b->which[w++] = j, full &= st[j].measured == n;
+  pack_deviations(sc, idx, n, st, b, w);
+  double *pack = b->pack, *sum = b->sum, *sumsq = b->sumsq;
+  size_t *cnt = b->cnt;
+  memset(b->got, 0, w * sizeof *b->got);
   evstats_rng rng;
   evstats_rng_seed(&rng, ci->seed);
   for (size_t r = 0; r < R; r++) {
-    memset(sum, 0, m * sizeof *sum), memset(cnt, 0, m * sizeof *cnt);
-    if (full) {
-      for (size_t i = 0; i < n; i++) {
-        const double *row = pack + evstats_rng_below(&rng, n) * m;
-        for (size_t j = 0; j < m; j++) sum[j] += row[j];
-      }
-      for (size_t j = 0; j < m; j++) cnt[j] = n;
-    } else {
-      for (size_t i = 0; i < n; i++) {
-        const double *row = pack + evstats_rng_below(&rng, n) * m;
-        for (size_t j = 0; j < m; j++)
-          if (row[j] == row[j]) sum[j] += row[j], cnt[j]++;
-      }
+    memset(sum, 0, w * sizeof *sum), memset(sumsq, 0, w * sizeof *sumsq), memset(cnt, 0, w * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) {
+      const double *row = pack + evstats_rng_below(&rng, n) * w;
+      for (size_t jj = 0; jj < w; jj++)
+        if (full || row[jj] == row[jj]) sum[jj] += row[jj], sumsq[jj] += row[jj] * row[jj], cnt[jj]++;
     }
-    for (size_t j = 0; j < m; j++)
-      if (cnt[j]) means[j * R + got[j]++] = sum[j] / (double)cnt[j];
+    for (size_t jj = 0; jj < w; jj++)
+      if (cnt[jj]) b->tstar[jj * R + b->got[jj]++] = evstats_studentized(sum[jj], sumsq[jj], cnt[jj], b->se0[jj]);
   }
-  for (size_t j = 0; j < m; j++) {
-    if (st[j].measured < 2 || !got[j]) continue;
-    evstats_sort(means + j * R, got[j]);
-    st[j].lo = evstats_quantile_sorted(means + j * R, got[j], (1 - ci->level) / 2);
-    st[j].hi = evstats_quantile_sorted(means + j * R, got[j], (1 + ci->level) / 2);
+  for (size_t jj = 0; jj < w; jj++) {
+    struct evg_stat *t = &st[b->which[jj]];
+    evstats_ci c;
+    evstats_bootstrap_t_bounds(b->tstar + jj * R, b->got[jj], t->mean, t->sd / sqrt((double)t->measured),
+                               ci->level, &c);
+    t->lo = c.lo, t->hi = c.hi;
   }
   return 0;
 }
 
-/* The largest group size whose groups (and all smaller ones) can be
- * bootstrapped within the budget. */
-static size_t boot_limit(const size_t *start, size_t ngroups, const struct evg_ci *ci) {
+static int needs_bootstrap(const struct evg_stat *st, size_t m) {
+  for (size_t j = 0; j < m; j++)
+    if (st[j].method == EVSTATS_CI_BOOTSTRAP_T) return 1;
+  return 0;
+}
+
+/* The largest group size whose groups that need the bootstrap (and all
+ * smaller ones) can be bootstrapped within the budget. */
+static size_t boot_limit(const size_t *start, const struct evg_stat *stat, size_t m, size_t ngroups,
+                         const struct evg_ci *ci) {
   size_t *sizes = malloc((ngroups ? ngroups : 1) * sizeof *sizes), k = 0;
   if (!sizes) return 0;
   for (size_t g = 0; g < ngroups; g++)
-    if (start[g + 1] - start[g] >= 2) sizes[k++] = start[g + 1] - start[g];
+    if (needs_bootstrap(stat + g * m, m)) sizes[k++] = start[g + 1] - start[g];
   sort_sizes(sizes, k);
   double spent = 0;
   size_t limit = 1;
@@ -228,6 +229,22 @@ static size_t boot_limit(const size_t *start, size_t ngroups, const struct evg_c
   }
   free(sizes);
   return limit;
+}
+
+/* Groups past the limit settle for Student's t interval. */
+static void student_t_beyond(const struct grouping *g, struct evg_stat *stat, size_t m, size_t limit,
+                             const struct evg_ci *ci) {
+  for (size_t k = 0; k < g->ngroups; k++) {
+    if (g->start[k + 1] - g->start[k] <= limit) continue;
+    for (size_t j = 0; j < m; j++) {
+      struct evg_stat *st = &stat[k * m + j];
+      if (st->method != EVSTATS_CI_BOOTSTRAP_T) continue;
+      evstats_summary s = {st->measured, st->mean, st->sd, st->min, st->max, 0, 0};
+      evstats_ci c;
+      evstats_student_t_ci(&s, ci->level, &c);
+      st->lo = c.lo, st->hi = c.hi, st->method = EVSTATS_CI_STUDENT_T;
+    }
+  }
 }
 
 struct boot_job {
@@ -245,11 +262,31 @@ static void boot_groups(void *p) {
   for (size_t g = b->g0; g < b->g1 && !b->rc; g++) {
     size_t n = b->start[g + 1] - b->start[g];
     struct evg_stat *st = b->out + g * b->sc->m;
-    int need = 0;
-    for (size_t j = 0; j < b->sc->m; j++) need |= st[j].measured >= 2 && !st[j].normal;
-    if (need && n <= b->limit) b->rc = bootstrap(b->sc, b->idx + b->start[g], n, b->ci, st, &mem);
+    if (n <= b->limit && needs_bootstrap(st, b->sc->m))
+      b->rc = bootstrap(b->sc, b->idx + b->start[g], n, b->ci, st, &mem);
   }
   boot_mem_free(&mem);
+}
+
+/* The bootstrap of the groups that need it, on two threads: the groups
+ * split in two runs of about equal draws. */
+static int boot_all(const struct evg_scores *sc, const struct grouping *g, size_t limit, const struct evg_ci *ci,
+                    struct evg_stat *stat) {
+  size_t total = 0, half = 0, mid = 0, m = sc->m;
+  for (size_t k = 0; k < g->ngroups; k++) {
+    size_t n = g->start[k + 1] - g->start[k];
+    total += n <= limit && needs_bootstrap(stat + k * m, m) ? n : 0;
+  }
+  if (!total) return 0;
+  while (mid < g->ngroups && 2 * half < total) {
+    size_t n = g->start[mid + 1] - g->start[mid];
+    half += n <= limit && needs_bootstrap(stat + mid * m, m) ? n : 0, mid++;
+  }
+  struct boot_job jobs[2] = {{sc, g->idx, g->start, 0, mid, limit, ci, stat, 0},
+                             {sc, g->idx, g->start, mid, g->ngroups, limit, ci, stat, 0}};
+  if (ci->parallel) ci->parallel(boot_groups, (void *[]){&jobs[0], &jobs[1]});
+  else boot_groups(&jobs[0]), boot_groups(&jobs[1]);
+  return jobs[0].rc || jobs[1].rc ? -1 : 0;
 }
 
 int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
@@ -257,33 +294,29 @@ int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys,
   memset(res, 0, sizeof *res);
   struct grouping g;
   if (group_rows(sc->n, sys, nsys, dim, &g)) return -1;
-  size_t ng = g.ngroups;
+  size_t ng = g.ngroups, m = sc->m;
   double *buf = malloc((sc->n ? sc->n : 1) * sizeof *buf);
-  res->stat = calloc(ng * sc->m + 1, sizeof *res->stat);
+  int *bounded = malloc((m ? m : 1) * sizeof *bounded);
+  res->stat = calloc(ng * m + 1, sizeof *res->stat);
   res->sys = malloc((ng + 1) * sizeof *res->sys), res->value = malloc((ng + 1) * sizeof *res->value);
-  if (!buf || !res->stat || !res->sys || !res->value) return free(buf), grouping_free(&g), evg_result_free(res), -1;
+  if (!buf || !bounded || !res->stat || !res->sys || !res->value)
+    return free(buf), free(bounded), grouping_free(&g), evg_result_free(res), -1;
   res->ngroups = ng;
-  size_t limit = ci->on ? boot_limit(g.start, ng, ci) : 0;
+  for (size_t j = 0; j < m; j++) bounded[j] = metric_bounded(sc, j);
   for (size_t k = 0; k < ng; k++) {
     size_t n = g.start[k + 1] - g.start[k];
     res->sys[k] = (uint32_t)(g.key[k] / dim->nvalues), res->value[k] = (uint32_t)(g.key[k] % dim->nvalues);
-    for (size_t j = 0; j < sc->m; j++) {
-      struct evg_stat *st = &res->stat[k * sc->m + j];
-      describe(sc, j, g.idx + g.start[k], n, buf, st);
-      if (ci->on && st->measured >= 2 && n > limit) normal_ci(ci, st);
-    }
+    for (size_t j = 0; j < m; j++) describe(sc, j, bounded[j], g.idx + g.start[k], n, ci, buf, &res->stat[k * m + j]);
   }
-  free(buf);
-  /* the bootstrap: groups split in two halves of about equal draws */
-  size_t total = 0, half = 0, mid = 0;
-  for (size_t k = 0; k < ng; k++) total += g.start[k + 1] - g.start[k] <= limit ? g.start[k + 1] - g.start[k] : 0;
-  while (mid < ng && 2 * half < total) half += g.start[mid + 1] - g.start[mid] <= limit ? g.start[mid + 1] - g.start[mid] : 0, mid++;
-  struct boot_job jobs[2] = {{sc, g.idx, g.start, 0, mid, limit, ci, res->stat, 0},
-                             {sc, g.idx, g.start, mid, ng, limit, ci, res->stat, 0}};
-  if (ci->on && ci->parallel) ci->parallel(boot_groups, (void *[]){&jobs[0], &jobs[1]});
-  else if (ci->on) boot_groups(&jobs[0]), boot_groups(&jobs[1]);
+  free(buf), free(bounded);
+  int rc = 0;
+  if (ci->on) {
+    size_t limit = boot_limit(g.start, res->stat, m, ng, ci);
+    student_t_beyond(&g, res->stat, m, limit, ci);
+    rc = boot_all(sc, &g, limit, ci, res->stat);
+  }
   grouping_free(&g);
-  if (jobs[0].rc || jobs[1].rc) return evg_result_free(res), -1;
+  if (rc) return evg_result_free(res), -1;
   return 0;
 }
 

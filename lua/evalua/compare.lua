@@ -4,7 +4,10 @@
 --
 --   local cmp = ev.compare(res, hist, baseline_record, { alpha = 0.05, pass = { token_f1 = 0.5 } })
 --   cmp.rows[i] = { system=, dim=, value=, metric=, before=, after=, delta=, arrow=,
---                   n=, p=, significant=, regression= }
+--                   n=, p=, significant=, regression=,
+--                   ci = { delta=, lo=, hi=, method=, level= } }
+--   (ci: the interval of the mean paired difference over the n items matched
+--   by id, which is delta when every item is matched)
 --   cmp.flips[system][metric] = { to_fail = { ids }, to_pass = { ids } }
 --   cmp.before[system][id] = { scores = {...} }   (the baseline's item scores)
 --   cmp.warnings = { "judge model changed: ...", ... }  (what makes the runs unlike)
@@ -13,7 +16,8 @@
 --
 -- The systems of one run against a baseline system, on items matched by id:
 --   local sc = ev.compare.systems(res, { baseline = "bm25", alpha = 0.05 })
---   sc.rows[i] = { system=, metric=, n=, base=, mean=, delta=, arrow=, p=, significant=, better= }
+--   sc.rows[i] = { system=, metric=, n=, base=, mean=, delta=, arrow=, p=, significant=, better=,
+--                  ci = { lo=, hi=, method=, level= } }   (the interval of delta)
 -- also attached as res.system_comparison.
 --
 -- Everything reads the score columns: one pass over the rows per system and
@@ -196,6 +200,7 @@ local function compare(res, hist, baseline, opts)
           local pair = d == "all" and all or by[d][index[d][v]] or { {}, {} }
           local t = results_mod.paired(pair[1], pair[2], opts)
           row.n, row.p = t.n, t.p
+          if t.ci then row.ci = { delta = t.delta, lo = t.ci.lo, hi = t.ci.hi, method = t.ci.method, level = t.ci.level } end
           row.significant = t.p ~= nil and t.p < alpha
           row.regression = row.significant and worse(m, row.delta) or false
           cmp.rows[#cmp.rows + 1] = row
@@ -252,7 +257,7 @@ local function systems(res, opts)
         local xs, ys = pair_systems(res, base, system, j, rows, ids)
         local t = results_mod.paired(xs, ys, { resamples = opts.resamples, seed = opts.seed })
         local row = { system = system, metric = m.name, n = t.n, base = t.mean_a, mean = t.mean_b,
-                      delta = t.delta, arrow = arrow(t.delta), p = t.p }
+                      delta = t.delta, arrow = arrow(t.delta), p = t.p, ci = t.ci }
         row.significant = t.p ~= nil and t.p < alpha
         row.better = row.significant and not worse(m, t.delta) and math.abs(t.delta) > EPS or false
         row.worse = row.significant and worse(m, t.delta) or false

@@ -5,7 +5,8 @@
 --                    built from the columns when first read
 --   res.metrics    = ordered metric tables;  res.systems = ordered system names
 --   res.dims       = ordered slice dimensions ("all" first); res.slice_values[dim]
---   res:agg(system, metric [, dim, value]) = { n=, measured=, mean=, sd=, lo=, hi= }
+--   res:agg(system, metric [, dim, value]) = { n=, measured=, mean=, sd=, lo=, hi=, ci_method= }
+--                    (lo, hi and ci_method only where an interval was computed)
 --   res.worst[system][metric] = { dim=, value=, mean= }   (lowest slice mean)
 --   res.bottom[system][metric] = the k lowest items
 --   res.meta       = evalua version, time, data set hash, judge accounting ...
@@ -166,6 +167,51 @@ local function ci_spec(ci)
            bootstrap_max = ci.bootstrap_max or 2000, draw_budget = ci.draw_budget or 2e7 }
 end
 
+-- How reports name the interval methods (docs/stats.md, "Intervals of a
+-- mean"), in the order they are listed.
+local CI_METHODS = {
+  { "clopper_pearson", "Clopper-Pearson for 0/1 scores" },
+  { "korn_graubard", "Clopper-Pearson at the effective sample size (Korn-Graubard) for other scores in [0, 1]" },
+  { "bootstrap_t", "the studentized bootstrap (%d resamples) for scores beyond [0, 1]" },
+  { "student_t", "Student's t for scores beyond [0, 1] in groups past the bootstrap's limits" },
+  { "constant", "none where every value is equal" },
+}
+
+-- ci_methods(res) -> the set of ci_method values among the run's aggregates.
+function M.ci_methods(res)
+  local seen = {}
+  for _, per_dim in pairs(res.aggregates or {}) do
+    for _, cells in pairs(per_dim) do
+      for _, metrics in pairs(cells) do
+        for _, a in pairs(metrics) do
+          if a.ci_method then seen[a.ci_method] = true end
+        end
+      end
+    end
+  end
+  return seen
+end
+
+-- ci_note(res) -> "95% confidence intervals: Clopper-Pearson for 0/1 scores; ..."
+-- naming the methods the run's intervals use, or nil when it has none.
+function M.ci_note(res)
+  if not res.ci then return nil end
+  local seen, parts = M.ci_methods(res), {}
+  for _, m in ipairs(CI_METHODS) do
+    if seen[m[1]] then parts[#parts + 1] = m[2]:format(res.ci.resamples) end
+  end
+  if #parts == 0 then return nil end
+  return ("%g%% confidence intervals: %s (docs/stats.md)"):format(res.ci.level * 100, table.concat(parts, "; "))
+end
+
+-- interval_text(a, num) -> "[lo, hi]", "[all equal]" where every value is
+-- equal (no spread to estimate an interval from), or nil without one.
+function M.interval_text(a, num)
+  if not (a and a.lo and a.hi) then return nil end
+  if a.ci_method == "constant" then return "[all equal]" end
+  return ("[%s, %s]"):format(num(a.lo), num(a.hi))
+end
+
 -- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, judge=} -> results
 function M.build(args)
   local spec = args.spec
@@ -268,15 +314,20 @@ function Results:id(i)
   return field(self, i, self.id_field)
 end
 
--- paired(xs, ys) -> { n=, mean_a=, mean_b=, delta = mean_b - mean_a, p= }
+-- paired(xs, ys) -> { n=, mean_a=, mean_b=, delta = mean_b - mean_a, p=,
+--   ci = { lo=, hi=, method=, level= } }: the permutation test's p and the
+--   95% interval of the mean paired difference (ev.stats.paired_ci), from
+--   2 pairs on
 function M.paired(xs, ys, opts)
   local out = { n = #xs }
   if #xs == 0 then return out end
   out.mean_a, out.mean_b = stats.mean(xs), stats.mean(ys)
   out.delta = out.mean_b - out.mean_a
   if #xs > 1 then
-    out.p = stats.paired_permutation(xs, ys, { resamples = (opts or {}).resamples or 10000,
-                                              seed = (opts or {}).seed or 1 }).p
+    local seed = (opts or {}).seed or 1
+    out.p = stats.paired_permutation(xs, ys, { resamples = (opts or {}).resamples or 10000, seed = seed }).p
+    local ci = stats.paired_ci(xs, ys, { seed = seed })
+    out.ci = { lo = ci.lo, hi = ci.hi, method = ci.method, level = ci.level }
   end
   return out
 end

@@ -186,43 +186,46 @@ function test_non_finite_metric_values_are_unmeasured()
   lu.assertEquals(res.items[3].unmeasured.v, "the metric's table has no finite numeric score")
 end
 
-function test_bootstrap_equals_the_stats_module_for_a_measured_group()
+function test_intervals_equal_the_stats_module_for_a_measured_group()
   math.randomseed(3)
-  local values = {}
-  for i = 1, 300 do values[i] = math.random() end
-  local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, ci = { resamples = 400, seed = 9 } })
-  local want = ev.stats.bootstrap_ci(values, { resamples = 400, seed = 9 })
-  local a = res:agg("all", "v")
-  lu.assertEquals({ a.lo, a.hi }, { want.lo, want.hi })
-  lu.assertNil(a.ci_method)
+  local values, scaled = {}, {}
+  for i = 1, 300 do values[i] = math.random(); scaled[i] = values[i] * 10 end
+  -- scores in [0, 1]: analytic; beyond: the seeded studentized bootstrap
+  for _, case in ipairs { { values, "korn_graubard" }, { scaled, "bootstrap_t" } } do
+    local res = ev.evaluate(rows_of(case[1]), { metrics = { value_metric }, ci = { resamples = 400, seed = 9 } })
+    local want = ev.stats.mean_ci(case[1], { resamples = 400, seed = 9 })
+    local a = res:agg("all", "v")
+    lu.assertEquals({ a.lo, a.hi, a.ci_method }, { want.lo, want.hi, case[2] })
+  end
 end
 
-function test_groups_past_the_bootstrap_limit_use_the_normal_interval()
-  local values = { 0.1, 0.4, 0.4, 0.9, 1.0, 0.2 }
+function test_groups_past_the_bootstrap_limit_use_student_t()
+  local values = { 1, 4, 4, 9, 10, 2 }
   local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, slices = { "class" },
     ci = { bootstrap_max = 5 } })
   local a = res:agg("all", "v")
-  lu.assertEquals(a.ci_method, "normal")
-  local mean, ss = 0.5, 0
-  for _, v in ipairs(values) do ss = ss + (v - mean) ^ 2 end
-  local half = 1.959963984540054 * math.sqrt(ss / 6) / math.sqrt(6) -- plug-in sd over sqrt(n)
-  lu.assertAlmostEquals(a.lo, mean - half, 1e-9)
-  lu.assertAlmostEquals(a.hi, mean + half, 1e-9)
-  lu.assertNil(res:agg("all", "v", "class", "odd").ci_method) -- 3 rows: bootstrapped
+  lu.assertEquals(a.ci_method, "student_t")
+  -- mean 5, sample sd sqrt(68 / 5); t(0.975, 5 df) = 2.5705818356363155, the root of the closed-form
+  -- distribution function of 5 df, 1/2 + (q + sin q cos q (1 + 2/3 cos^2 q)) / pi with q = atan(t / sqrt 5)
+  local half = 2.5705818356363155 * math.sqrt(68 / 5) / math.sqrt(6)
+  lu.assertAlmostEquals(a.lo, 5 - half, 1e-9)
+  lu.assertAlmostEquals(a.hi, 5 + half, 1e-9)
+  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "bootstrap_t") -- 3 rows: bootstrapped
 end
 
 function test_a_draw_budget_bootstraps_the_smallest_groups_first()
   local res = ev.evaluate(rows_of { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, { metrics = { value_metric }, slices = { "class" },
     ci = { resamples = 10, draw_budget = 60 } })
-  lu.assertNil(res:agg("all", "v", "class", "even").ci_method)           -- 4 rows x 10 = 40 draws
-  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "normal") -- 5 more: 90 > 60
-  lu.assertEquals(res:agg("all", "v").ci_method, "normal")               -- 9 rows: 90 > 60
+  lu.assertEquals(res:agg("all", "v", "class", "even").ci_method, "bootstrap_t") -- 4 rows x 10 = 40 draws
+  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "student_t")    -- 5 more: 90 > 60
+  lu.assertEquals(res:agg("all", "v").ci_method, "student_t")                    -- 9 rows: 90 > 60
 end
 
 function test_ci_false_gives_no_interval()
   local res = ev.evaluate(rows_of { 0.2, 0.4 }, { metrics = { value_metric }, ci = false })
   local a = res:agg("all", "v")
-  lu.assertEquals({ a.lo, a.hi, res.ci }, { a.mean, a.mean, false })
+  lu.assertEquals({ a.lo, a.hi, a.ci_method, res.ci }, { nil, nil, nil, false })
+  lu.assertAlmostEquals(a.mean, 0.3, 1e-15)
 end
 
 function test_bottom_k_is_a_sort_with_ties_in_row_order()

@@ -77,8 +77,8 @@ function test_confidence_intervals_contain_the_mean_and_are_reproducible()
                                     ci = { resamples = 200, seed = 3 } })
   lu.assertEquals(again:agg("A", "value").lo, a.lo)
   lu.assertEquals(again:agg("A", "value").hi, a.hi)
-  local one = res:agg("A", "value", "query_class", "y") -- a single measured item: no spread
-  lu.assertEquals({ one.lo, one.hi }, { 0, 0 })
+  local one = res:agg("A", "value", "query_class", "y") -- a single measured item: no interval
+  lu.assertEquals({ one.lo, one.hi, one.ci_method, one.mean }, { nil, nil, nil, 0 })
 end
 
 function test_worst_slice_and_bottom_items()

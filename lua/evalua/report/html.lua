@@ -4,6 +4,7 @@
 -- system with confidence-interval whiskers, a histogram per system and the
 -- lowest items with the judge's reasons. Every piece of data is escaped.
 local C = require "evalua.report.common"
+local results = require "evalua.results"
 
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 
@@ -311,7 +312,8 @@ local function summary_table(res)
     for _, m in ipairs(res.metrics) do
       local a = res:agg(line.system, m.name, line.dim, line.value)
       local cls = C.is_worst(res, line.system, m.name, line.dim, line.value) and "num worst" or "num"
-      local ci = a.lo and a.measured > 1 and ('<span class="ci">[%s, %s]</span>'):format(C.num(a.lo), C.num(a.hi)) or ""
+      local ci = results.interval_text(a, C.num)
+      ci = ci and ('<span class="ci">%s</span>'):format(ci) or ""
       local cov = C.coverage(a) and ('<span class="cov">(' .. C.coverage(a) .. ")</span>") or ""
       out[#out + 1] = ('<td class="%s">%s%s%s</td>'):format(cls, C.num(a.mean), ci, cov)
     end
@@ -403,8 +405,9 @@ return function(res, opts)
   out[#out + 1] = systems_html(res)
   out[#out + 1] = trend_html(res)
   out[#out + 1] = '<h2>Results</h2><div class="wide">' .. summary_table(res) .. "</div>"
+  local note = results.ci_note(res)
   out[#out + 1] = ("<p>Cells show the mean%s. (m/n): only m of n items measured. Red: the worst slice of each "
-    .. "metric.</p>"):format(res.ci and (" and, under it, its %g%% bootstrap confidence interval"):format(res.ci.level * 100) or "")
+    .. "metric.</p>"):format(note and (" and, under it, its interval; " .. esc(note)) or "")
   out[#out + 1] = "<h2>Metrics</h2><p>Each metric's charts and lowest items are folded below; open one to read it.</p>"
   for _, m in ipairs(res.metrics) do
     out[#out + 1] = ('<details class="metric" id="%s"><summary>%s</summary>'):format(esc("m-" .. m.name), metric_summary(res, m))

@@ -2,6 +2,7 @@
 -- intervals, a table per slice dimension, worst slices, the lowest items with
 -- the judge's reasons, unmeasured counts and skipped input rows.
 local C = require "evalua.report.common"
+local results = require "evalua.results"
 
 -- Table cells: one line, pipes escaped, and no raw HTML from the data.
 local function esc(s)
@@ -17,7 +18,8 @@ end
 local function mean_ci(a)
   if not a or not a.mean then return "-" end
   local s = C.num(a.mean)
-  if a.lo and a.hi and a.measured > 1 then s = s .. (" [%s, %s]"):format(C.num(a.lo), C.num(a.hi)) end
+  local ci = results.interval_text(a, C.num)
+  if ci then s = s .. " " .. ci end
   local cov = C.coverage(a)
   if cov then s = s .. " (" .. cov .. ")" end
   return s
@@ -52,9 +54,9 @@ local function summary(res, out)
     rows[#rows + 1] = r
   end
   table_rows(out, metric_header(res, { "system", "n" }), rows)
-  if res.ci then
-    out[#out + 1] = ("Means with %d%% bootstrap confidence intervals (%d resamples, percentile method); "
-      .. "(m/n) means only m of n items could be measured."):format(res.ci.level * 100, res.ci.resamples)
+  local note = results.ci_note(res)
+  if note then
+    out[#out + 1] = ("Means with %s; (m/n) means only m of n items could be measured."):format(esc(note))
     out[#out + 1] = ""
   end
 end

@@ -27,7 +27,7 @@ struct evg_ci {
   size_t resamples;
   double level;
   uint64_t seed;
-  size_t bootstrap_max;    /* larger groups use the normal approximation */
+  size_t bootstrap_max;    /* larger groups beyond [0, 1] use Student's t */
   double draw_budget;      /* resamples x rows bootstrapped per call, at most */
   evg_parallel_fn parallel; /* NULL: one thread */
 };
@@ -35,7 +35,7 @@ struct evg_ci {
 struct evg_stat {
   size_t n, measured;
   double mean, sd, min, max, lo, hi;
-  uint8_t normal; /* the interval is the normal approximation */
+  uint8_t method; /* EVSTATS_CI_* of the interval [lo, hi]; NONE: no interval */
 };
 
 /* The groups that have rows, in order of (system, value): stat[k * m + j]
@@ -47,11 +47,14 @@ struct evg_result {
 };
 
 /* Statistics of every (system, value of d) group with rows and metric.
- * The interval is a percentile bootstrap for groups of at most
- * bootstrap_max rows, smallest groups first while their draws fit
- * draw_budget; the normal approximation of the bootstrap distribution for
- * the rest. Cost: linear in the rows (a sort when systems x values far
- * exceeds them), never in systems x values. 0, or -1 when out of memory. */
+ * The interval's method follows the values (evstats_mean_ci_summary): a
+ * metric whose every value in the run lies in [0, 1] gets Wilson's interval
+ * where a group's values are 0/1 and Korn and Graubard's otherwise; other
+ * metrics the studentized bootstrap for groups of at most bootstrap_max
+ * rows, smallest groups first while their draws fit draw_budget, and
+ * Student's t for the rest. Cost: linear in the rows (a sort when systems
+ * x values far exceeds them), never in systems x values. 0, or -1 when out
+ * of memory. */
 int evg_aggregate(const struct evg_scores *sc, const uint32_t *sys, size_t nsys, const struct evg_dim *dim,
                   const struct evg_ci *ci, struct evg_result *res);
 void evg_result_free(struct evg_result *r);

@@ -94,6 +94,66 @@ static inline uint64_t evstats_rng_below(evstats_rng *r, uint64_t n) {
 int evstats_bootstrap_mean_ci(const double *x, size_t n, size_t resamples, double level,
                               uint64_t seed, double *lo, double *hi);
 
+/* ---- intervals of a mean (interval.c) --------------------------------------- */
+
+enum {
+  EVSTATS_CI_NONE,         /* fewer than 2 values */
+  EVSTATS_CI_CONSTANT,     /* every value equal (not 0/1 in [0, 1]): lo = hi = the value */
+  EVSTATS_CI_CLOPPER_PEARSON, /* 0/1 values: the exact binomial interval */
+  EVSTATS_CI_KORN_GRAUBARD, /* other values in [0, 1]: Clopper-Pearson at the effective size */
+  EVSTATS_CI_BOOTSTRAP_T,  /* values beyond [0, 1]: the studentized bootstrap */
+  EVSTATS_CI_STUDENT_T,    /* the same where resampling is not affordable */
+  EVSTATS_CI_MOVER         /* a paired difference from the two means' intervals */
+};
+
+typedef struct {
+  double lo, hi;
+  int method; /* EVSTATS_CI_* */
+} evstats_ci;
+
+/* What chooses the method: n values, their mean, sample sd, min and max;
+ * binary: every value is 0 or 1; bounded: the metric's values lie in
+ * [0, 1] (for ev.evaluate: every value of the metric in the run). */
+typedef struct {
+  size_t n;
+  double mean, sd, min, max;
+  int binary, bounded;
+} evstats_summary;
+
+/* The stable name of a method ("wilson", ...), NULL for NONE. */
+const char *evstats_ci_name(int method);
+void evstats_summarize(const double *x, size_t n, int bounded, evstats_summary *s);
+/* The analytic methods; returns the method, BOOTSTRAP_T when the values
+ * are beyond [0, 1] (the caller resamples, or takes evstats_student_t_ci). */
+int evstats_mean_ci_summary(const evstats_summary *s, double level, evstats_ci *ci);
+void evstats_student_t_ci(const evstats_summary *s, double level, evstats_ci *ci);
+/* Wilson's score interval for a share of n 0/1 values (MOVER's sides). */
+void evstats_wilson(double share, double n, double level, double *lo, double *hi);
+/* Clopper-Pearson for x of n, both real (effective sizes). */
+void evstats_clopper_pearson(double x, double n, double level, double *lo, double *hi);
+
+/* The studentized bootstrap, in parts that ev.evaluate's grouped resampling
+ * shares: y[i], the deviations x[i] - mean scaled by powers of two (largest
+ * near 1), and the returned se of the mean in those units; the t* of a
+ * resample from its sum, sum of squares and count (a resample without
+ * spread is divided by se0); the bounds from the t* (sorted in place) and
+ * the sample's se. */
+double evstats_bootstrap_t_prepare(const double *x, size_t n, double mean, double *y);
+void evstats_deviation_scale(const double *x, size_t n, double mean, double scale[2]);
+double evstats_studentized(double sum, double sumsq, size_t count, double se0);
+void evstats_bootstrap_t_bounds(double *tstar, size_t count, double mean, double se, double level,
+                                evstats_ci *ci);
+
+/* The interval of the mean of x that ev.evaluate reports for a group with
+ * these values (bounded as above; beyond [0, 1] the bootstrap is seeded). */
+int evstats_mean_ci(const double *x, size_t n, int bounded, size_t resamples, double level, uint64_t seed,
+                    evstats_ci *ci);
+/* The interval of mean(b - a) over n pairs: MOVER from the two means'
+ * intervals when both lie in [0, 1] (bounded), else the interval of the
+ * differences as one sample. */
+int evstats_paired_ci(const double *a, const double *b, size_t n, int bounded, size_t resamples, double level,
+                      uint64_t seed, evstats_ci *ci);
+
 /* ---- paired tests (hypothesis.c) ------------------------------------------ */
 
 typedef struct {
@@ -125,6 +185,12 @@ double evstats_betainc(double a, double b, double x);
 double evstats_t_two_sided(double t, double df);
 /* P(T <= t). */
 double evstats_t_cdf(double t, double df);
+/* Quantiles (inverse distribution functions) for p in (0, 1); to about
+ * 1e-14 relative: the standard normal, the beta (a, b > 0) and Student's t
+ * (df > 0). */
+double evstats_norm_quantile(double p);
+double evstats_beta_quantile(double p, double a, double b);
+double evstats_t_quantile(double p, double df);
 
 /* ---- correlation (correlation.c) ------------------------------------------ */
 

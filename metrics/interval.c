@@ -123,11 +123,10 @@ void evstats_deviation_scale(const double *x, size_t n, double mean, double scal
 }
 
 double evstats_studentized(double sum, double sumsq, size_t count, double se0) {
-  double m = sum / (double)count;
-  if (count >= 2) {
-    double var = (sumsq - sum * m) / (double)(count - 1);
-    if (var > 0) return m / sqrt(var / (double)count);
-  }
+  double m = sum / (double)count, ss = sumsq - sum * m;
+  /* count equal values leave rounding of about count ulps of sumsq in ss,
+   * which must not pass for spread: it would make t* huge */
+  if (count >= 2 && ss > 4 * (double)count * DBL_EPSILON * sumsq) return m / sqrt(ss / (double)(count - 1) / (double)count);
   return m / se0; /* a resample without spread: judged by the sample's own */
 }
 

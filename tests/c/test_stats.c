@@ -8,7 +8,13 @@
  *           produced with the authors' C implementation);
  *   [model] an independent Python transcription of the documented
  *           algorithms (docs/stats.md), used where the value depends on the
- *           random stream (bootstrap, Monte Carlo p). */
+ *           random stream (bootstrap, Monte Carlo p);
+ *   [ref]   an independent Python computation of a distribution or an
+ *           interval from its definition: the incomplete beta and the t
+ *           distribution function integrated numerically (Simpson's rule,
+ *           compensated sums), quantiles found by bisection, and the
+ *           interval's published formula on top. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -337,6 +343,108 @@ static void test_extreme_magnitudes(void) {
   CHECK(evstats_paired_ttest(up, down, 3, &tr) == EVSTATS_RANGE && isfinite(tr.t) && tr.p > 0);
 }
 
+static void test_quantiles(void) {
+  /* [hand] closed forms: Beta(a, 1) is x^a, Beta(1, b) is 1 - (1-x)^b,
+   * Beta(1/2, 1/2) is (2/pi) asin(sqrt x); df = 1 is Cauchy, tan(pi (p - 1/2));
+   * df = 2: t = (2p - 1) / sqrt(2 p (1 - p)) */
+  CHECK_NEAR(evstats_beta_quantile(0.025, 13, 1), pow(0.025, 1.0 / 13), 1e-15);
+  CHECK_NEAR(evstats_beta_quantile(0.975, 1, 10), 1 - pow(0.025, 0.1), 1e-15);
+  CHECK_NEAR(evstats_beta_quantile(0.3, 0.5, 0.5), pow(sin(0.3 * M_PI / 2), 2), 1e-15);
+  /* a J-shaped beta: the quantile is where I_x (checked against scipy above) reaches p */
+  CHECK_NEAR(evstats_betainc(0.3, 20, evstats_beta_quantile(0.025, 0.3, 20)), 0.025, 1e-15);
+  CHECK_NEAR(evstats_t_quantile(0.975, 1), tan(0.475 * M_PI), 1e-12);
+  CHECK_NEAR(evstats_t_quantile(0.975, 2), 0.95 / sqrt(2 * 0.975 * 0.025), 1e-13);
+  CHECK_NEAR(evstats_t_quantile(0.025, 2), -0.95 / sqrt(2 * 0.975 * 0.025), 1e-13);
+  /* [ref] df 5 and df 14 */
+  CHECK_NEAR(evstats_t_quantile(0.975, 5), 2.5705818356363173, 1e-13);
+  CHECK_NEAR(evstats_t_quantile(0.975, 14), 2.144786687917807, 1e-13);
+  /* [hand] large df: z + (z^3 + z) / (4 df) + ..., whose next term is 3e-12 at df = 10^6 */
+  double z = evstats_norm_quantile(0.975);
+  CHECK_NEAR(z, 1.959963984540054, 1e-15); /* [np] scipy.stats.norm.ppf(0.975) */
+  CHECK_NEAR(evstats_t_quantile(0.975, 1e6), z + (z * z * z + z) / 4e6, 5e-12);
+  CHECK_NEAR(evstats_norm_quantile(1e-10), -6.361340902404056, 1e-13); /* [np] norm.ppf(1e-10) */
+  CHECK(evstats_norm_quantile(0.5) == 0 && evstats_t_quantile(0.5, 3) == 0);
+}
+
+/* Intervals of a mean (docs/stats.md, issue 25 point 9); the bootstrap's
+ * [ref] is a Python transcription of the documented algorithm
+ * (xoshiro256**, Lemire's draws, scaled deviations, type-7 quantiles). */
+static void test_intervals(void) {
+  evstats_ci c;
+  /* [hand/R binom.test] 0/1 values: Clopper-Pearson. 13 of 13 bounds the
+   * rate below by 0.025^(1/13) = 0.753 (the percentile bootstrap printed
+   * [1, 1]); 0 of 10 above by 1 - 0.025^(1/10); 13 of 15 [ref] */
+  double ones[15], x13[15];
+  for (int i = 0; i < 15; i++) ones[i] = 1, x13[i] = i < 13;
+  CHECK(evstats_mean_ci(ones, 13, 1, 1000, 0.95, 1, &c) == EVSTATS_OK);
+  CHECK(c.method == EVSTATS_CI_CLOPPER_PEARSON && c.hi == 1);
+  CHECK_NEAR(c.lo, pow(0.025, 1.0 / 13), 1e-15);
+  double zeros[10] = {0};
+  CHECK(evstats_mean_ci(zeros, 10, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.lo == 0);
+  CHECK_NEAR(c.hi, 1 - pow(0.025, 0.1), 1e-15);
+  CHECK(evstats_mean_ci(x13, 15, 1, 1000, 0.95, 1, &c) == EVSTATS_OK);
+  CHECK_NEAR(c.lo, 0.5953973033966278, 1e-14);
+  CHECK_NEAR(c.hi, 0.9834240865599171, 1e-14);
+  /* [ref] other scores in [0, 1]: Korn-Graubard. 0.2 0.5 0.9 1 0.7 0.6:
+   * mean 0.65, sd^2 0.079, n* = 0.65 * 0.35 / (0.079 / 6) * (z / t5)^2 = 9.5607 */
+  const double kg[] = {0.2, 0.5, 0.9, 1.0, 0.7, 0.6};
+  CHECK(evstats_mean_ci(kg, 6, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_KORN_GRAUBARD);
+  CHECK_NEAR(c.lo, 0.29595284578256176, 1e-13);
+  CHECK_NEAR(c.hi, 0.9113329141867723, 1e-13);
+  /* [hand] every value equal: constant, zero width; one value: none */
+  const double same[] = {0.7, 0.7, 0.7};
+  CHECK(evstats_mean_ci(same, 3, 1, 1000, 0.95, 1, &c) == EVSTATS_OK);
+  CHECK(c.method == EVSTATS_CI_CONSTANT && c.lo == 0.7 && c.hi == 0.7);
+  CHECK(evstats_mean_ci(same, 1, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_NONE);
+  /* [ref] beyond [0, 1]: the studentized bootstrap, bit for bit */
+  const double lat[] = {3, 7, 1, 12, 5, 2, 30, 4};
+  CHECK(evstats_mean_ci(lat, 8, 0, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_BOOTSTRAP_T);
+  CHECK_NEAR(c.lo, 2.339208210725503, 1e-13);
+  CHECK_NEAR(c.hi, 31.829753310874676, 1e-13);
+  CHECK(evstats_mean_ci(lat, 8, 0, 200, 0.9, 7, &c) == EVSTATS_OK);
+  CHECK_NEAR(c.lo, 3.856006691392478, 1e-13);
+  CHECK_NEAR(c.hi, 31.879973493031287, 1e-13);
+  /* [hand] fourteen 5s and a 1: a resample of 5s alone has no spread, and
+   * its rounding (about n ulps) must not pass for spread (the lower end was
+   * -6.9e7); the interval stays near the values */
+  const double fives[] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1};
+  CHECK(evstats_mean_ci(fives, 15, 0, 1000, 0.95, 1, &c) == EVSTATS_OK);
+  CHECK(c.lo > 4 && c.lo < 4.7333 && c.hi > 4.7334 && c.hi < 5.5);
+  /* [hand] ... and at any scale: the interval of x * 2^1000 is 2^1000 times */
+  double big[8];
+  evstats_ci cb;
+  for (int i = 0; i < 8; i++) big[i] = lat[i] * 0x1p1000;
+  CHECK(evstats_mean_ci(big, 8, 0, 1000, 0.95, 1, &cb) == EVSTATS_OK);
+  CHECK(evstats_mean_ci(lat, 8, 0, 1000, 0.95, 1, &c) == EVSTATS_OK);
+  CHECK_NEAR(cb.lo / 0x1p1000, c.lo, 1e-12);
+  CHECK_NEAR(cb.hi / 0x1p1000, c.hi, 1e-12);
+  /* [hand] Student's t: mean 5, sd sqrt(68/5), t(0.975, 5) */
+  evstats_summary s = {6, 5, sqrt(68.0 / 5), 1, 10, 0, 0};
+  evstats_student_t_ci(&s, 0.95, &c);
+  CHECK_NEAR(c.hi - 5, 2.5705818356363173 * sqrt(68.0 / 5) / sqrt(6), 1e-12);
+  /* [ref] paired 0/1 differences: MOVER with Wilson's sides and Pearson's
+   * r = 0.50918 (Newcombe's method 10) */
+  const double pa[] = {1, 1, 0, 1, 0, 1, 1, 1, 1, 0}, pb[] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 1};
+  CHECK(evstats_paired_ci(pa, pb, 10, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_MOVER);
+  CHECK_NEAR(c.lo, -0.06442085610807952, 1e-14);
+  CHECK_NEAR(c.hi, 0.47079352078172393, 1e-14);
+  /* [hand] two systems that agree on every item are not known to be equal:
+   * 10 of 10 on both sides gives Wilson's [0.722, 1] on each, so the
+   * difference lies within +-0.278 (a t interval gives [0, 0]) */
+  double all1[10];
+  for (int i = 0; i < 10; i++) all1[i] = 1;
+  CHECK(evstats_paired_ci(all1, all1, 10, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_MOVER);
+  double wl = 0, wh = 0;
+  evstats_wilson(1, 10, 0.95, &wl, &wh);
+  CHECK_NEAR(wl, 10 / (10 + 1.959963984540054 * 1.959963984540054), 1e-15); /* [hand] n / (n + z^2) */
+  CHECK_NEAR(c.lo, -(1 - wl), 1e-15);
+  CHECK_NEAR(c.hi, 1 - wl, 1e-15);
+  /* [hand] beyond [0, 1]: the interval of the differences as one sample */
+  const double la[] = {10, 20, 30, 40}, lb[] = {12, 22, 32, 42};
+  CHECK(evstats_paired_ci(la, lb, 4, 0, 1000, 0.95, 1, &c) == EVSTATS_OK);
+  CHECK(c.method == EVSTATS_CI_CONSTANT && c.lo == 2 && c.hi == 2);
+}
+
 int main(void) {
   test_descriptive();
   test_percentiles();
@@ -350,5 +458,7 @@ int main(void) {
   test_kendall_against_definition();
   test_kappa();
   test_extreme_magnitudes();
+  test_quantiles();
+  test_intervals();
   return check_report();
 }

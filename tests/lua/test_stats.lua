@@ -123,6 +123,56 @@ function test_extreme_magnitudes_give_finite_correct_results()
   lu.assertAlmostEquals(t.p, 1 - math.sqrt(7) / 3, 1e-14)
 end
 
+-- Issue 25, point 9: the interval a slice gets follows what its scores are
+-- (expected values: closed forms, or the independent computations of
+-- tests/c/test_stats.c).
+function test_mean_ci_chooses_the_method_by_the_values()
+  local ones, frac = {}, { 0.2, 0.5, 0.9, 1.0, 0.7, 0.6 }
+  for i = 1, 13 do ones[i] = 1 end
+  local c = s.mean_ci(ones) -- 13 of 13: not [1, 1], but Clopper-Pearson's [0.025^(1/13), 1]
+  lu.assertEquals({ c.method, c.hi, c.n, c.level, c.mean }, { "clopper_pearson", 1.0, 13, 0.95, 1.0 })
+  lu.assertAlmostEquals(c.lo, 0.025 ^ (1 / 13), 1e-15)
+  c = s.mean_ci(frac)
+  lu.assertEquals(c.method, "korn_graubard")
+  lu.assertAlmostEquals(c.lo, 0.29595284578256176, 1e-13)
+  lu.assertAlmostEquals(c.hi, 0.9113329141867723, 1e-13)
+  lu.assertEquals(s.mean_ci({ 0.7, 0.7 }), { lo = 0.7, hi = 0.7, mean = 0.7, method = "constant", level = 0.95, n = 2 })
+  c = s.mean_ci { 3, 7, 1, 12, 5, 2, 30, 4 }
+  lu.assertEquals(c.method, "bootstrap_t")
+  lu.assertAlmostEquals(c.lo, 2.339208210725503, 1e-13)
+  lu.assertEquals(s.mean_ci({ 0.5, 1 }, { bounded = false }).method, "bootstrap_t")
+  lu.assertEquals({ s.mean_ci { 0.5 } }, { nil, "needs at least 2 values" })
+  lu.assertErrorMsgContains("option 'bounded' is true but a value of xs is outside [0, 1]",
+                            s.mean_ci, { 0.5, 2 }, { bounded = true })
+end
+
+function test_paired_ci_is_mover_for_scores_in_unit_range()
+  local c = s.paired_ci({ 1, 1, 0, 1, 0, 1, 1, 1, 1, 0 }, { 1, 1, 1, 1, 0, 1, 1, 1, 1, 1 })
+  lu.assertEquals(c.method, "mover")
+  lu.assertAlmostEquals(c.delta, 0.2, 1e-15)
+  lu.assertAlmostEquals(c.lo, -0.06442085610807952, 1e-14)
+  lu.assertAlmostEquals(c.hi, 0.47079352078172393, 1e-14)
+  -- beyond [0, 1]: the differences as one sample (here all 2: constant)
+  lu.assertEquals(s.paired_ci({ 10, 20, 30 }, { 12, 22, 32 }).method, "constant")
+  lu.assertEquals({ s.paired_ci({ 1 }, { 0 }) }, { nil, "needs at least 2 pairs" })
+end
+
+function test_a_slice_of_13_successes_is_not_certain()
+  -- the bundled report printed 1.000 [1.000, 1.000] (13/15)
+  local rows = {}
+  for i = 1, 15 do rows[i] = { qid = "q" .. i, ok = i <= 13 } end
+  local res = ev.evaluate(rows, { quiet = true, metrics = { { name = "ok", fn = function(r)
+    if r.ok then return 1 end
+    return { unmeasured = true, reason = "no answer" }
+  end } } })
+  local a = res:agg("all", "ok")
+  lu.assertEquals({ a.measured, a.ci_method, a.hi }, { 13, "clopper_pearson", 1.0 })
+  lu.assertAlmostEquals(a.lo, 0.025 ^ (1 / 13), 1e-15)
+  local md = ev.report.render(res, "md")
+  lu.assertStrContains(md, "1.000 [0.753, 1.000] (13/15)")
+  lu.assertStrContains(md, "95% confidence intervals: Clopper-Pearson for 0/1 scores")
+end
+
 local fails = require("tests.lua.helpers").fails_with_argument_error
 
 function test_bad_input_names_argument_and_index()

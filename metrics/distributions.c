@@ -34,12 +34,19 @@ static double beta_fraction(double a, double b, double x) {
   return f;
 }
 
-double evstats_betainc(double a, double b, double x) {
+/* I_x(a, b) given lbeta = log B(a, b), which is symmetric in a and b. */
+static double betainc(double a, double b, double x, double lbeta) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  if (x > (a + 1) / (a + b + 2)) return 1 - evstats_betainc(b, a, 1 - x);
-  double log_front = a * log(x) + b * log1p(-x) - (lgamma(a) + lgamma(b) - lgamma(a + b));
+  if (x > (a + 1) / (a + b + 2)) return 1 - betainc(b, a, 1 - x, lbeta);
+  double log_front = a * log(x) + b * log1p(-x) - lbeta;
   return exp(log_front) / (a * beta_fraction(a, b, x));
+}
+
+static double log_beta(double a, double b) { return lgamma(a) + lgamma(b) - lgamma(a + b); }
+
+double evstats_betainc(double a, double b, double x) {
+  return x <= 0 ? 0 : x >= 1 ? 1 : betainc(a, b, x, log_beta(a, b));
 }
 
 double evstats_t_two_sided(double t, double df) {
@@ -56,6 +63,8 @@ double evstats_t_cdf(double t, double df) {
 /* Acklam's rational approximation of the standard normal quantile (relative
  * error below 1.2e-9), polished by one Halley step on erfc to full
  * precision. */
+static double t_quantile(double p, double df);
+
 double evstats_norm_quantile(double p) {
   static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
                              1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
@@ -82,37 +91,60 @@ double evstats_norm_quantile(double p) {
   return x - u / (1 + x * u / 2);
 }
 
-/* A first guess of the beta quantile: the normal approximation, or where it
- * falls outside (0, 1) the leading term of I_x near 0 (x^a / (a B)) or 1. */
-static double beta_guess(double p, double a, double b, double lbeta) {
-  double mean = a / (a + b), sd = sqrt(a * b / ((a + b) * (a + b) * (a + b + 1)));
-  double x = mean + evstats_norm_quantile(p) * sd;
-  if (x > 0 && x < 1) return x;
-  if (x <= 0) return exp((log(p) + log(a) + lbeta) / a);
-  return -expm1((log1p(-p) + log(b) + lbeta) / b);
+/* x with I_x(a, b) = p for p <= 1/2, by Newton's method on log I_x as a
+ * function of log x, which is nearly a straight line (slope a) where the
+ * quantile is small: tails of any shape converge in a few steps. Every
+ * evaluation narrows a bracket; a step that would leave it bisects it
+ * instead (in log x). For large a and b, I_x carries lgamma's rounding
+ * (about 1e-10 at 10^5): once a Newton step no longer shrinks the error, x
+ * is as good as that. */
+static double lower_quantile(double p, double a, double b, double guess) {
+  double lbeta = log_beta(a, b), logp = log(p), lo = -INFINITY, hi = 0;
+  if (!(guess > 0 && guess < 1)) {
+    double mean = a / (a + b), sd = sqrt(a * b / ((a + b) * (a + b) * (a + b + 1)));
+    guess = mean + evstats_norm_quantile(p) * sd; /* the normal approximation, */
+    if (!(guess > 0 && guess < 1)) guess = exp((logp + log(a) + lbeta) / a); /* or I_x ~ x^a / (a B) */
+    if (!(guess > 0 && guess < 1)) guess = 0.5;
+  }
+  double t = log(guess), best = guess, best_err = INFINITY;
+  int newton = 0;
+  for (int i = 0; i < 200; i++) {
+    double x = exp(t), in = betainc(a, b, x, lbeta);
+    double err = in > 0 ? log(in) - logp : -INFINITY;
+    if (fabs(err) < best_err) best = x, best_err = fabs(err);
+    else if (newton) return best;
+    if (err == 0) return x;
+    if (err < 0) lo = t;
+    else hi = t;
+    double step = err / exp(a * t + (b - 1) * log1p(-x) - lbeta - log(in)); /* d log I / d log x */
+    double tol = 1e-14 * fmax(1, fabs(t)); /* log x to 1e-14: x to a relative 1e-14 */
+    if (isfinite(step) && fabs(step) <= tol) return exp(t - step);
+    if (hi - lo <= tol) return best;
+    newton = isfinite(step) && t - step > lo && t - step < hi;
+    t = newton ? t - step : lo == -INFINITY ? 2 * hi - 1 : lo + (hi - lo) / 2;
+  }
+  return best;
 }
 
-double evstats_beta_quantile(double p, double a, double b) {
+double evstats_beta_quantile(double p, double a, double b) { return evstats_beta_quantile_near(p, a, b, -1); }
+
+double evstats_beta_quantile_near(double p, double a, double b, double guess) {
   if (p <= 0) return 0;
   if (p >= 1) return 1;
-  double lbeta = lgamma(a) + lgamma(b) - lgamma(a + b), lo = 0, hi = 1;
-  double x = beta_guess(p, a, b, lbeta);
-  if (!(x > 0 && x < 1)) x = 0.5;
-  /* Newton's steps on I_x - p inside a bracket that every evaluation
-   * narrows; a step that would leave the bracket bisects it instead */
-  for (int i = 0; i < 300; i++) {
-    double f = evstats_betainc(a, b, x) - p;
-    if (f == 0) return x;
-    if (f < 0) lo = x;
-    else hi = x;
-    double step = f / exp((a - 1) * log(x) + (b - 1) * log1p(-x) - lbeta);
-    if (fabs(step) <= 1e-13 * fmin(x, 1 - x)) return x - step;
-    x = x - step > lo && x - step < hi ? x - step : lo + (hi - lo) / 2;
-  }
-  return x;
+  /* the upper half through I_x(a, b) = 1 - I_{1-x}(b, a): 1 - x keeps its digits */
+  if (p > 0.5) return 1 - lower_quantile(1 - p, b, a, guess > 0 && guess < 1 ? 1 - guess : -1);
+  return lower_quantile(p, a, b, guess);
 }
 
 double evstats_t_quantile(double p, double df) {
+  /* intervals ask for the same quantile group after group */
+  static _Thread_local double last_p = -1, last_df = -1, last_t = 0;
+  if (p == last_p && df == last_df) return last_t;
+  last_p = p, last_df = df, last_t = t_quantile(p, df);
+  return last_t;
+}
+
+static double t_quantile(double p, double df) {
   if (p == 0.5) return 0;
   if (p <= 0) return -INFINITY;
   if (p >= 1) return INFINITY;

@@ -52,9 +52,10 @@ void evstats_clopper_pearson(double x, double n, double level, double *lo, doubl
     wilson_cc(x, n, level, lo, hi);
     return;
   }
-  double alpha = 1 - level;
-  *lo = x <= 0 ? 0 : evstats_beta_quantile(alpha / 2, x, n - x + 1);
-  *hi = x >= n ? 1 : evstats_beta_quantile(1 - alpha / 2, x + 1, n - x);
+  double alpha = 1 - level, lo_guess, hi_guess; /* Wilson's corrected ends are close: Newton starts there */
+  wilson_cc(x, n, level, &lo_guess, &hi_guess);
+  *lo = x <= 0 ? 0 : evstats_beta_quantile_near(alpha / 2, x, n - x + 1, lo_guess);
+  *hi = x >= n ? 1 : evstats_beta_quantile_near(1 - alpha / 2, x + 1, n - x, hi_guess);
 }
 
 /* Korn and Graubard (1998): Clopper-Pearson for the mean m of scores in

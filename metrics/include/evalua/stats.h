@@ -190,6 +190,8 @@ double evstats_t_cdf(double t, double df);
  * (df > 0). */
 double evstats_norm_quantile(double p);
 double evstats_beta_quantile(double p, double a, double b);
+/* The same, Newton's iteration started at guess in (0, 1). */
+double evstats_beta_quantile_near(double p, double a, double b, double guess);
 double evstats_t_quantile(double p, double df);
 
 /* ---- correlation (correlation.c) ------------------------------------------ */

@@ -200,25 +200,36 @@ function test_intervals_equal_the_stats_module_for_a_measured_group()
 end
 
 function test_groups_past_the_bootstrap_limit_use_student_t()
-  local values = { 1, 4, 4, 9, 10, 2 }
+  local values = { 1, 4, 4, 9, 10, 2, 7, 3, 1, 4, 4, 9, 10, 2, 7, 3 }
   local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, slices = { "class" },
-    ci = { bootstrap_max = 5 } })
+    ci = { bootstrap_max = 10 } })
   local a = res:agg("all", "v")
   lu.assertEquals(a.ci_method, "student_t")
-  -- mean 5, sample sd sqrt(68 / 5); t(0.975, 5 df) = 2.5705818356363155, the root of the closed-form
-  -- distribution function of 5 df, 1/2 + (q + sin q cos q (1 + 2/3 cos^2 q)) / pi with q = atan(t / sqrt 5)
-  local half = 2.5705818356363155 * math.sqrt(68 / 5) / math.sqrt(6)
-  lu.assertAlmostEquals(a.lo, 5 - half, 1e-9)
-  lu.assertAlmostEquals(a.hi, 5 + half, 1e-9)
-  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "bootstrap_t") -- 3 rows: bootstrapped
+  -- mean 5, sample sd sqrt(152 / 15); t(0.975, 15 df) = 2.131449545559777, the root of the t
+  -- distribution function with its density integrated numerically (tests/c/test_stats.c, [ref])
+  local half = 2.131449545559777 * math.sqrt(152 / 15) / math.sqrt(16)
+  lu.assertAlmostEquals(a.lo, 5 - half, 1e-12)
+  lu.assertAlmostEquals(a.hi, 5 + half, 1e-12)
+  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "bootstrap_t") -- 8 rows: bootstrapped
 end
 
 function test_a_draw_budget_bootstraps_the_smallest_groups_first()
-  local res = ev.evaluate(rows_of { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, { metrics = { value_metric }, slices = { "class" },
-    ci = { resamples = 10, draw_budget = 60 } })
-  lu.assertEquals(res:agg("all", "v", "class", "even").ci_method, "bootstrap_t") -- 4 rows x 10 = 40 draws
-  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "student_t")    -- 5 more: 90 > 60
-  lu.assertEquals(res:agg("all", "v").ci_method, "student_t")                    -- 9 rows: 90 > 60
+  local values = {}
+  for i = 1, 17 do values[i] = i end
+  local res = ev.evaluate(rows_of(values), { metrics = { value_metric }, slices = { "class" },
+    ci = { resamples = 10, draw_budget = 100 } })
+  lu.assertEquals(res:agg("all", "v", "class", "even").ci_method, "bootstrap_t") -- 8 rows x 10 = 80 draws
+  lu.assertEquals(res:agg("all", "v", "class", "odd").ci_method, "student_t")    -- 9 more: 170 > 100
+  lu.assertEquals(res:agg("all", "v").ci_method, "student_t")                    -- 17 rows: 170 > 100
+end
+
+function test_fewer_than_eight_values_beyond_the_unit_range_get_student_t()
+  -- 1, 2, 4: mean 7/3, sd sqrt(7/3); t(0.975, 2 df) = 0.95 / sqrt(2 * 0.975 * 0.025) in closed form
+  local res = ev.evaluate(rows_of { 1, 2, 4 }, { metrics = { value_metric } })
+  local a = res:agg("all", "v")
+  lu.assertEquals(a.ci_method, "student_t")
+  local half = 0.95 / math.sqrt(2 * 0.975 * 0.025) * math.sqrt(7 / 3) / math.sqrt(3)
+  lu.assertAlmostEquals(a.hi, 7 / 3 + half, 1e-12)
 end
 
 function test_ci_false_gives_no_interval()

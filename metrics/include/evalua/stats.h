@@ -120,11 +120,17 @@ typedef struct {
   int binary, bounded;
 } evstats_summary;
 
-/* The stable name of a method ("wilson", ...), NULL for NONE. */
+/* Fewer values beyond [0, 1] get Student's t: n values have only
+ * C(2n - 1, n) distinct resamples (1716 for 7), too few for the tails of
+ * the bootstrap's t distribution. */
+#define EVSTATS_BOOTSTRAP_MIN 8
+
+/* The stable name of a method ("clopper_pearson", ...), NULL for NONE. */
 const char *evstats_ci_name(int method);
 void evstats_summarize(const double *x, size_t n, int bounded, evstats_summary *s);
 /* The analytic methods; returns the method, BOOTSTRAP_T when the values
- * are beyond [0, 1] (the caller resamples, or takes evstats_student_t_ci). */
+ * are beyond [0, 1] and at least EVSTATS_BOOTSTRAP_MIN (the caller
+ * resamples, or takes evstats_student_t_ci). */
 int evstats_mean_ci_summary(const evstats_summary *s, double level, evstats_ci *ci);
 void evstats_student_t_ci(const evstats_summary *s, double level, evstats_ci *ci);
 /* Wilson's score interval for a share of n 0/1 values (MOVER's sides). */

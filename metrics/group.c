@@ -135,6 +135,13 @@ static void boot_mem_free(struct boot_mem *b) {
   memset(b, 0, sizeof *b);
 }
 
+static int grow(double **p, size_t n) {
+  double *q = realloc(*p, n * sizeof *q);
+  if (!q) return -1;
+  *p = q;
+  return 0;
+}
+
 static int boot_mem_fit(struct boot_mem *b, size_t n, size_t m, size_t R) {
   if (!b->tstar) {
     b->tstar = malloc(R * m * sizeof *b->tstar), b->sum = malloc(m * sizeof *b->sum);
@@ -144,12 +151,7 @@ static int boot_mem_fit(struct boot_mem *b, size_t n, size_t m, size_t R) {
     if (!b->tstar || !b->sum || !b->sumsq || !b->se0 || !b->cnt || !b->got || !b->which) return -1;
   }
   if (n > b->cap_rows) {
-    double *p = realloc(b->pack, n * m * sizeof *p), *v = realloc(b->vals, n * sizeof *v);
-    if (p) b->pack = p;
-    if (v) b->vals = v;
-    double *d = realloc(b->dev, n * sizeof *d);
-    if (d) b->dev = d;
-    if (!p || !v || !d) return -1;
+    if (grow(&b->pack, n * m) || grow(&b->vals, n) || grow(&b->dev, n)) return -1;
     b->cap_rows = n;
   }
   return 0;

@@ -11,6 +11,7 @@
 -- newest 60); total: how many the history holds, when more.
 local C = require "evalua.report.common"
 local json = require "evalua.json"
+local results = require "evalua.results"
 
 -- Every text is escaped, and invalid UTF-8 (a record written by hand or by
 -- an older evalua) becomes U+FFFD, counted once per text for the warning
@@ -155,8 +156,9 @@ local function chart(runs, ax, systems, metric, dim, value, higher)
           upper[#upper + 1] = xs[i] .. "," .. fmt(y(a.hi))
           lower[#lower + 1] = xs[i] .. "," .. fmt(y(a.lo))
         end
-        out[#out + 1] = ('<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s, %s: %.3f%s</title></circle>')
-          :format(xs[i], ym, color, name, names[i], a.mean, band and (" [%.3f, %.3f]"):format(a.lo, a.hi) or "")
+        local ci = results.interval_text(a, C.num)
+        out[#out + 1] = ('<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s, %s: %s%s</title></circle>')
+          :format(xs[i], ym, color, name, names[i], C.num(a.mean), ci and " " .. ci or "")
       end
     end
     if #upper > 1 then

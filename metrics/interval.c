@@ -65,7 +65,8 @@ void evstats_clopper_pearson(double x, double n, double level, double *lo, doubl
  * for the k - 1 degrees of freedom of the estimated sd. */
 static void korn_graubard(size_t k, double mean, double sd, double level, double *lo, double *hi) {
   double z = evstats_norm_quantile((1 + level) / 2), t = evstats_t_quantile((1 + level) / 2, (double)(k - 1));
-  double n_eff = mean * (1 - mean) / (sd * sd / (double)k) * (z / t) * (z / t);
+  /* m/sd and (1-m)/sd apart: sd^2 underflows for scores at 1e-200 */
+  double n_eff = (mean / sd) * ((1 - mean) / sd) * (double)k * (z / t) * (z / t);
   evstats_clopper_pearson(mean * n_eff, n_eff, level, lo, hi);
 }
 

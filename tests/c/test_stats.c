@@ -391,6 +391,11 @@ static void test_intervals(void) {
   CHECK(evstats_mean_ci(kg, 6, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_KORN_GRAUBARD);
   CHECK_NEAR(c.lo, 0.29595284578256176, 1e-13);
   CHECK_NEAR(c.hi, 0.9113329141867723, 1e-13);
+  /* [hand] scores in [0, 1] at 1e-200: sd^2 underflows, the effective size
+   * must not (the interval was NaN); the ends straddle the mean, above 0 */
+  const double tiny[] = {1e-200, 2e-200, 3e-200, 4e-200, 5e-200};
+  CHECK(evstats_mean_ci(tiny, 5, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_KORN_GRAUBARD);
+  CHECK(c.lo > 1e-200 && c.lo < 3e-200 && c.hi > 3e-200 && c.hi < 1e-199);
   /* [hand] every value equal: constant, zero width; one value: none */
   const double same[] = {0.7, 0.7, 0.7};
   CHECK(evstats_mean_ci(same, 3, 1, 1000, 0.95, 1, &c) == EVSTATS_OK);

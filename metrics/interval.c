@@ -197,6 +197,15 @@ static void margin(const evstats_summary *s, double level, evstats_ci *c) {
   evstats_mean_ci_summary(s, level, c);
 }
 
+/* sqrt(x^2 - 2 r x y + y^2) for distances x, y >= 0 and |r| <= 1, scaled
+ * by the larger so that distances of 1e-200 do not square to 0. */
+static double mover_half(double x, double y, double r) {
+  double big = fmax(x, y);
+  if (big == 0) return 0;
+  x /= big, y /= big;
+  return big * sqrt(fmax(0, x * x - 2 * r * x * y + y * y));
+}
+
 int evstats_paired_ci(const double *a, const double *b, size_t n, int bounded, size_t resamples, double level,
                       uint64_t seed, evstats_ci *out) {
   if (!bounded) { /* the differences as one sample */
@@ -223,8 +232,8 @@ int evstats_paired_ci(const double *a, const double *b, size_t n, int bounded, s
   if (rc == EVSTATS_ENOMEM) return rc;
   if (rc) r = 0; /* a constant side: no correlation to use */
   double el = sb.mean - cb.lo, eu = cb.hi - sb.mean, dl = sa.mean - ca.lo, du = ca.hi - sa.mean;
-  out->lo = fmax(-1, delta - sqrt(fmax(0, el * el - 2 * r * el * du + du * du)));
-  out->hi = fmin(1, delta + sqrt(fmax(0, eu * eu - 2 * r * eu * dl + dl * dl)));
+  out->lo = fmax(-1, delta - mover_half(el, du, r));
+  out->hi = fmin(1, delta + mover_half(eu, dl, r));
   out->method = ca.method == EVSTATS_CI_NONE ? EVSTATS_CI_NONE
                 : ca.method == EVSTATS_CI_CONSTANT && cb.method == EVSTATS_CI_CONSTANT ? EVSTATS_CI_CONSTANT
                                                                                         : EVSTATS_CI_MOVER;

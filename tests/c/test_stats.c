@@ -444,6 +444,12 @@ static void test_intervals(void) {
   CHECK_NEAR(wl, 10 / (10 + 1.959963984540054 * 1.959963984540054), 1e-15); /* [hand] n / (n + z^2) */
   CHECK_NEAR(c.lo, -(1 - wl), 1e-15);
   CHECK_NEAR(c.hi, 1 - wl, 1e-15);
+  /* [hand] MOVER at 1e-200: each side's distances to its ends square to 0
+   * unscaled, which gave a zero-width interval; b = a + 1e-200 */
+  double ta[5], tb[5];
+  for (int i = 0; i < 5; i++) ta[i] = tiny[i], tb[i] = tiny[i] + 1e-200;
+  CHECK(evstats_paired_ci(ta, tb, 5, 1, 1000, 0.95, 1, &c) == EVSTATS_OK && c.method == EVSTATS_CI_MOVER);
+  CHECK(c.lo < 1e-200 && c.hi > 1e-200 && c.hi - c.lo > 1e-201);
   /* [hand] beyond [0, 1]: the interval of the differences as one sample */
   const double la[] = {10, 20, 30, 40}, lb[] = {12, 22, 32, 42};
   CHECK(evstats_paired_ci(la, lb, 4, 0, 1000, 0.95, 1, &c) == EVSTATS_OK);

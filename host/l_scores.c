@@ -429,7 +429,7 @@ static int s_aggregate(lua_State *L) {
     lua_Integer resamples = luaL_optinteger(L, -5, 1000), most = luaL_optinteger(L, -2, 2000);
     ci.level = luaL_optnumber(L, -4, 0.95), ci.seed = (uint64_t)luaL_optinteger(L, -3, 1);
     ci.draw_budget = luaL_optnumber(L, -1, 2e7);
-    luaL_argcheck(L, resamples >= 1 && resamples <= 100000000, 7, "resamples from 1 to 1e8");
+    luaL_argcheck(L, resamples >= 1 && resamples <= EVSTATS_MAX_RESAMPLES, 7, "resamples from 1 to 1e7");
     luaL_argcheck(L, ci.level > 0 && ci.level < 1, 7, "a level between 0 and 1");
     luaL_argcheck(L, most >= 0 && ci.draw_budget >= 0, 7, "bootstrap_max and draw_budget at least 0");
     ci.resamples = (size_t)resamples, ci.bootstrap_max = (size_t)most;

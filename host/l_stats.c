@@ -51,9 +51,11 @@ static void set_integer(lua_State *L, const char *k, lua_Integer v) {
   lua_setfield(L, -2, k);
 }
 
-static lua_Integer opt_count(lua_State *L, int arg, const char *name, lua_Integer def) {
-  lua_Integer v = lists_opt_integer(L, arg, name, def);
-  if (v < 1) luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be at least 1, got %I", name, v));
+static lua_Integer opt_resamples(lua_State *L, int arg, lua_Integer def) {
+  lua_Integer v = lists_opt_integer(L, arg, "resamples", def);
+  if (v < 1 || v > EVSTATS_MAX_RESAMPLES)
+    luaL_argerror(L, arg, lua_pushfstring(L, "option 'resamples' must be from 1 to %d, got %I",
+                                          EVSTATS_MAX_RESAMPLES, v));
   return v;
 }
 
@@ -191,7 +193,7 @@ static int l_bootstrap_ci(lua_State *L) {
   size_t n;
   double *x = check_sample(L, 1, "xs", &n), lo = 0, hi = 0;
   lists_check_options(L, 2, bootstrap_options);
-  lua_Integer resamples = opt_count(L, 2, "resamples", 1000);
+  lua_Integer resamples = opt_resamples(L, 2, 1000);
   double level = lists_opt_number(L, 2, "level", 0.95);
   lua_Integer seed = lists_opt_integer(L, 2, "seed", 1);
   if (!(level > 0 && level < 1))
@@ -220,7 +222,7 @@ struct ci_opts {
 static void check_ci_options(lua_State *L, int arg, struct ci_opts *o) {
   lists_check_options(L, arg, ci_options);
   o->level = lists_opt_number(L, arg, "level", 0.95);
-  o->resamples = opt_count(L, arg, "resamples", 1000);
+  o->resamples = opt_resamples(L, arg, 1000);
   o->seed = lists_opt_integer(L, arg, "seed", 1);
   o->bounded = lists_opt_boolean(L, arg, "bounded", -1);
   if (!(o->level > 0 && o->level < 1))
@@ -293,7 +295,7 @@ static int l_paired_permutation(lua_State *L) {
   double *a, *b;
   size_t n = check_pairs(L, "a", "b", &a, &b);
   lists_check_options(L, 3, permutation_options);
-  lua_Integer resamples = opt_count(L, 3, "resamples", 10000);
+  lua_Integer resamples = opt_resamples(L, 3, 10000);
   lua_Integer seed = lists_opt_integer(L, 3, "seed", 1);
   int exact = lists_opt_boolean(L, 3, "exact", 1);
   evstats_permutation r;
@@ -443,5 +445,7 @@ static const luaL_Reg stats_funcs[] = {
 
 int luaopen_evalua_stats(lua_State *L) {
   luaL_newlib(L, stats_funcs);
+  lua_pushinteger(L, EVSTATS_MAX_RESAMPLES); /* the bound of every 'resamples' */
+  lua_setfield(L, -2, "max_resamples");
   return 1;
 }

@@ -175,6 +175,7 @@ end
 local function compare(res, hist, baseline, opts)
   opts = opts or {}
   options.check(opts, KNOWN, "ev.compare", 2)
+  results_mod.check_resampling(opts, "ev.compare: ", 2)
   local alpha = opts.alpha or 0.05
   local before = hist:items(baseline)
   local cmp = { baseline = { run_id = baseline.run_id, label = baseline.label, time = baseline.time },
@@ -241,6 +242,7 @@ end
 local function systems(res, opts)
   opts = opts or {}
   options.check(opts, SYSTEMS_KNOWN, "ev.compare.systems", 2)
+  results_mod.check_resampling(opts, "ev.compare.systems: ", 2)
   local base = opts.baseline or res.systems[1]
   local known = false
   for _, s in ipairs(res.systems) do known = known or s == base end

@@ -26,8 +26,9 @@ local SPEC = {
   { "pass", 0.5, "a score at or above this passes (for the items that flipped)" },
   { "slices", false, "a line per slice too, not only per system and metric" },
   { "format", "text", "what to print", choices = { "text", "json" } },
-  { "resamples", 10000, "permutation test resamples (above 20 non-zero differences)" },
-  { "seed", 1, "permutation test seed" },
+  { "resamples", 10000, "permutation test resamples (above 20 non-zero differences)", integer = true, min = 1,
+    max = require("evalua.stats").max_resamples },
+  { "seed", 1, "permutation test seed", integer = true },
 }
 
 local AGGREGATE = shape.object { mean = "number?", n = "integer?", measured = "integer?" }

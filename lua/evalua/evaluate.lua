@@ -189,6 +189,7 @@ return function(data, spec)
   if b ~= nil and not (type(b) == "number" and b >= 0 and b == math.floor(b)) then
     error(("ev.evaluate: bottom must be a whole number of items, at least 0 (got %s)"):format(tostring(b)), 2)
   end
+  local ci = results_mod.ci_spec(spec.ci, 2)
   local ds = getmetatable(data) == dataset.Dataset and data or nil
   if not ds then
     if type(data) ~= "table" then error("evaluate: expected rows or a data set", 2) end
@@ -198,7 +199,7 @@ return function(data, spec)
   local metrics = {}
   for i, s in ipairs(spec.metrics or {}) do metrics[i] = registry.resolve(s) end
   if #metrics == 0 then error("evaluate: no metrics given", 2) end
-  local args = { metrics = metrics, dims = slice_dims(spec), spec = spec, judge = spec.judge, dataset = ds }
+  local args = { metrics = metrics, dims = slice_dims(spec), spec = spec, ci = ci, judge = spec.judge, dataset = ds }
   local s = not shard.merging() and shard.of_spec(spec)
   local rows
   if shard.merging() then

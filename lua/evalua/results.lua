@@ -158,13 +158,47 @@ end
 
 local CI_KNOWN = options.set { "resamples", "level", "seed", "bootstrap_max", "draw_budget" }
 
-local function ci_spec(ci)
+local function whole(v) return type(v) == "number" and math.tointeger(v) ~= nil end
+
+local function bad(what, key, rule, v, level)
+  local shown = v ~= v and "NaN" or type(v) == "string" and ("'%s'"):format(v) or tostring(v)
+  error(("%s%s must be %s (got %s)"):format(what, key, rule, shown), level + 1)
+end
+
+-- check_resampling(opts, what, level) -> resamples, seed (integers or nil):
+-- resamples from 1 to ev.stats.max_resamples, seed a whole number; what
+-- prefixes the key in the message ("ev.compare: "), level as for error().
+function M.check_resampling(opts, what, level)
+  local r, s = opts.resamples, opts.seed
+  if r ~= nil and not (whole(r) and r >= 1 and r <= stats.max_resamples) then
+    bad(what, "resamples", ("a whole number from 1 to %d"):format(stats.max_resamples), r, level + 1)
+  end
+  if s ~= nil and not whole(s) then bad(what, "seed", "a whole number", s, level + 1) end
+  return r and math.tointeger(r), s and math.tointeger(s)
+end
+
+-- ci_spec(ci, level) -> the interval options of ev.evaluate, checked before
+-- any metric runs (a bad value would otherwise surface after the paid work,
+-- as an argument error of the C aggregation), or false.
+function M.ci_spec(ci, level)
   if ci == false then return false end
-  if ci ~= nil and type(ci) ~= "table" then error("evaluate: ci must be a table or false", 3) end
+  if ci ~= nil and type(ci) ~= "table" then bad("ev.evaluate: ", "ci", "a table or false", ci, level + 1) end
   ci = ci or {}
-  options.check(ci, CI_KNOWN, "ev.evaluate: ci", 3)
-  return { resamples = ci.resamples or 1000, level = ci.level or 0.95, seed = ci.seed or 1,
-           bootstrap_max = ci.bootstrap_max or 2000, draw_budget = ci.draw_budget or 2e7 }
+  options.check(ci, CI_KNOWN, "ev.evaluate: ci", level + 1)
+  local what = "ev.evaluate: ci."
+  local resamples, seed = M.check_resampling(ci, what, level + 1)
+  local lv = ci.level
+  if lv ~= nil and not (type(lv) == "number" and lv > 0 and lv < 1) then
+    bad(what, "level", "a number between 0 and 1, exclusive", lv, level + 1)
+  end
+  local most = ci.bootstrap_max
+  if most ~= nil and not (whole(most) and most >= 0) then bad(what, "bootstrap_max", "a whole number of rows, at least 0", most, level + 1) end
+  local budget = ci.draw_budget
+  if budget ~= nil and not (type(budget) == "number" and budget >= 0 and budget < math.huge) then
+    bad(what, "draw_budget", "a finite number of draws, at least 0", budget, level + 1)
+  end
+  return { resamples = resamples or 1000, level = lv or 0.95, seed = seed or 1,
+           bootstrap_max = most and math.tointeger(most) or 2000, draw_budget = budget or 2e7 }
 end
 
 -- How reports name the interval methods (docs/stats.md, "Intervals of a
@@ -212,7 +246,8 @@ function M.interval_text(a, num)
   return ("[%s, %s]"):format(num(a.lo), num(a.hi))
 end
 
--- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, judge=} -> results
+-- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, ci=, judge=} -> results
+-- (ci: M.ci_spec(spec.ci))
 function M.build(args)
   local spec = args.spec
   local res = setmetatable({ dataset = args.dataset, scores = args.scores, details = args.details,
@@ -229,7 +264,7 @@ function M.build(args)
     res.dim_codes[d.name] = d.codes
     if d.error then res.slice_errors[d.name] = { rows = d.errors, error = d.error } end
   end
-  res.ci = ci_spec(spec.ci)
+  res.ci = args.ci
   aggregate(res, res.ci)
   find_worst(res)
   find_bottom(res, spec.bottom or 5)

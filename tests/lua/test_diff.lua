@@ -86,6 +86,16 @@ function test_files_that_are_not_reports()
   local r5 = diff("--format xml " .. a .. " " .. a)
   lu.assertEquals(r5.status, 2)
   lu.assertEquals(r5.stderr, "evalua: --format must be one of text, json, got 'xml' (try --help)\n")
+  -- resamples and seed are whole numbers, resamples bounded (1.5 was read as the default 10000)
+  for opt, msg in pairs {
+    ["--resamples 1.5"] = "--resamples expects a whole number, got '1.5'",
+    ["--resamples 0"] = "--resamples must be at least 1, got '0'",
+    ["--resamples 1e10"] = "--resamples must be at most 10000000, got '1e10'",
+    ["--seed 0.5"] = "--seed expects a whole number, got '0.5'",
+  } do
+    local r = diff(opt .. " " .. a .. " " .. a)
+    lu.assertEquals({ r.status, r.stderr }, { 2, "evalua: " .. msg .. " (try --help)\n" })
+  end
   h.sh("rm -rf " .. dir)
 end
 

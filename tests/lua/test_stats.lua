@@ -112,8 +112,13 @@ function test_extreme_magnitudes_give_finite_correct_results()
     lu.assertAlmostEquals(s.pearson(x, y), 0.8, 1e-15)
     lu.assertAlmostEquals(s.spearman(x, y), 0.8, 1e-15)
   end
-  local c = s.bootstrap_ci { 1e308, 1e308, 1.5e308 }
-  lu.assertTrue(c.lo >= 1e308 and c.hi <= 1.5e308 and c.lo < c.hi)
+  -- the bootstrap of x * 2^1023 is the bootstrap of x times 2^1023, bit for
+  -- bit (scaling by a power of two is exact); it was NaN
+  local c, u = s.bootstrap_ci { 2 ^ 1023, 2 ^ 1023, 1.5 * 2 ^ 1023 }, s.bootstrap_ci { 1, 1, 1.5 }
+  lu.assertEquals({ c.lo, c.hi, c.mean }, { u.lo * 2 ^ 1023, u.hi * 2 ^ 1023, u.mean * 2 ^ 1023 })
+  lu.assertTrue(u.lo < u.hi)
+  c, u = s.mean_ci { 2 ^ 1000, 3 * 2 ^ 1000 }, s.mean_ci({ 1, 3 }, { bounded = false })
+  lu.assertEquals({ c.method, c.lo, c.hi }, { "student_t", u.lo * 2 ^ 1000, u.hi * 2 ^ 1000 })
   local p = s.paired_permutation({ 1e308, 1e308, 1e308 }, { 0, 0, 0 })
   lu.assertEquals({ p.p, p.mean_diff, p.exact }, { 0.25, 1e308, true })
   lu.assertEquals({ s.paired_permutation({ 1e308, 1.2e308 }, { -1e308, -1e308 }) },
@@ -183,7 +188,7 @@ function test_bad_input_names_argument_and_index()
   fails(1, "table expected, got nil)", s.median, nil)
   fails(2, "a percentile must be between 0 and 100, got 101.0)", s.percentile, { 1 }, 101)
   fails(2, "option 'level' must be between 0 and 1, got 1.0)", s.bootstrap_ci, { 1 }, { level = 1 })
-  fails(2, "option 'resamples' must be at least 1, got 0)", s.bootstrap_ci, { 1 }, { resamples = 0 })
+  fails(2, "option 'resamples' must be from 1 to 10000000, got 0)", s.bootstrap_ci, { 1 }, { resamples = 0 })
   fails(2, "unknown option 'sead' (known: resamples, level, seed))", s.bootstrap_ci, { 1 }, { sead = 3 })
   fails(2, "#b is 1 but #a is 2)", s.paired_ttest, { 1, 2 }, { 1 })
   fails(2, "b[2] is NaN)", s.paired_permutation, { 1, 2 }, { 1, 0 / 0 })
@@ -194,6 +199,57 @@ function test_bad_input_names_argument_and_index()
   fails(3, "option 'weights' must be \"linear\" or \"quadratic\", got \"cubic\")", s.cohen_kappa, { 1 }, { 2 }, { weights = "cubic" })
   fails(2, "#ids is 1 but #values is 2)", s.bottom_k, { 1, 2 }, { "a" }, 1)
   fails(3, "k must not be negative)", s.top_k, { 1, 2 }, nil, -1)
+end
+
+-- resamples are bounded (2^62 ran for hours or failed to allocate) and the
+-- options of ev.evaluate's intervals are checked before any metric runs,
+-- with ev.evaluate's name, not as an argument error of the C aggregation
+function test_resampling_options_are_bounded_and_checked_up_front()
+  lu.assertEquals(s.max_resamples, 10000000)
+  local huge = { resamples = 2 ^ 62 }
+  fails(2, "option 'resamples' must be from 1 to 10000000, got 4611686018427387904)", s.bootstrap_ci, { 1, 2 }, huge)
+  fails(2, "option 'resamples' must be from 1 to 10000000, got 10000001)", s.mean_ci, { 1, 2 },
+        { resamples = 10000001 })
+  fails(3, "option 'resamples' must be from 1 to 10000000, got 4611686018427387904)", s.paired_permutation,
+        { 1, 2 }, { 2, 3 }, { resamples = 2 ^ 62, exact = false })
+  fails(3, "option 'resamples' must be from 1 to 10000000, got 0)", s.paired_ci, { 1, 2 }, { 2, 3 }, { resamples = 0 })
+  lu.assertEquals(s.bootstrap_ci({ 1, 2 }, { resamples = 10000000 // 1000 }).resamples, 10000)
+
+  local ran, line = 0, nil
+  local rows = { { qid = "a", v = 0.5 }, { qid = "b", v = 0.7 } }
+  local metric = { name = "v", fn = function(r) ran = ran + 1 return r.v end }
+  local function evaluate(ci)
+    line = debug.getinfo(1, "l").currentline + 1 -- the errors name the caller's line
+    local res = ev.evaluate(rows, { quiet = true, metrics = { metric }, ci = ci })
+    return res
+  end
+  for _, case in ipairs {
+    { { resamples = 2 ^ 62 }, "ci.resamples must be a whole number from 1 to 10000000 (got 4.6116860184274e+18)" },
+    { { resamples = 1.5 }, "ci.resamples must be a whole number from 1 to 10000000 (got 1.5)" },
+    { { resamples = "100" }, "ci.resamples must be a whole number from 1 to 10000000 (got '100')" },
+    { { level = 95 }, "ci.level must be a number between 0 and 1, exclusive (got 95)" },
+    { { level = "0.9" }, "ci.level must be a number between 0 and 1, exclusive (got '0.9')" },
+    { { seed = 0.5 }, "ci.seed must be a whole number (got 0.5)" },
+    { { bootstrap_max = -1 }, "ci.bootstrap_max must be a whole number of rows, at least 0 (got -1)" },
+    { { draw_budget = math.huge }, "ci.draw_budget must be a finite number of draws, at least 0 (got inf)" },
+    { { draw_budget = 0 / 0 }, "ci.draw_budget must be a finite number of draws, at least 0 (got NaN)" },
+    { 5, "ci must be a table or false (got 5)" },
+  } do
+    local ok, err = pcall(function() return evaluate(case[1]) end)
+    lu.assertFalse(ok)
+    lu.assertEquals(err, ("tests/lua/test_stats.lua:%d: ev.evaluate: %s"):format(line, case[2]))
+  end
+  lu.assertEquals(ran, 0) -- refused before the metric ran
+  local res = evaluate { resamples = 3.0, seed = 2.0, bootstrap_max = 0, level = 0.9 }
+  lu.assertEquals(res.ci, { resamples = 3, seed = 2, bootstrap_max = 0, level = 0.9, draw_budget = 2e7 })
+  lu.assertEquals(math.type(res.ci.resamples), "integer")
+
+  local two = ev.evaluate({ { qid = "a", s = "x", v = 0.5 }, { qid = "a", s = "y", v = 0.7 } },
+                          { quiet = true, system = "s", metrics = { metric } })
+  lu.assertErrorMsgContains("ev.compare.systems: resamples must be a whole number from 1 to 10000000 (got 0)",
+                            ev.compare.systems, two, { resamples = 0 })
+  lu.assertErrorMsgContains("ev.compare.systems: seed must be a whole number (got 'x')",
+                            ev.compare.systems, two, { seed = "x" })
 end
 
 os.exit(lu.LuaUnit.run(), true)

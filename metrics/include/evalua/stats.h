@@ -89,6 +89,11 @@ static inline uint64_t evstats_rng_below(evstats_rng *r, uint64_t n) {
 
 /* ---- bootstrap (bootstrap.c) ---------------------------------------------- */
 
+/* The most resamples (bootstraps, Monte Carlo permutation tests) a caller
+ * may ask for: 80 MB of resampled statistics, Monte Carlo error far below
+ * any reported digit; past it a typo (1e10) would run for hours or fail. */
+#define EVSTATS_MAX_RESAMPLES 10000000
+
 /* Percentile bootstrap interval of the mean: resamples means of n draws
  * with replacement, cut at (1 - level) / 2 and (1 + level) / 2 (type 7). */
 int evstats_bootstrap_mean_ci(const double *x, size_t n, size_t resamples, double level,

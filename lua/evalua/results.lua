@@ -246,6 +246,42 @@ function M.interval_text(a, num)
   return ("[%s, %s]"):format(num(a.lo), num(a.hi))
 end
 
+-- How reports name the methods of a paired difference's interval
+-- (docs/stats.md, "Interval of a paired difference").
+local PAIRED_METHODS = {
+  { "mover", "MOVER from each system's own interval for scores in [0, 1]" },
+  { "bootstrap_t", "the studentized bootstrap of the differences beyond [0, 1]" },
+  { "student_t", "Student's t of the differences beyond [0, 1]" },
+  { "constant", "none where every difference is equal" },
+}
+
+-- paired_note(rows) -> "95% interval of the mean paired difference: MOVER ...",
+-- naming the methods of the rows' ci, or nil when no row has one.
+function M.paired_note(rows)
+  local seen, level = {}, nil
+  for _, r in ipairs(rows) do
+    if r.ci then seen[r.ci.method], level = true, r.ci.level end
+  end
+  local parts = {}
+  for _, m in ipairs(PAIRED_METHODS) do
+    if seen[m[1]] then parts[#parts + 1] = m[2] end
+  end
+  if #parts == 0 then return nil end
+  return ("%g%% interval of the mean paired difference over the items matched by id: %s (docs/stats.md)")
+    :format(level * 100, table.concat(parts, "; "))
+end
+
+-- paired_text(row, num) -> the interval of a comparison row's difference,
+-- "[lo, hi]", with the paired difference it surrounds when that differs
+-- from the row's delta (items measured on one side only), or "-".
+function M.paired_text(row, num)
+  local ci = row.ci
+  if not ci then return "-" end
+  local s = ci.method == "constant" and "[all equal]" or ("[%s, %s]"):format(num(ci.lo), num(ci.hi))
+  if ci.delta and row.delta and num(ci.delta) ~= num(row.delta) then s = s .. (" (paired: %s)"):format(num(ci.delta)) end
+  return s
+end
+
 -- build{dataset=, scores=, details=, metrics=, dims=, sys_codes=, systems=, spec=, ci=, judge=} -> results
 -- (ci: M.ci_spec(spec.ci))
 function M.build(args)

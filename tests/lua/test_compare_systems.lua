@@ -37,6 +37,12 @@ function test_paired_on_the_ids_both_measured_with_an_exact_p()
   lu.assertAlmostEquals(r.delta, -0.34, 1e-12)
   lu.assertEquals(r.p, 0.0625)
   lu.assertFalse(r.significant)
+  -- the interval of the difference: ev.stats.paired_ci of the same pairs (its
+  -- values are checked in tests/lua/test_stats.lua)
+  local ci = ev.stats.paired_ci({ 0.9, 0.8, 0.7, 0.6, 0.5 }, { 0.5, 0.5, 0.4, 0.3, 0.1 })
+  lu.assertEquals({ r.ci.method, r.ci.level }, { "mover", 0.95 })
+  lu.assertAlmostEquals(r.ci.lo, ci.lo, 1e-15) -- the pairs in another order: sums round otherwise
+  lu.assertAlmostEquals(r.ci.hi, ci.hi, 1e-15)
   lu.assertFalse(r.worse)
   -- res:compare pairs the same way
   local c = res:compare("old", "new", "m")
@@ -64,13 +70,17 @@ function test_every_format_shows_the_systems()
   lu.assertStrContains(ev.report.render(res, "terminal", { color = false }),
     "systems against old (paired by id, permutation test, alpha 0.1; means over the n items both measured):\n  new  m  0.700 -> 0.360  ▼ -0.340  n=5  p=0.0625  WORSE\n")
   lu.assertStrContains(ev.report.render(res, "md"),
-    "## Systems against old\n\n| system | metric | paired | old | system | delta | p |  |\n"
-    .. "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n| new | m | 5 | 0.700 | 0.360 | ▼ -0.340 | 0.0625 | **worse** |\n")
+    "## Systems against old\n\n| system | metric | paired | old | system | delta | interval | p |  |\n"
+    .. "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+    .. "| new | m | 5 | 0.700 | 0.360 | ▼ -0.340 | [-0.405, -0.261] | 0.0625 | **worse** |\n\n"
+    .. "Means over the items both systems measured (matched by id); 95% interval of the mean paired difference over "
+    .. "the items matched by id: MOVER from each system's own interval for scores in \\[0, 1\\] (docs/stats.md); "
+    .. "p: paired permutation test, significant when p < 0.1.\n")
   local doc = cjson.decode(ev.report.render(res, "json"))
   lu.assertEquals(doc.system_comparison.baseline, "old")
   lu.assertEquals(doc.system_comparison.rows[1].p, 0.0625)
   lu.assertStrContains(ev.report.render(res, "html"),
-    '<tr class="fail"><td>new</td><td>m</td><td class=num>5</td><td class=num>0.700</td><td class=num>0.360</td><td class=num>▼ -0.340</td><td class=num>0.0625</td></tr>')
+    '<tr class="fail"><td>new</td><td>m</td><td class=num>5</td><td class=num>0.700</td><td class=num>0.360</td><td class=num>▼ -0.340</td><td class=num>[-0.405, -0.261]</td><td class=num>0.0625</td></tr>')
   lu.assertStrContains(ev.report.render(res, "junit"),
     '<testcase classname="evalua.new" name="versus old"><system-out>new m: 0.700 -&gt; 0.360  ▼ -0.340  n=5  p=0.0625 WORSE</system-out></testcase>')
 end

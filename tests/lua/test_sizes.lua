@@ -41,7 +41,7 @@ function test_score_tables_are_checked_before_they_are_sized()
   h.fails_with_argument_error(4, "a value of the codes", s.column, s, 1, codes, 0)
   h.fails_with_argument_error(4, "a value of the codes", s.column, s, 1, codes, 3)
   lu.assertEquals(s:column(1, codes, 2), { 0.5, 1 })
-  lu.assertErrorMsgContains("resamples from 1 to 1e8", s.aggregate, s, codes, { "a", "b" }, { "m" }, nil, { "all" },
+  lu.assertErrorMsgContains("resamples from 1 to 1e7", s.aggregate, s, codes, { "a", "b" }, { "m" }, nil, { "all" },
                             { resamples = -1 })
 end
 

@@ -178,6 +178,24 @@ function test_a_slice_of_13_successes_is_not_certain()
   lu.assertStrContains(md, "95% confidence intervals: Clopper-Pearson for 0/1 scores")
 end
 
+-- A comparison row's interval as the reports print it: with the paired
+-- difference it surrounds where that differs from the row's delta (an item
+-- measured on one side only), and the methods named once under the table.
+function test_comparison_intervals_as_reports_print_them()
+  local results, num = require "evalua.results", require("evalua.report.common").num
+  local row = { delta = 0.1, ci = { lo = -0.1, hi = 0.3, method = "mover", level = 0.95, delta = 0.1 } }
+  lu.assertEquals(results.paired_text(row, num), "[-0.100, 0.300]")
+  row.ci.delta = 0.12
+  lu.assertEquals(results.paired_text(row, num), "[-0.100, 0.300] (paired: 0.120)")
+  lu.assertEquals(results.paired_text({ delta = 0.1 }, num), "-") -- one pair: no interval
+  local same = { delta = 0, ci = { lo = 0, hi = 0, method = "constant", level = 0.95 } }
+  lu.assertEquals(results.paired_text(same, num), "[all equal]")
+  lu.assertEquals(results.paired_note { row, same, { delta = 0 } },
+    "95% interval of the mean paired difference over the items matched by id: MOVER from each system's own "
+    .. "interval for scores in [0, 1]; none where every difference is equal (docs/stats.md)")
+  lu.assertNil(results.paired_note { { delta = 0 } })
+end
+
 local fails = require("tests.lua.helpers").fails_with_argument_error
 
 function test_bad_input_names_argument_and_index()

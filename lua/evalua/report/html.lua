@@ -176,14 +176,16 @@ local function systems_html(res)
   local sc = res.system_comparison
   if not sc or #sc.rows == 0 then return "" end
   local out = { ("<h2>Systems against %s</h2><table><tr><th>system</th><th>metric</th><th>paired</th><th>%s</th>"
-    .. "<th>system</th><th>delta</th><th>p</th></tr>"):format(esc(sc.baseline), esc(sc.baseline)) }
+    .. "<th>system</th><th>delta</th><th>interval</th><th>p</th></tr>"):format(esc(sc.baseline), esc(sc.baseline)) }
   for _, r in ipairs(sc.rows) do
-    out[#out + 1] = ('<tr%s><td>%s</td><td>%s</td><td class=num>%d</td><td class=num>%s</td><td class=num>%s</td><td class=num>%s %s</td><td class=num>%s</td></tr>')
+    out[#out + 1] = ('<tr%s><td>%s</td><td>%s</td><td class=num>%d</td><td class=num>%s</td><td class=num>%s</td><td class=num>%s %s</td><td class=num>%s</td><td class=num>%s</td></tr>')
       :format(r.worse and ' class="fail"' or r.better and ' class="pass"' or "", esc(r.system), esc(r.metric), r.n,
-              C.num(r.base), C.num(r.mean), r.arrow, C.num(r.delta), r.p and C.num(r.p, 4) or "-")
+              C.num(r.base), C.num(r.mean), r.arrow, C.num(r.delta), esc(results.paired_text(r, C.num)),
+              r.p and C.num(r.p, 4) or "-")
   end
-  out[#out + 1] = ("</table><p>Means over the items both systems measured (matched by id); p: paired permutation test. "
-    .. "Green: significantly better, red: significantly worse (p &lt; %s).</p>"):format(sc.alpha)
+  local note = results.paired_note(sc.rows)
+  out[#out + 1] = ("</table><p>Means over the items both systems measured (matched by id); %sp: paired permutation test. "
+    .. "Green: significantly better, red: significantly worse (p &lt; %s).</p>"):format(note and esc(note) .. "; " or "", sc.alpha)
   return table.concat(out)
 end
 
@@ -201,16 +203,19 @@ end
 local function comparison_html(res)
   local cmp = res.comparison
   if not cmp then return "" end
-  local out = { ("<h2>Compared with %s (%s)</h2><table><tr><th>system</th><th>slice</th><th>metric</th><th>before</th><th>after</th><th>delta</th><th>p</th></tr>")
+  local out = { ("<h2>Compared with %s (%s)</h2><table><tr><th>system</th><th>slice</th><th>metric</th><th>before</th><th>after</th><th>delta</th><th>interval</th><th>p</th></tr>")
     :format(esc(cmp.baseline.label or cmp.baseline.run_id), esc(cmp.baseline.time)) }
   for _, r in ipairs(cmp.rows) do
     if r.delta then
-      out[#out + 1] = ('<tr%s><td>%s</td><td>%s</td><td>%s</td><td class=num>%s</td><td class=num>%s</td><td class=num>%s %s</td><td class=num>%s</td></tr>')
+      out[#out + 1] = ('<tr%s><td>%s</td><td>%s</td><td>%s</td><td class=num>%s</td><td class=num>%s</td><td class=num>%s %s</td><td class=num>%s</td><td class=num>%s</td></tr>')
         :format(r.regression and ' class="fail"' or "", esc(r.system), esc(C.slice_label(r.dim, r.value)), esc(r.metric),
-                C.num(r.before), C.num(r.after), r.arrow, C.num(r.delta), r.p and C.num(r.p, 4) or "-")
+                C.num(r.before), C.num(r.after), r.arrow, C.num(r.delta), esc(results.paired_text(r, C.num)),
+                r.p and C.num(r.p, 4) or "-")
     end
   end
-  out[#out + 1] = ("</table><p>p: paired permutation test on items matched by id; red rows are significant regressions (p &lt; %s).</p>"):format(cmp.alpha)
+  local note = results.paired_note(cmp.rows)
+  out[#out + 1] = ("</table><p>%sp: paired permutation test on items matched by id; red rows are significant regressions (p &lt; %s).</p>")
+    :format(note and esc(note) .. "; " or "", cmp.alpha)
   local flips = {}
   for _, system in ipairs(res.systems) do
     for _, m in ipairs(res.metrics) do

@@ -128,12 +128,14 @@ local function comparison(res, out)
   for _, r in ipairs(cmp.rows) do
     if r.delta then
       rows[#rows + 1] = { esc(r.system), esc(C.slice_label(r.dim, r.value)), esc(r.metric), C.num(r.before),
-        C.num(r.after), r.arrow .. " " .. C.num(r.delta), r.p and C.num(r.p, 4) or "-",
+        C.num(r.after), r.arrow .. " " .. C.num(r.delta), results.paired_text(r, C.num), r.p and C.num(r.p, 4) or "-",
         r.regression and "**regression**" or (r.significant and "significant" or "") }
     end
   end
-  table_rows(out, { "system", "slice", "metric", "before", "after", "delta", "p", "" }, rows, "lllrrrrl")
-  out[#out + 1] = ("p: paired permutation test on items matched by id; significant when p < %s."):format(cmp.alpha)
+  table_rows(out, { "system", "slice", "metric", "before", "after", "delta", "interval", "p", "" }, rows, "lllrrrrrl")
+  local note = results.paired_note(cmp.rows)
+  out[#out + 1] = ("%sp: paired permutation test on items matched by id; significant when p < %s.")
+    :format(note and esc(note) .. "; " or "", cmp.alpha)
   out[#out + 1] = ""
   for _, system in ipairs(res.systems) do
     for _, m in ipairs(res.metrics) do
@@ -156,12 +158,14 @@ local function systems(res, out)
   local rows = {}
   for _, r in ipairs(sc.rows) do
     rows[#rows + 1] = { esc(r.system), esc(r.metric), tostring(r.n), C.num(r.base), C.num(r.mean),
-      r.arrow .. " " .. C.num(r.delta), r.p and C.num(r.p, 4) or "-",
+      r.arrow .. " " .. C.num(r.delta), results.paired_text(r, C.num), r.p and C.num(r.p, 4) or "-",
       r.worse and "**worse**" or (r.better and "better" or "") }
   end
-  table_rows(out, { "system", "metric", "paired", esc(sc.baseline), "system", "delta", "p", "" }, rows, "llrrrrrl")
-  out[#out + 1] = ("Means over the items both systems measured (matched by id); p: paired permutation test, "
-    .. "significant when p < %s."):format(sc.alpha)
+  table_rows(out, { "system", "metric", "paired", esc(sc.baseline), "system", "delta", "interval", "p", "" }, rows,
+             "llrrrrrrl")
+  local note = results.paired_note(sc.rows)
+  out[#out + 1] = ("Means over the items both systems measured (matched by id); %sp: paired permutation test, "
+    .. "significant when p < %s."):format(note and esc(note) .. "; " or "", sc.alpha)
   out[#out + 1] = ""
 end
 

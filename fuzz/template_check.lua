@@ -1,7 +1,7 @@
--- The template engine (lua/evalua/template.lua): any text compiles to a
+-- The template engine (lua/evalua/experiment/template.lua): any text compiles to a
 -- template or fails with a "template '...' line N: ..." message; rendering
 -- likewise. Input: TEMPLATE, optionally '\0' and a value for x.
-local T = require "evalua.template"
+local T = require "evalua.experiment.template"
 local function expected(err)
   return type(err) == "string" and err:match("^template '[^']*'") ~= nil
 end

@@ -1,7 +1,7 @@
 -- evalua: the scripting library. ev.<name> is one of the public modules
 -- below, loaded on first use, so a script pays only for what it touches.
 -- Every other module of the library is internal: the library and the
--- tests reach it by its full name (require "evalua.run"), never through ev.
+-- tests reach it by its full name (require "evalua.core.run"), never through ev.
 local sys = require "evalua._sys"
 
 -- The public surface: ev name -> module path. The one place that maps the
@@ -11,38 +11,40 @@ local sys = require "evalua._sys"
 -- "evalua" and the standard libraries, and nothing else.
 local PUBLIC = {
   agent = "evalua.agent",                 -- docs/agents.md
-  assertions = "evalua.assertions",       -- docs/prompts.md
-  cli = "evalua.cli",                     -- docs/cli.md
-  compare = "evalua.compare",             -- docs/history.md
-  dataset = "evalua.dataset",             -- docs/evaluate.md
-  evaluate = "evalua.evaluate",           -- docs/evaluate.md
-  gate = "evalua.gate",                   -- docs/history.md
-  generate = "evalua.generate",           -- docs/prompts.md
-  geval = "evalua.geval",                 -- docs/judged_metrics.md
+  assertions = "evalua.experiment.assertions",       -- docs/prompts.md
+  cli = "evalua.core.cli",                     -- docs/cli.md
+  compare = "evalua.eval.compare",             -- docs/history.md
+  dataset = "evalua.data.dataset",             -- docs/evaluate.md
+  evaluate = "evalua.eval.evaluate",           -- docs/evaluate.md
+  gate = "evalua.eval.gate",                   -- docs/history.md
+  generate = "evalua.experiment.generate",           -- docs/prompts.md
+  geval = "evalua.judged.geval",                 -- docs/judged_metrics.md
   history = "evalua.history",             -- docs/history.md
-  json = "evalua.json",                   -- docs/evaluate.md
+  json = "evalua.core.json",                   -- docs/evaluate.md
   judge = "evalua.judge",                 -- docs/judge.md
-  llm_evaluator = "evalua.llm_evaluator", -- docs/judged_metrics.md
-  map = "evalua.map",                     -- docs/judge.md
-  matrix_view = "evalua.matrix_view",     -- docs/prompts.md
-  metrics = "evalua.metrics",             -- docs/retrieval.md
-  notify = "evalua.notify",               -- docs/history.md
-  provider = "evalua.provider",           -- docs/prompts.md
-  rag = "evalua.rag",                     -- docs/judged_metrics.md
+  llm_evaluator = "evalua.judged.llm_evaluator", -- docs/judged_metrics.md
+  map = "evalua.client.map",                     -- docs/judge.md
+  matrix_view = "evalua.experiment.matrix_view",     -- docs/prompts.md
+  metrics = "evalua.eval.metrics",             -- docs/retrieval.md
+  notify = "evalua.report.notify",               -- docs/history.md
+  provider = "evalua.experiment.provider",           -- docs/prompts.md
+  rag = "evalua.judged.rag",                     -- docs/judged_metrics.md
   report = "evalua.report",               -- docs/evaluate.md
-  shard = "evalua.shard",                 -- docs/scale.md
-  stats = "evalua.stats",                 -- docs/stats.md
-  template = "evalua.template",           -- docs/templates.md
-  text = "evalua.text",                   -- docs/text.md
-  vector = "evalua.vector",               -- docs/vector.md
+  shard = "evalua.scale.shard",                 -- docs/scale.md
+  stats = "evalua.eval.stats",                 -- docs/stats.md
+  template = "evalua.experiment.template",           -- docs/templates.md
+  text = "evalua.eval.text",                   -- docs/text.md
+  vector = "evalua.eval.vector",               -- docs/vector.md
 }
 
 -- Internal modules that ev reached before the list existed: for one
 -- release they still load through ev, with a warning, outside --sandbox.
 local FORMER = {
-  assertions_schema = true, diff = true, gate_cases = true, merge = true, options = true,
-  provider_http = true, provider_offline = true, registry = true, results = true, run = true,
-  sandbox = true, scaffold = true, schema = true, shape = true,
+  assertions_schema = "evalua.experiment.assertions_schema", diff = "evalua.history.diff", gate_cases = "evalua.eval.gate_cases",
+  merge = "evalua.scale.merge", options = "evalua.core.options", provider_http = "evalua.experiment.provider_http",
+  provider_offline = "evalua.experiment.provider_offline", registry = "evalua.core.registry", results = "evalua.eval.results",
+  run = "evalua.core.run", sandbox = "evalua.core.sandbox", scaffold = "evalua.core.scaffold", schema = "evalua.core.schema",
+  shape = "evalua.core.shape",
 }
 
 local ev = {
@@ -50,10 +52,10 @@ local ev = {
   sys = sys,
 }
 
--- Registers a metric by name (see evalua.registry): ev.register(name, fn [, opts])
+-- Registers a metric by name (see evalua.core.registry): ev.register(name, fn [, opts])
 -- or ev.register{name=, fn=|batch=, ...}. Then "name" works wherever a metric does.
 function ev.register(...)
-  return require("evalua.registry").register(...)
+  return require("evalua.core.registry").register(...)
 end
 
 -- Raises a bad-input message ("data.jsonl:12: field 'x': ..."): exit status 3,
@@ -62,7 +64,7 @@ ev.input_error = sys.input_error
 
 -- Exit with a status from anywhere in a script (0 ok, 1 gate failed, 4 undecided).
 -- A pcall around it (a metric's, ev.map's) cannot keep the run going: the
--- request is raised again at the next instruction (host/state.c).
+-- request is raised again at the next instruction (host/runtime/state.c).
 function ev.exit(code)
   sys.exit(math.tointeger(code) or 3)
 end
@@ -80,13 +82,13 @@ local function former(name)
   if not warned[name] then
     warned[name] = true
     io.stderr:write(("evalua: warning: ev.%s is internal and leaves ev in the next release; "
-      .. "use require \"evalua.%s\" (public modules: %s)\n"):format(name, name, table.concat(sorted_names(), ", ")))
+      .. "use require \"%s\" (public modules: %s)\n"):format(name, FORMER[name], table.concat(sorted_names(), ", ")))
   end
-  return require("evalua." .. name)
+  return require(FORMER[name])
 end
 
 -- Modules are kept here, not in ev itself, so that ev has no field a
--- script could overwrite, and evalua.sandbox's view of it can call this in
+-- script could overwrite, and evalua.core.sandbox's view of it can call this in
 -- a tail call (an error then names the script's line).
 local loaded = {}
 
@@ -105,6 +107,6 @@ return setmetatable(ev, {
     loaded[name] = mod
     return mod
   end,
-  -- for evalua.sandbox, which lets a sandboxed script require these paths only
+  -- for evalua.core.sandbox, which lets a sandboxed script require these paths only
   __public = PUBLIC,
 })

@@ -1,5 +1,5 @@
-/* The judge cache's stores, journal and writer thread (host/cache_writer.h,
- * host/cache_journal.h), without Lua: every queued entry is readable at any
+/* The judge cache's stores, journal and writer thread (host/client/cache_writer.h,
+ * host/client/cache_journal.h), without Lua: every queued entry is readable at any
  * moment, from the queue or the disk; the newest of two writes wins; memory
  * waiting is bounded; a failed write reaches its sink; one nobody collected
  * is said on stderr at exit, in a forked child too. Every put is in the

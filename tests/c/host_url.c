@@ -1,4 +1,4 @@
-/* The judge engine's URLs (host/url.h, issue 26 item 6): a request path
+/* The judge engine's URLs (host/client/url.h, issue 26 item 6): a request path
  * cannot leave the base URL's path, spelt with dots or percent-encoded
  * dots; the allow-list matches by prefix at a '/' boundary, not by host. */
 #include <errno.h>

@@ -50,7 +50,7 @@ unmeasured, since the offline judge cannot read a criterion.
 The JSON report keeps each row's exact scores:
 
   $ "$EVALUA" run /dev/stdin out/eval.json <<'LUA'
-  > local doc = require("evalua.json").decode(io.open(arg[1]):read("a"))
+  > local doc = require("evalua.core.json").decode(io.open(arg[1]):read("a"))
   > for _, it in ipairs(doc.items) do
   >   local s = it.scores
   >   print(it.id, ("%.4f %.4f %.4f %g"):format(s["recall@5"], s.mrr, s.token_f1, s.numbers_grounded))

@@ -51,10 +51,10 @@ Every environment variable evalua reads (getenv in C, the judge's settings,
 the shard variables, os.getenv in the library and the scripts) is in
 ENVIRONMENT:
 
-  $ { grep -ho 'getenv("[A-Z_]*")' host/*.c lua/evalua/*.lua scripts/*.lua | sed 's/.*("\(.*\)")/\1/'
-  >   grep -ho 'set_env(L, "[a-z_]*", "[A-Z_]*")' host/*.c | sed 's/.*, "\([A-Z_]*\)")/\1/'
-  >   grep -ho '"api_key_env", "[A-Z_]*"' host/l_judge.c | sed 's/.*, "\(.*\)"/\1/'
-  >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
+  $ { grep -rho --include='*.c' --include='*.lua' 'getenv("[A-Z_]*")' host lua/evalua scripts | sed 's/.*("\(.*\)")/\1/'
+  >   grep -rho --include='*.c' 'set_env(L, "[a-z_]*", "[A-Z_]*")' host | sed 's/.*, "\([A-Z_]*\)")/\1/'
+  >   grep -ho '"api_key_env", "[A-Z_]*"' host/client/l_judge.c | sed 's/.*, "\(.*\)"/\1/'
+  >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/bindings/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
   > } | sort -u > "$CRAMTMP/env.txt"
   $ wc -l < "$CRAMTMP/env.txt"
   27
@@ -68,5 +68,5 @@ status a bundled script returns is among them:
   0 1 2 3 4 75  (no-eol)
   $ "$EVALUA" --help | sed -n '/^exit status/,$p' | grep -oE '(^|[ ,:]) ?[0-9]+ [a-z]' | grep -oE '[0-9]+' | tr '\n' ' '
   0 1 2 3 4 75  (no-eol)
-  $ grep -ho 'return [0-9]\+$\|ev.exit([0-9]\+)' scripts/*.lua lua/evalua/scaffold.lua | grep -o '[0-9]\+' | sort -un | tr '\n' ' '
+  $ grep -ho 'return [0-9]\+$\|ev.exit([0-9]\+)' scripts/*.lua lua/evalua/core/scaffold.lua | grep -o '[0-9]\+' | sort -un | tr '\n' ' '
   0 2 3 4 75  (no-eol)

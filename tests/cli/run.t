@@ -15,8 +15,8 @@ A script error prints FILE:LINE: message and a traceback, and exits 3:
 An error in a library module shows its real source path:
 
   $ printf 'local ev = require "evalua"\nev.dataset.load(nil)\n' > libcall.lua
-  $ "$EVALUA" run libcall.lua 2>&1 | grep -o 'lua/evalua/dataset.lua:[0-9]*:' | head -1
-  lua/evalua/dataset.lua:*: (glob)
+  $ "$EVALUA" run libcall.lua 2>&1 | grep -o 'lua/evalua/data/dataset.lua:[0-9]*:' | head -1
+  lua/evalua/data/dataset.lua:*: (glob)
 
 A syntax error is a script error too:
 

@@ -26,7 +26,7 @@ The output the README's first screen shows is the output, line for line:
 The JSON report has every row, with its scores, and run metadata:
 
   $ "$EVALUA" run /dev/stdin "$OUT/rag_report.json" <<'LUA'
-  > local doc = require("evalua.json").decode(io.open(arg[1]):read("a"))
+  > local doc = require("evalua.core.json").decode(io.open(arg[1]):read("a"))
   > print(#doc.items, math.tointeger(doc.meta.dataset.rows), doc.meta.judge.model, #doc.systems, doc.dims[2], doc.dims[3])
   > local a = doc.aggregates.hybrid_rerank.all.all
   > print(("%.4f %.4f %.4f"):format(a["recall@5"].mean, a.mrr.mean, a["ndcg@5"].mean))
@@ -41,7 +41,7 @@ equals trec's recall_5, recip_rank and ndcg_cut_5 to the 4 decimals trec
 prints, and so do the means:
 
   $ mkdir "$CRAMTMP/trec" && "$EVALUA" run /dev/stdin scripts/data/rag_eval.jsonl "$CRAMTMP/trec" <<'LUA'
-  > local json = require "evalua.json"
+  > local json = require "evalua.core.json"
   > local dir, qrels, runs, seen = arg[2], {}, {}, {}
   > for line in io.lines(arg[1]) do
   >   local r = json.decode(line)

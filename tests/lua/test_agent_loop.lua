@@ -159,7 +159,7 @@ function TestLoop:test_every_step_is_cached()
   local first = generate({ row }, agent { cache = dir })
   lu.assertEquals(mock:stats().requests, 2)
   lu.assertFalse(first.rows[1].cached)
-  require("evalua.judge.cache").collect(true)
+  require("evalua.client.cache").collect(true)
   local again = generate({ row }, agent { cache = dir })
   lu.assertEquals(mock:stats().requests, 2) -- nothing sent again
   lu.assertTrue(again.rows[1].cached)

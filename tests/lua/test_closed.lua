@@ -1,4 +1,4 @@
--- Every evalua userdata type follows one rule (host/udata.h; issue 26,
+-- Every evalua userdata type follows one rule (host/runtime/udata.h; issue 26,
 -- item 1): a script may call its finalisers (__gc, __close) by hand, any
 -- number of times; the first closes the object, and every method of a
 -- closed object raises "closed object" instead of touching freed memory.
@@ -8,7 +8,7 @@
 local lu = require "luaunit"
 local h = require "tests.lua.helpers"
 
--- A new type is added here, and made with evalua_newclass (host/udata.c).
+-- A new type is added here, and made with evalua_newclass (host/runtime/udata.c).
 local TYPES = {
   "evalua.JudgeBox", "evalua.JudgeCacheFailures", "evalua.JudgeCacheStore", "evalua.JudgeEngine", "evalua.Lock", "evalua.Regex", "evalua.TrecData",
   "evalua.TrecFiles", "evalua.Watch", "evalua.codes", "evalua.embedder", "evalua.json.buffer",

@@ -4,7 +4,7 @@
 local lu = require "luaunit"
 local ev = require "evalua"
 local h = require "tests.lua.helpers"
-local json = require "evalua.json"
+local json = require "evalua.core.json"
 local cjson = require "cjson"
 
 local dir = h.tmpdir()

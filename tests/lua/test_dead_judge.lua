@@ -196,7 +196,7 @@ function TestDeadJudge:test_reports_show_it_without_a_gate_check()
   lu.assertStrContains(junit, '<testsuite name="all" tests="2" failures="1" errors="0">')
   lu.assertStrContains(junit, '<testcase classname="evalua.all" name="judge judged"><failure type="judge" '
     .. 'message="the judge gave no usable answer for 20 of 20 items (first: HTTP 500: down)"/></testcase>')
-  local doc = require("evalua.json").decode(ev.report.render(res, "json"))
+  local doc = require("evalua.core.json").decode(ev.report.render(res, "json"))
   lu.assertEquals(doc.notices, { { kind = "judge_failed", title = "The judge failed: these results are undecided",
     lines = { "judged: the judge gave no usable answer for 20 of 20 items (first: HTTP 500: down)" } } })
 end

@@ -6,7 +6,7 @@
 local lu = require "luaunit"
 local ev = require "evalua"
 local mockmod = require "tests.mock.mock"
-local json = require "evalua.json"
+local json = require "evalua.core.json"
 
 local mock = mockmod.start()
 local say = mockmod.say

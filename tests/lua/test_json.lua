@@ -1,6 +1,6 @@
--- evalua.json: sorted keys, exact numbers, escapes, arrays, errors.
+-- evalua.core.json: sorted keys, exact numbers, escapes, arrays, errors.
 local lu = require "luaunit"
-local json = require "evalua.json"
+local json = require "evalua.core.json"
 
 function test_keys_sorted_and_nested()
   lu.assertEquals(json.encode { b = 1, a = { 3, 2 }, c = { z = true, y = false } },

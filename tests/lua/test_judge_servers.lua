@@ -17,7 +17,7 @@ local function requests() return mock:stats().requests end
 
 -- The entries on disk, once the cache's writer thread has caught up.
 local function entries(dir)
-  require("evalua.judge.cache").collect(true)
+  require("evalua.client.cache").collect(true)
   local p = io.popen(("find %s -name '*.json' | wc -l"):format(dir))
   local n = tonumber(p:read("a"))
   p:close()

@@ -134,7 +134,7 @@ function TestLLMEvaluator:test_offline_judge_needs_the_metrics_offline_function(
 end
 
 function TestLLMEvaluator:test_plugs_into_evaluate_through_the_registry()
-  local registry = require "evalua.registry"
+  local registry = require "evalua.core.registry"
   local m = registry.register(polite { name = "polite_registered" })
   lu.assertIs(registry.resolve("polite_registered"), m)
 end

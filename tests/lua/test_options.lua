@@ -63,7 +63,7 @@ end
 
 function test_a_broken_rag_module_is_reported_not_hidden()
   local dir = h.tmpdir()
-  h.write(dir .. "/lib/evalua/rag.lua", 'error("rag.lua is broken here")\n')
+  h.write(dir .. "/lib/evalua/judged/rag.lua", 'error("rag.lua is broken here")\n')
   h.write(dir .. "/s.lua", [[
 local ev = require "evalua"
 ev.evaluate({ { qid = "q", answer = "a", contexts = { "c" } } }, { metrics = { "faithfulness" } })]])

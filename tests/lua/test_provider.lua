@@ -192,11 +192,11 @@ function TestExec:test_cache_keeps_latency_and_cost()
   lu.assertEquals({ r1.cached, r2.cached, r2.answer, r1.cost, r2.cost }, { false, true, "a", 0.25, 0.25 })
   lu.assertTrue(r1.latency_ms > 0)
   lu.assertEquals(r2.latency_ms, r1.latency_ms)
-  local sender = require "evalua.provider_http"
-  local input = require("evalua.json").encode { prompt = "old", vars = { query = "q" } }
-  local cache = require "evalua.judge.cache"
+  local sender = require "evalua.experiment.provider_http"
+  local input = require("evalua.core.json").encode { prompt = "old", vars = { query = "q" } }
+  local cache = require "evalua.client.cache"
   cache.writer(cache.open(dir, true), error)(sender.key("exec", cmd, input), '{"answer": "from before"}')
-  require("evalua.judge.cache").collect(true)
+  require("evalua.client.cache").collect(true)
   local old = ev.provider.exec { cmd = cmd, cache = dir }:call("old", { query = "q" })
   lu.assertEquals({ old.answer, old.cached, old.latency_ms }, { "from before", true, nil })
   h.sh("rm -rf " .. dir)

@@ -5,7 +5,7 @@
 local lu = require "luaunit"
 local ev = require "evalua"
 local mockmod = require "tests.mock.mock"
-local json = require "evalua.json"
+local json = require "evalua.core.json"
 
 local mock = mockmod.start()
 local say = mockmod.say
@@ -389,7 +389,7 @@ function TestRag:test_offline_answer_relevance_is_unmeasured_with_the_reason()
 end
 
 function TestRag:test_registered_names_resolve()
-  local reg = require "evalua.registry"
+  local reg = require "evalua.core.registry"
   for _, name in ipairs { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
                           "context_recall", "context_relevance", "relevancy", "correctness" } do
     lu.assertIs(reg.resolve(name), rag[name])

@@ -1,9 +1,9 @@
--- evalua.run: what one run changes (its metrics, the dry-run switch, its
+-- evalua.core.run: what one run changes (its metrics, the dry-run switch, its
 -- judges' accounts, the scheduler's files) stays in that run; a fresh run
 -- starts from the built-ins and sees none of it.
 local lu = require "luaunit"
 local ev = require "evalua"
-local run = require "evalua.run"
+local run = require "evalua.core.run"
 local mockmod = require "tests.mock.mock"
 
 local mock = mockmod.start()
@@ -32,14 +32,14 @@ function TestRun:test_a_metric_registered_in_one_run_is_unknown_in_another()
   lu.assertErrorMsgContains("unknown metric 'shouts'", ev.evaluate, ROWS, { metrics = { "shouts" } })
   -- the built-in and judged names are there in every run
   lu.assertEquals(mean(ev.evaluate(ROWS, { metrics = { "exact_match" }, ci = false }), "exact_match"), 0.5)
-  lu.assertNotNil(require("evalua.registry").resolve("faithfulness"))
+  lu.assertNotNil(require("evalua.core.registry").resolve("faithfulness"))
   run.use(first)
   lu.assertEquals(mean(ev.evaluate(ROWS, { metrics = { "shouts" }, ci = false }), "shouts"), 0)
 end
 
 function TestRun:test_a_script_metric_named_like_a_judged_one_is_kept()
   ev.register("faithfulness", function() return 1 end)
-  require("evalua.rag").register_all()
+  require("evalua.judged.rag").register_all()
   lu.assertEquals(mean(ev.evaluate(ROWS, { metrics = { "faithfulness" }, ci = false }), "faithfulness"), 1)
 end
 

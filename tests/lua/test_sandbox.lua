@@ -92,7 +92,7 @@ function test_symlinks_cannot_leave_the_out_folder()
 end
 
 function test_library_still_works_inside_the_sandbox()
-  local r = sandboxed('local ev = require "evalua"; print(ev.version, ev.json.encode({1}), require("evalua.json").encode({2}))')
+  local r = sandboxed('local ev = require "evalua"; print(ev.version, ev.json.encode({1}), require("evalua.core.json").encode({2}))')
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrContains(r.stdout, "\t[1]\t[2]\n")
 end
@@ -157,7 +157,7 @@ for _ in pairs(json) do n = n + 1 end
 print(n > 0, getmetatable(ev))]])
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertEquals(r.stdout, table.concat({
-    "false\tscript.lua:3: sandbox: the module 'evalua.json' is read-only (cannot set 'encode')",
+    "false\tscript.lua:3: sandbox: the module 'evalua.core.json' is read-only (cannot set 'encode')",
     "false\tscript.lua:4: sandbox: the module 'evalua' is read-only (cannot set 'judge')",
     "false\tscript.lua:5: sandbox: the module 'evalua._sys' is read-only (cannot set 'open')",
     "false\tsandbox: rawset on a locked table (cannot set 'token_f1')",

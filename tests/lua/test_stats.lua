@@ -182,7 +182,7 @@ end
 -- difference it surrounds where that differs from the row's delta (an item
 -- measured on one side only), and the methods named once under the table.
 function test_comparison_intervals_as_reports_print_them()
-  local results, num = require "evalua.results", require("evalua.report.common").num
+  local results, num = require "evalua.eval.results", require("evalua.report.common").num
   local row = { delta = 0.1, ci = { lo = -0.1, hi = 0.3, method = "mover", level = 0.95, delta = 0.1 } }
   lu.assertEquals(results.paired_text(row, num), "[-0.100, 0.300]")
   row.ci.delta = 0.12

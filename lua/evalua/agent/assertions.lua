@@ -11,8 +11,8 @@
 -- exactly, as promptfoo does.
 local data = require "evalua.agent.data"
 local equal = require "evalua.agent.equal"
-local schema = require "evalua.assertions_schema"
-local json = require "evalua.json"
+local schema = require "evalua.experiment.assertions_schema"
+local json = require "evalua.core.json"
 
 local M = {}
 

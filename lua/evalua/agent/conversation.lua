@@ -5,8 +5,8 @@
 -- whole conversation, or over windows of turns). A turn is a user message
 -- and everything up to the next one; the judged message of a turn is its
 -- last assistant text.
-local E = require "evalua.llm_evaluator"
-local options = require "evalua.options"
+local E = require "evalua.judged.llm_evaluator"
+local options = require "evalua.core.options"
 local data = require "evalua.agent.data"
 local transcript = require "evalua.agent.transcript"
 local J = require "evalua.agent.judged"
@@ -215,7 +215,7 @@ local TURN_PARAMS = { turns = true, scenario = true, expected_outcome = true, ch
 
 -- ev.agent.conversational_geval{name=, criteria= | steps=, params = {"turns", "scenario", ...},
 -- window = n | nil, scale = {0, 10}, ...} -> metric. The conversation is
--- G-Eval's "Turns" (lua/evalua/geval.lua does the rest: steps, score,
+-- G-Eval's "Turns" (lua/evalua/judged/geval.lua does the rest: steps, score,
 -- logprob weighting, samples); with window = n each turn is scored with
 -- the n turns up to it and the score is their mean.
 function M.conversational_geval(o)
@@ -237,7 +237,7 @@ function M.conversational_geval(o)
   for k, v in pairs(o) do if k ~= "window" then g[k] = v end end
   g.params, g.scale = params, o.scale or { 0, 10 }
   g.fields = setmetatable({ turns = function(row) return transcript.render(row.messages) end }, { __index = o.fields })
-  local ok, inner = pcall(require("evalua.geval").new, g)
+  local ok, inner = pcall(require("evalua.judged.geval").new, g)
   if not ok then error((tostring(inner):gsub("^[^:]*:%d+: ", "")), 2) end
   local m = E.metric { name = inner.name, judged = true, description = inner.description, higher_is_better = true,
                        threshold = inner.threshold, options = o, make = M.conversational_geval, known = GEVAL_KNOWN,

@@ -8,7 +8,7 @@
 -- not JSON (...)"; check(ds) raises it as FILE:LINE: before any work.
 local cjson = require("cjson.safe").new()
 cjson.decode_invalid_numbers(false)
-local options = require "evalua.options"
+local options = require "evalua.core.options"
 local sys = require "evalua._sys"
 local equal = require "evalua.agent.equal"
 
@@ -433,7 +433,7 @@ function M.turns(ds)
     local row = ds.rows[i]
     for _, r in ipairs(turn_rows(row, M.row(row), where(ds, i, row))) do rows[#rows + 1] = r end
   end
-  local out = require("evalua.dataset").from_rows(rows, ds.path)
+  local out = require("evalua.data.dataset").from_rows(rows, ds.path)
   out.conversations = ds
   return out
 end

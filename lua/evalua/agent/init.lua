@@ -14,7 +14,7 @@
 -- RAGAS (agent_goal_accuracy, topic_adherence).
 local metric = require "evalua.agent.metric"
 local data = require "evalua.agent.data"
-local registry = require "evalua.registry"
+local registry = require "evalua.core.registry"
 
 local M = { data = data }
 

@@ -6,8 +6,8 @@
 -- says how, and answered by the offline judge only where a stated
 -- heuristic means something (goal accuracy against a reference). A
 -- denominator that would be empty leaves the row unmeasured with the reason.
-local E = require "evalua.llm_evaluator"
-local options = require "evalua.options"
+local E = require "evalua.judged.llm_evaluator"
+local options = require "evalua.core.options"
 local offline = require "evalua.judge.offline"
 local data = require "evalua.agent.data"
 local transcript = require "evalua.agent.transcript"

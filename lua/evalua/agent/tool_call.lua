@@ -13,8 +13,8 @@
 -- Values compare as JSON values (agent/equal.lua), never as their text.
 local equal = require "evalua.agent.equal"
 local assign = require "evalua.agent.assign"
-local options = require "evalua.options"
-local json = require "evalua.json"
+local options = require "evalua.core.options"
+local json = require "evalua.core.json"
 
 local M = {}
 

@@ -12,7 +12,7 @@
 -- below it is 0.
 local equal = require "evalua.agent.equal"
 local assign = require "evalua.agent.assign"
-local options = require "evalua.options"
+local options = require "evalua.core.options"
 
 local M = {}
 
@@ -153,7 +153,7 @@ function M.compute(C, E, o)
     local total = lcs(o, E, C)
     score = total / #E
     reason = ("in order: %s of %d expected calls matched; expected %s, called %s"):format(
-      require("evalua.json").number(total), #E, names(E), names(C))
+      require("evalua.core.json").number(total), #E, names(E), names(C))
   else
     local total
     matches, total = assign.max(function(i, j) return weight(o, E[i], C[j]) end, #E, #C)
@@ -162,7 +162,7 @@ function M.compute(C, E, o)
     for _, m in ipairs(matches) do used[m[1]] = true end
     for i, e in ipairs(E) do if not used[i] then missing[#missing + 1] = e.name end end
     reason = ("%s of %d expected calls matched (order not considered)%s; called %s"):format(
-      require("evalua.json").number(total), #E, #missing > 0 and ("; missing " .. table.concat(missing, ", ")) or "", names(C))
+      require("evalua.core.json").number(total), #E, #missing > 0 and ("; missing " .. table.concat(missing, ", ")) or "", names(C))
   end
   if o.strict and score < o.threshold then score = 0 end
   return { score = score, reason = reason, pass = score >= o.threshold, matches = matches }

@@ -5,8 +5,8 @@
 -- answered from recorded fixtures ({name =, arguments =, output =} rows,
 -- a list or a JSONL file), a call matching one by name and equal arguments.
 local equal = require "evalua.agent.equal"
-local json = require "evalua.json"
-local options = require "evalua.options"
+local json = require "evalua.core.json"
+local options = require "evalua.core.options"
 
 local M = {}
 

@@ -16,7 +16,7 @@
 -- must be equal ("time.start") | function(output_args, reference_args) -> boolean}.
 local equal = require "evalua.agent.equal"
 local assign = require "evalua.agent.assign"
-local options = require "evalua.options"
+local options = require "evalua.core.options"
 
 local M = {}
 

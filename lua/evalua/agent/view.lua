@@ -8,7 +8,7 @@
 local data = require "evalua.agent.data"
 local tool_correctness = require "evalua.agent.tool_correctness"
 local json = require "evalua.judge.json"
-local options = require "evalua.options"
+local options = require "evalua.core.options"
 local sys = require "evalua._sys"
 
 local M = {}

@@ -6,7 +6,7 @@
 -- and inherits ask() and the request checks below, so metrics call the same
 -- methods on either judge and never ask which kind they hold.
 local ops = require "evalua.judge.ops"
-local options = require "evalua.options"
+local options = require "evalua.core.options"
 
 local B = {}
 B.__index = B
@@ -93,7 +93,7 @@ local function embed_batches(self, texts, model)
     answers = {}
     for i, batch in ipairs(batches) do answers[i] = one(batch) end
   else
-    answers = require "evalua.map"(batches, one, { progress = false })
+    answers = require "evalua.client.map"(batches, one, { progress = false })
   end
   local vectors, errors = {}, {}
   for i, r in ipairs(answers) do
@@ -131,7 +131,7 @@ function B:similarity(queries, candidates, opts)
   B.check_similarity(queries, candidates, opts)
   local texts, qi, ci = distinct(queries, candidates)
   local vectors, errors = embed_batches(self, texts, opts and opts.model)
-  local vector = require "evalua.vector"
+  local vector = require "evalua.eval.vector"
   local sims, why = {}, {}
   for i in ipairs(queries) do
     local q, vs = vectors[qi[i]], {}

@@ -5,13 +5,13 @@
 -- elsewhere it blocks. Failures are results ({ok = false, error = ...}),
 -- never NaN.
 local C = require "evalua._judge"
-local cache = require "evalua.judge.cache"
+local cache = require "evalua.client.cache"
 local json = require "evalua.judge.json"
-local sched = require "evalua.judge.sched"
+local sched = require "evalua.client.sched"
 local ops = require "evalua.judge.ops"
 local base = require "evalua.judge.base"
 local stats_mod = require "evalua.judge.stats"
-local run = require "evalua.run"
+local run = require "evalua.core.run"
 
 local H = {
   -- USD per million tokens by model name: {prompt = x, completion = y}.

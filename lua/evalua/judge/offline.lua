@@ -3,7 +3,7 @@
 -- cased, punctuation and articles dropped, Chinese/Japanese/Korean
 -- characters one token each); support and relevance are token overlaps.
 -- Without ev.text, a small local tokenizer of the same spirit is used.
-local has_text, text_mod = pcall(require, "evalua.text")
+local has_text, text_mod = pcall(require, "evalua.eval.text")
 
 local O = {}
 

@@ -9,7 +9,7 @@
 -- Prompts are plain strings a later module may replace; register() adds a run's own.
 local json = require "evalua.judge.json"
 local offline = require "evalua.judge.offline"
-local run = require "evalua.run"
+local run = require "evalua.core.run"
 
 local R = { registry = {} }
 
@@ -138,7 +138,7 @@ function R.get(name)
 end
 
 -- Adds (or replaces, for this run) an operation after checking its shape;
--- it lives in the current run (evalua.run), beside the built-in ones.
+-- it lives in the current run (evalua.core.run), beside the built-in ones.
 function R.register(name, op)
   if type(name) ~= "string" or not name:match("^[%w_]+$") then
     error("ev.judge.register_op: name must be a word", 2)

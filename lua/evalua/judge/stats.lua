@@ -1,6 +1,6 @@
 -- The judges' accounts: per judge and summed over the run.
-local run = require "evalua.run"
-local cache = require "evalua.judge.cache"
+local run = require "evalua.core.run"
+local cache = require "evalua.client.cache"
 
 local S = {}
 
@@ -14,7 +14,7 @@ function S.new(model)
   return s
 end
 
--- Files s with the current run's accounts (evalua.run).
+-- Files s with the current run's accounts (evalua.core.run).
 function S.register(_, s)
   local judges = run.current().judges
   judges[#judges + 1] = s

@@ -2,7 +2,7 @@
 -- results' columns, names and codes, the values that only Lua holds (judge
 -- details, rows given as Lua tables) and a decoder for JSON-valued fields.
 local cjson = require "cjson.safe"
-local strip_nulls = require("evalua.dataset").strip_nulls
+local strip_nulls = require("evalua.data.dataset").strip_nulls
 
 return function(res)
   local names, dims, codes, values = {}, {}, {}, {}

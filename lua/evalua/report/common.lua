@@ -88,7 +88,7 @@ function M.judge_failures(res)
     end
     return out
   end
-  return health.undecided(res, require("evalua.gate").max_judge_failures)
+  return health.undecided(res, require("evalua.eval.gate").max_judge_failures)
 end
 
 -- What a reader must see before any number; every format shows these at

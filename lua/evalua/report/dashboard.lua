@@ -10,8 +10,8 @@
 -- records: the runs to draw, oldest first (history:dashboard gives its
 -- newest 60); total: how many the history holds, when more.
 local C = require "evalua.report.common"
-local json = require "evalua.json"
-local results = require "evalua.results"
+local json = require "evalua.core.json"
+local results = require "evalua.eval.results"
 
 -- Every text is escaped, and invalid UTF-8 (a record written by hand or by
 -- an older evalua) becomes U+FFFD, counted once per text for the warning

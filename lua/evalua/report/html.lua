@@ -4,7 +4,7 @@
 -- system with confidence-interval whiskers, a histogram per system and the
 -- lowest items with the judge's reasons. Every piece of data is escaped.
 local C = require "evalua.report.common"
-local results = require "evalua.results"
+local results = require "evalua.eval.results"
 
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 

@@ -6,10 +6,10 @@
 --                          formats = { "md", "json", "csv", "html", "junit" } })
 --   ev.report.register("slack", function(res, opts) return "..." end, "txt")
 local C = require "evalua._report"
-local json = require "evalua.json"
-local shard = require "evalua.shard"
+local json = require "evalua.core.json"
+local shard = require "evalua.scale.shard"
 local sys = require "evalua._sys"
-local options = require "evalua.options"
+local options = require "evalua.core.options"
 
 local M = {}
 
@@ -121,7 +121,7 @@ end
 -- are rendered into a staging folder beside dir (inside it when only dir is
 -- writable), which then takes dir's place at once; a run killed midway
 -- leaves dir as it was, and the next write removes what it left
--- (host/stage.h, docs/evaluate.md).
+-- (host/runtime/stage.h, docs/evaluate.md).
 function M.write(res, opts)
   if type(opts) ~= "table" then error("ev.report.write: options must be a table {dir=, name=, formats=}", 2) end
   local name = opts.name or "report"

@@ -2,7 +2,7 @@
 -- every row with its scores, reasons and unmeasured causes. Keys are sorted,
 -- so two reports of the same run diff cleanly. The items are streamed from
 -- the columns by C (evalua._report), in constant memory.
-local json = require "evalua.json"
+local json = require "evalua.core.json"
 local C = require "evalua._report"
 local columns = require "evalua.report.columns"
 local history = require "evalua.history"
@@ -43,7 +43,7 @@ local function document(res)
 end
 
 -- Text that is not valid UTF-8 is written with U+FFFD for each invalid
--- sequence (host/l_json.c); write returns their number.
+-- sequence (host/bindings/l_json.c); write returns their number.
 return {
   render = function(res) return (C.json(columns(res), document(res), MARK)) end,
   write = function(res, _, path) return select(2, C.json(columns(res), document(res), MARK, path)) end,

@@ -2,7 +2,7 @@
 -- intervals, a table per slice dimension, worst slices, the lowest items with
 -- the judge's reasons, unmeasured counts and skipped input rows.
 local C = require "evalua.report.common"
-local results = require "evalua.results"
+local results = require "evalua.eval.results"
 
 -- Table cells: one line, pipes escaped, and no raw HTML from the data.
 local function esc(s)

@@ -3,7 +3,7 @@
  * osize bytes), anything else is a realloc of ptr from osize to nsize
  * bytes that returns NULL, leaving ptr as it was, when it cannot. A host
  * that caps memory gives the structures its own counted allocator (evalua
- * counts them against --mem-limit, host/state.c); evm_plain is malloc.
+ * counts them against --mem-limit, host/runtime/state.c); evm_plain is malloc.
  * Sizes are exact, since a counting allocator adds and subtracts them. */
 #ifndef EVALUA_ALLOC_H
 #define EVALUA_ALLOC_H

@@ -1,0 +1,791 @@
+/* evalua._report: the JSON and CSV reports' per-item part, streamed from
+ * the columns with a fixed buffer, so a million rows never become Lua
+ * tables. The rest of each report (aggregates, metadata) is small and
+ * encoded in Lua; lua/evalua/report/{json,csv}.lua call these. The text is
+ * exactly what lua/evalua/core/json.lua would write: sorted keys, two-space
+ * indent, numbers that read back exactly. */
+#define _GNU_SOURCE /* qsort_r */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "files.h"
+#include "l_json.h"
+#include "l_table.h"
+#include "stage.h"
+#include "modules.h"
+#include "runtime.h"
+#include "udata.h"
+
+/* ---- a buffered sink: a file, or a Lua string when path is nil ------------------ */
+
+#define SINK_MT "evalua.report.sink"
+
+/* Where a report goes: a temporary file beside its target (opened with the
+ * sandbox's check in one step), or memory. A userdata, so that an error
+ * midway closes and removes what was begun. */
+struct sink {
+  FILE *f;             /* NULL when writing to memory */
+  char *mem;           /* the text, when writing to memory */
+  size_t memlen, memcap, len;
+  struct evm_alloc a;  /* where mem comes from: it counts against --mem-limit */
+  int err;
+  int compact;         /* JSON on one line: no indentation, ":" alone */
+  size_t replaced;     /* invalid UTF-8 sequences written as U+FFFD */
+  int at_open;         /* at holds the target's folder */
+  struct evalua_at at;
+  char tmp[4200];      /* the temporary file's name in that folder; "" once renamed */
+  char buf[1 << 16];
+};
+
+/* n bytes to the end of the text in memory; ENOMEM when it cannot grow. */
+static void to_memory(struct sink *s, const char *p, size_t n) {
+  if (s->err) return;
+  if (n > s->memcap - s->memlen) {
+    size_t cap = s->memcap ? s->memcap : 1 << 16;
+    while (cap - s->memlen < n && cap < SIZE_MAX / 4) cap *= 2;
+    char *m = cap - s->memlen >= n ? evm_resize(&s->a, s->mem, s->memcap, cap, 1) : NULL;
+    if (!m) return (void)(s->err = ENOMEM);
+    s->mem = m, s->memcap = cap;
+  }
+  memcpy(s->mem + s->memlen, p, n);
+  s->memlen += n;
+}
+
+static void drain(struct sink *s, const char *p, size_t n) {
+  if (!s->f) return to_memory(s, p, n);
+  if (n && fwrite(p, 1, n, s->f) != n) s->err = errno ? errno : EIO;
+}
+
+static void flush(struct sink *s) {
+  drain(s, s->buf, s->len);
+  s->len = 0;
+}
+
+static void put(struct sink *s, const char *p, size_t n) {
+  if (s->len + n > sizeof s->buf) {
+    flush(s);
+    if (n > sizeof s->buf) return drain(s, p, n);
+  }
+  memcpy(s->buf + s->len, p, n);
+  s->len += n;
+}
+
+static void puts_(struct sink *s, const char *p) { put(s, p, strlen(p)); }
+
+static void indent(struct sink *s, int depth) {
+  if (s->compact) return;
+  static const char spaces[] = "\n                                                                ";
+  put(s, spaces, 1 + (size_t)(2 * depth < 64 ? 2 * depth : 64));
+}
+
+static void put_cb(void *ud, const char *p, size_t n) { put(ud, p, n); }
+
+static void quoted(struct sink *s, const char *p, size_t n) { s->replaced += evalua_json_quote(put_cb, s, p, n); }
+
+static void number(struct sink *s, double x) {
+  char b[40];
+  put(s, b, evalua_json_number(x, b));
+}
+
+/* ---- what the writers read ---------------------------------------------------- */
+
+/* A key of the rows: a list of the format (list >= 0) or a column. */
+struct rowkey {
+  const char *name;
+  size_t len;
+  int list;
+  long col;
+};
+
+static int rowkey_cmp(const void *a, const void *b) {
+  const struct rowkey *x = a, *y = b;
+  int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+struct job {
+  lua_State *L;
+  const struct evt_table *t;
+  struct lscores *sc;
+  struct lcodes *sys;
+  int spec;              /* stack index of the spec table */
+  size_t nm, ndims;
+  const char **mname;    /* metric names */
+  size_t *by_name;       /* metric indices in name order */
+  const char **dname;    /* slice dimension names (without "all") */
+  size_t *dims_by_name;
+  struct lcodes **dcodes;
+  int systems, dvalues;  /* stack indices: list of names; list of value lists */
+  int details, lua_rows, before; /* stack indices or 0 */
+  const char *idf;       /* the field that names an item */
+  struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
+  size_t nkeys;
+  const char **sysname;  /* system names, by code */
+  const char ***dval;    /* dval[k][code]: value names of dimension k */
+  long id_col;
+};
+
+static const char *value_of(struct job *j, int list, size_t k) {
+  if (lua_rawgeti(j->L, list, (lua_Integer)k + 1) != LUA_TSTRING)
+    luaL_error(j->L, "report: name %d of a list is a %s, not a string", (int)k + 1, luaL_typename(j->L, -1));
+  const char *s = lua_tostring(j->L, -1);
+  lua_pop(j->L, 1); /* the string stays alive in the list */
+  return s;
+}
+
+/* Between a key and its value. */
+static void colon(struct sink *s) { put(s, ": ", s->compact ? 1 : 2); }
+
+/* A Lua value (at the top, popped) as JSON at depth. */
+static void lua_json(struct job *j, struct sink *s, int depth) {
+  struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
+  s->replaced += evalua_json_encode(j->L, -1, s->compact ? NULL : "  ", depth, &out);
+  lua_pop(j->L, 1);
+}
+
+static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, int depth) {
+  switch (c->type) {
+  case EVT_STR: quoted(s, j->t->text + c->v.off, c->len); break;
+  case EVT_INT: { char b[24]; put(s, b, (size_t)sprintf(b, "%lld", (long long)c->v.i)); break; }
+  case EVT_NUM: number(s, c->v.d); break;
+  case EVT_TRUE: puts_(s, "true"); break;
+  case EVT_FALSE: puts_(s, "false"); break;
+  case EVT_JSON: /* decoded and re-encoded so keys sort and indent as elsewhere */
+    lua_getfield(j->L, j->spec, "decode");
+    lua_pushlstring(j->L, j->t->text + c->v.off, c->len);
+    lua_call(j->L, 1, 1);
+    lua_json(j, s, depth);
+    break;
+  default: puts_(s, "null"); break;
+  }
+}
+
+static void text_json(struct job *j, struct sink *s, evt_sref r) { quoted(s, evt_text(j->t, r), r.len); }
+
+/* Byte order of two texts, as Lua compares strings in the C locale. */
+static int text_cmp(const struct evt_table *t, evt_sref x, evt_sref y) {
+  int c = memcmp(evt_text(t, x), evt_text(t, y), x.len < y.len ? x.len : y.len);
+  return c ? c : (x.len > y.len) - (x.len < y.len);
+}
+
+/* Two graded ids by their text, an id given twice in its order (qsort_r
+ * with the table). */
+static int grade_cmp(const void *a, const void *b, void *t) {
+  const struct evt_list *l = &((const struct evt_table *)t)->list[EVT_GRADES];
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  int c = text_cmp(t, l->str[x], l->str[y]);
+  return c ? c : (x > y) - (x < y);
+}
+
+static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t r, int depth) {
+  const struct evt_table *t = j->t;
+  const struct evt_list *l = &t->list[k];
+  size_t first, n = evt_list_range(t, k, r, &first);
+  if (k == EVT_GOLD_ANSWERS && (l->present[r] & EVT_LIST_SCALAR)) {
+    quoted(s, evt_text(t, l->str[first]), l->str[first].len);
+    return;
+  }
+  if (k == EVT_GRADES) { /* an object: keys sorted */
+    if (!n) return puts_(s, "{}");
+    struct evm_alloc a = evalua_allocator(j->L);
+    size_t *o = evm_new(&a, n, sizeof *o);
+    if (!o) evalua_nomem(j->L); /* nothing else is held: the sink is a userdata */
+    for (size_t i = 0; i < n; i++) o[i] = first + i;
+    qsort_r(o, n, sizeof *o, grade_cmp, (void *)t);
+    puts_(s, "{");
+    for (size_t i = 0; i < n; i++) {
+      if (i) puts_(s, ",");
+      indent(s, depth + 1);
+      text_json(j, s, l->str[o[i]]);
+      colon(s);
+      number(s, l->num[o[i]]);
+    }
+    indent(s, depth);
+    puts_(s, "}");
+    evm_free(&a, o, n, sizeof *o);
+    return;
+  }
+  if (!n) return puts_(s, "[]");
+  puts_(s, "[");
+  for (size_t i = first; i < first + n; i++) {
+    if (i > first) puts_(s, ",");
+    indent(s, depth + 1);
+    if (k == EVT_RETRIEVED && (l->present[r] & EVT_LIST_OBJECTS)) {
+      puts_(s, "{");
+      indent(s, depth + 2);
+      puts_(s, "\"id\""), colon(s);
+      text_json(j, s, l->str[i]);
+      if (l->present[r] & EVT_LIST_SCORED) {
+        puts_(s, ",");
+        indent(s, depth + 2);
+        puts_(s, "\"score\""), colon(s);
+        number(s, l->num[i]);
+      }
+      indent(s, depth + 1);
+      puts_(s, "}");
+    } else {
+      text_json(j, s, l->str[i]);
+    }
+  }
+  indent(s, depth);
+  puts_(s, "]");
+}
+
+/* The row's keys from the columns, sorted; lists are kept by their key. */
+static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
+  const struct evt_table *t = j->t;
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_json(j, s, depth);
+    return;
+  }
+  int any = 0;
+  for (size_t i = 0; i < j->nkeys; i++) {
+    const struct rowkey *k = &j->keys[i];
+    if (k->list >= 0 ? !(t->list[k->list].present[r] & EVT_LIST_PRESENT) : t->cols[k->col].cells[r].type == EVT_ABSENT)
+      continue;
+    puts_(s, any ? "," : "{");
+    any = 1;
+    indent(s, depth + 1);
+    quoted(s, k->name, k->len);
+    colon(s);
+    if (k->list >= 0) list_json(j, s, (enum evt_list_key)k->list, r, depth + 1);
+    else cell_json(j, s, &t->cols[k->col].cells[r], depth + 1);
+  }
+  if (!any) return puts_(s, "{}");
+  indent(s, depth);
+  puts_(s, "}");
+}
+
+/* {"metric": value...} of the metrics for which want(j, i, r) holds. */
+enum part { SCORES, REASONS, UNMEASURED };
+
+static int in_part(const struct lscores *sc, enum part p, size_t m, size_t r) {
+  if (p == SCORES) return !sc->miss[m][r];
+  if (p == REASONS) return !sc->miss[m][r] && sc->why[m][r];
+  return sc->miss[m][r];
+}
+
+static void part_json(struct job *j, struct sink *s, enum part p, size_t r, int depth) {
+  int any = 0;
+  for (size_t a = 0; a < j->nm; a++) {
+    size_t m = j->by_name[a];
+    if (!in_part(j->sc, p, m, r)) continue;
+    puts_(s, any ? "," : "{");
+    any = 1;
+    indent(s, depth + 1);
+    quoted(s, j->mname[m], strlen(j->mname[m]));
+    puts_(s, ": ");
+    if (p == SCORES) number(s, j->sc->val[m][r]);
+    else {
+      const char *why = j->sc->why[m][r] ? j->sc->reasons[j->sc->why[m][r]] : "unmeasured";
+      quoted(s, why, strlen(why));
+    }
+  }
+  if (!any) return puts_(s, "{}");
+  indent(s, depth);
+  puts_(s, "}");
+}
+
+static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
+  int any = 0;
+  for (size_t a = 0; a < j->nm && j->details; a++) {
+    size_t m = j->by_name[a];
+    if (lua_getfield(j->L, j->details, j->mname[m]) != LUA_TTABLE) { lua_pop(j->L, 1); continue; }
+    if (lua_rawgeti(j->L, -1, (lua_Integer)r + 1) == LUA_TNIL) { lua_pop(j->L, 2); continue; }
+    puts_(s, any ? "," : "{");
+    any = 1;
+    indent(s, depth + 1);
+    quoted(s, j->mname[m], strlen(j->mname[m]));
+    puts_(s, ": ");
+    lua_json(j, s, depth + 1);
+    lua_pop(j->L, 1);
+  }
+  if (!any) return puts_(s, "{}");
+  indent(s, depth);
+  puts_(s, "}");
+}
+
+static void id_value(struct job *j, struct sink *s, size_t r, int depth) {
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_getfield(j->L, j->spec, "id_field");
+    lua_gettable(j->L, -2);
+    lua_remove(j->L, -2);
+    return lua_json(j, s, depth);
+  }
+  if (j->id_col < 0) return puts_(s, "null");
+  cell_json(j, s, &j->t->cols[j->id_col].cells[r], depth);
+}
+
+static void item_json(struct job *j, struct sink *s, size_t r) {
+  const int d = 3; /* the item's keys: document > items > item */
+  puts_(s, "{");
+  indent(s, d), puts_(s, "\"details\": "), details_json(j, s, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"id\": "), id_value(j, s, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"reasons\": "), part_json(j, s, REASONS, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"row\": ");
+  s->compact = 1; /* the row as read, on one line: a changed row is one changed line */
+  row_json(j, s, r, d);
+  s->compact = 0;
+  puts_(s, ","), indent(s, d), puts_(s, "\"scores\": "), part_json(j, s, SCORES, r, d);
+  puts_(s, ","), indent(s, d), puts_(s, "\"slices\": ");
+  if (!j->ndims) puts_(s, "{}");
+  else {
+    puts_(s, "{");
+    for (size_t a = 0; a < j->ndims; a++) {
+      size_t k = j->dims_by_name[a];
+      if (a) puts_(s, ",");
+      indent(s, d + 1);
+      quoted(s, j->dname[k], strlen(j->dname[k]));
+      puts_(s, ": ");
+      const char *v = j->dval[k][j->dcodes[k]->code[r]];
+      quoted(s, v, strlen(v));
+    }
+    indent(s, d);
+    puts_(s, "}");
+  }
+  const char *sys = j->sysname[j->sys->code[r]];
+  puts_(s, ","), indent(s, d), puts_(s, "\"system\": "), quoted(s, sys, strlen(sys));
+  puts_(s, ","), indent(s, d), puts_(s, "\"unmeasured\": "), part_json(j, s, UNMEASURED, r, d);
+  indent(s, d - 1);
+  puts_(s, "}");
+}
+
+/* ---- reading the spec ------------------------------------------------------- */
+
+static int opt_index(lua_State *L, int spec, const char *k) {
+  if (lua_getfield(L, spec, k) == LUA_TNIL) return lua_pop(L, 1), 0;
+  return lua_gettop(L);
+}
+
+static const char **names_sorted(lua_State *L, int list, size_t n, size_t **order) {
+  const char **names = lua_newuserdatauv(L, (n + 1) * sizeof *names, 0);
+  *order = lua_newuserdatauv(L, (n + 1) * sizeof **order, 0);
+  for (size_t i = 0; i < n; i++) names[i] = value_of(&(struct job){.L = L}, list, i), (*order)[i] = i;
+  for (size_t i = 1; i < n; i++) /* insertion sort: few names */
+    for (size_t a = i; a > 0 && strcmp(names[(*order)[a - 1]], names[(*order)[a]]) > 0; a--) {
+      size_t t = (*order)[a]; (*order)[a] = (*order)[a - 1]; (*order)[a - 1] = t;
+    }
+  return names;
+}
+
+static void read_job(lua_State *L, int spec, struct job *j) {
+  memset(j, 0, sizeof *j);
+  j->L = L, j->spec = spec;
+  lua_getfield(L, spec, "table"), j->t = ltable_check(L, -1);
+  lua_getfield(L, spec, "scores"), j->sc = lscores_check(L, -1);
+  lua_getfield(L, spec, "sys_codes"), j->sys = lcodes_check(L, -1);
+  j->systems = opt_index(L, spec, "systems");
+  int metrics = opt_index(L, spec, "metrics");
+  int dims = opt_index(L, spec, "dims");
+  int dcodes = opt_index(L, spec, "dim_codes");
+  j->dvalues = opt_index(L, spec, "dim_values");
+  if (!j->systems || !metrics || !dims || !dcodes || !j->dvalues) luaL_error(L, "report: incomplete spec");
+  j->details = opt_index(L, spec, "details");
+  j->lua_rows = opt_index(L, spec, "lua_rows");
+  j->before = opt_index(L, spec, "before");
+  j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
+  luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
+  j->mname = names_sorted(L, metrics, j->nm, &j->by_name);
+  j->dname = names_sorted(L, dims, j->ndims, &j->dims_by_name);
+  j->dcodes = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dcodes, 0);
+  for (size_t k = 0; k < j->ndims; k++) {
+    lua_rawgeti(L, dcodes, (lua_Integer)k + 1);
+    j->dcodes[k] = lcodes_check(L, -1); /* kept alive by the spec */
+    lua_pop(L, 1);
+  }
+  j->sysname = lua_newuserdatauv(L, (j->sys->nvalues + 1) * sizeof *j->sysname, 0); /* left on the stack */
+  for (size_t v = 0; v < j->sys->nvalues; v++) j->sysname[v] = value_of(j, j->systems, v);
+  j->dval = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dval, 0);
+  luaL_checkstack(L, (int)j->ndims * 2 + 8, "too many slice dimensions");
+  for (size_t k = 0; k < j->ndims; k++) { /* each array stays on the stack, each list in the spec */
+    j->dval[k] = lua_newuserdatauv(L, (j->dcodes[k]->nvalues + 1) * sizeof **j->dval, 0);
+    lua_rawgeti(L, j->dvalues, (lua_Integer)k + 1);
+    for (size_t v = 0; v < j->dcodes[k]->nvalues; v++) j->dval[k][v] = value_of(j, lua_gettop(L), v);
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, spec, "id_field");
+  size_t n;
+  j->idf = luaL_checklstring(L, -1, &n); /* kept alive by the spec */
+  j->id_col = evt_col_index(j->t, j->idf, n);
+  lua_pop(L, 1);
+  j->keys = lua_newuserdatauv(L, (j->t->ncols + EVT_NLISTS) * sizeof *j->keys, 0); /* left on the stack */
+  for (size_t c = 0; c < j->t->ncols; c++)
+    j->keys[j->nkeys++] = (struct rowkey){j->t->cols[c].name, j->t->cols[c].name_len, -1, (long)c};
+  for (int k = 0; k < EVT_NLISTS; k++)
+    j->keys[j->nkeys++] = (struct rowkey){evt_list_names[k], strlen(evt_list_names[k]), k, -1};
+  qsort(j->keys, j->nkeys, sizeof *j->keys, rowkey_cmp);
+}
+
+static int sink_gc(lua_State *L) {
+  struct sink *s = luaL_checkudata(L, 1, SINK_MT);
+  if (s->f) fclose(s->f), s->f = NULL;
+  if (s->at_open) {
+    if (s->tmp[0]) unlinkat(s->at.dirfd, s->tmp, 0);
+    evalua_at_release(&s->at);
+    s->at_open = 0;
+  }
+  evm_free(&s->a, s->mem, s->memcap, 1);
+  s->mem = NULL, s->memcap = s->memlen = 0;
+  return 0;
+}
+
+/* A new sink on the stack: a temporary file beside path, or memory (path NULL). */
+static struct sink *sink_open(lua_State *L, const char *path) {
+  struct sink *s = lua_newuserdatauv(L, sizeof *s, 0);
+  memset(s, 0, offsetof(struct sink, buf));
+  luaL_setmetatable(L, SINK_MT);
+  s->a = evalua_allocator(L);
+  if (!path) return s;
+  if (evalua_at(L, path, 1, 0, &s->at)) lua_error(L); /* the sandbox's message */
+  s->at_open = 1;
+  snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", s->at.name, (long)getpid());
+  int fd = openat(s->at.dirfd, s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | evalua_at_flags(&s->at), 0666);
+  if (fd < 0 || !(s->f = fdopen(fd, "wb"))) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    luaL_error(L, "cannot write %s: %s", path, strerror(e));
+  }
+  return s;
+}
+
+/* Finishes the sink: the file renamed into place (pushes true) or the
+ * text pushed, then the number of invalid UTF-8 sequences replaced. */
+static int sink_close(lua_State *L, struct sink *s, const char *path) {
+  flush(s);
+  if (!path) {
+    if (s->err == ENOMEM) evalua_nomem(L);
+    lua_pushlstring(L, s->mem ? s->mem : "", s->memlen);
+    lua_pushinteger(L, (lua_Integer)s->replaced);
+    return 2;
+  }
+  /* No fsync: the rename makes the report whole or absent for every reader,
+   * even after a kill; a report lost to a power cut is regenerated. */
+  if (fclose(s->f) && !s->err) s->err = errno;
+  s->f = NULL;
+  if (!s->err && renameat(s->at.dirfd, s->tmp, s->at.dirfd, s->at.name)) s->err = errno;
+  if (s->err) luaL_error(L, "cannot write %s: %s", path, strerror(s->err));
+  s->tmp[0] = '\0';
+  lua_pushboolean(L, 1);
+  lua_pushinteger(L, (lua_Integer)s->replaced);
+  return 2;
+}
+
+struct items_hook {
+  struct job *j;
+  struct sink *s;
+};
+
+/* The items array, where the document holds the marker. */
+static void write_items(void *ud, int depth) {
+  struct items_hook *h = ud;
+  if (!h->j->t->n) return puts_(h->s, "[]");
+  puts_(h->s, "[");
+  for (size_t r = 0; r < h->j->t->n; r++) {
+    if (r) puts_(h->s, ",");
+    indent(h->s, depth + 1);
+    item_json(h->j, h->s, r);
+  }
+  indent(h->s, depth);
+  puts_(h->s, "]");
+}
+
+/* json(spec, doc, marker [, path]): the document, its items (the value
+ * equal to marker) streamed from the columns. */
+static int l_json(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checkany(L, 3);
+  const char *path = luaL_optstring(L, 4, NULL);
+  struct job j;
+  read_job(L, 1, &j);
+  struct sink *s = sink_open(L, path);
+  struct items_hook h = {&j, s};
+  struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
+  s->replaced += evalua_json_encode(L, 2, "  ", 0, &out);
+  puts_(s, "\n");
+  return sink_close(L, s, path);
+}
+
+/* ---- CSV ----------------------------------------------------------------------- */
+
+/* Text as UTF-8: each invalid sequence as U+FFFD, counted. */
+static void put_utf8(struct sink *s, const char *p, size_t n) {
+  size_t start = 0, sub, len;
+  for (size_t i = 0; i < n;) {
+    if ((unsigned char)p[i] < 0x80) {
+      i++;
+    } else if ((len = evalua_utf8_valid(p + i, n - i, &sub))) {
+      i += len;
+    } else {
+      put(s, p + start, i - start);
+      put(s, "\xEF\xBF\xBD", 3);
+      s->replaced++;
+      start = i += sub;
+    }
+  }
+  put(s, p + start, n - start);
+}
+
+/* A text cell: quoted when it holds a separator, quote or line break; a
+ * cell a spreadsheet would run as a formula (= + - @ tab CR first) gets a
+ * leading apostrophe (OWASP's advice against CSV injection). */
+static void csv_text(struct sink *s, const char *p, size_t n) {
+  int formula = n && strchr("=+-@\t\r", p[0]);
+  int quote = 0;
+  for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
+  if (!quote) {
+    if (formula) put(s, "'", 1);
+    return put_utf8(s, p, n);
+  }
+  put(s, "\"", 1);
+  if (formula) put(s, "'", 1);
+  size_t start = 0;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] == '"') put_utf8(s, p + start, i + 1 - start), put(s, "\"", 1), start = i + 1;
+  put_utf8(s, p + start, n - start);
+  put(s, "\"", 1);
+}
+
+static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *key) {
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_getfield(j->L, -1, key);
+    size_t n;
+    const char *v = lua_type(j->L, -1) == LUA_TNUMBER ? NULL : lua_tolstring(j->L, -1, &n);
+    if (lua_type(j->L, -1) == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
+    else if (v) csv_text(s, v, n);
+    lua_pop(j->L, 2);
+    return;
+  }
+  long c = evt_col_index(j->t, key, strlen(key));
+  if (c < 0) return;
+  const struct evt_cell *cell = &j->t->cols[c].cells[r];
+  char b[40];
+  switch (cell->type) {
+  case EVT_STR: case EVT_JSON: csv_text(s, j->t->text + cell->v.off, cell->len); break;
+  case EVT_INT: put(s, b, (size_t)sprintf(b, "%lld", (long long)cell->v.i)); break;
+  case EVT_NUM: number(s, cell->v.d); break;
+  case EVT_TRUE: puts_(s, "true"); break;
+  case EVT_FALSE: puts_(s, "false"); break;
+  default: break;
+  }
+}
+
+/* The baseline's score of the row's item, or nothing. */
+static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sys, size_t m) {
+  lua_State *L = j->L;
+  int top = lua_gettop(L);
+  if (lua_getfield(L, j->before, sys) == LUA_TTABLE) {
+    if (j->lua_rows) lua_geti(L, j->lua_rows, (lua_Integer)r + 1), lua_getfield(L, -1, j->idf), lua_remove(L, -2);
+    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_STR)
+      lua_pushlstring(L, j->t->text + j->t->cols[j->id_col].cells[r].v.off, j->t->cols[j->id_col].cells[r].len);
+    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_INT)
+      lua_pushinteger(L, (lua_Integer)j->t->cols[j->id_col].cells[r].v.i);
+    else lua_pushnil(L);
+    if (!lua_isnil(L, -1) && lua_gettable(L, -2) == LUA_TTABLE && lua_getfield(L, -1, "scores") == LUA_TTABLE &&
+        lua_getfield(L, -1, j->mname[m]) == LUA_TNUMBER)
+      number(s, lua_tonumber(L, -1));
+  }
+  lua_settop(L, top);
+}
+
+/* csv(spec, reason_metrics [, path]): header and one line per row. */
+static int l_csv(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */
+  const char *path = luaL_optstring(L, 3, NULL);
+  struct job j;
+  read_job(L, 1, &j);
+  size_t nr = lua_rawlen(L, 2);
+  size_t *rcol = lua_newuserdatauv(L, (nr + 1) * sizeof *rcol, 0);
+  for (size_t i = 0; i < nr; i++) {
+    lua_rawgeti(L, 2, (lua_Integer)i + 1);
+    lua_Integer m = lua_tointeger(L, -1);
+    luaL_argcheck(L, m >= 0 && (size_t)m < j.nm, 2, "a metric index from 0");
+    rcol[i] = (size_t)m;
+    lua_pop(L, 1);
+  }
+  struct sink *s = sink_open(L, path);
+  puts_(s, "id,system");
+  for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
+  for (size_t m = 0; m < j.nm; m++) puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m]));
+  for (size_t m = 0; m < j.nm && j.before; m++)
+    puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m])), puts_(s, ".baseline");
+  for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
+  puts_(s, ",query,answer\r\n");
+  for (size_t r = 0; r < j.t->n; r++) {
+    csv_cell_text(&j, s, r, j.idf);
+    const char *sys = value_of(&j, j.systems, j.sys->code[r]);
+    puts_(s, ","), csv_text(s, sys, strlen(sys));
+    for (size_t k = 0; k < j.ndims; k++) {
+      lua_rawgeti(L, j.dvalues, (lua_Integer)k + 1);
+      const char *v = value_of(&j, lua_gettop(L), j.dcodes[k]->code[r]);
+      puts_(s, ","), csv_text(s, v, strlen(v));
+      lua_pop(L, 1);
+    }
+    for (size_t m = 0; m < j.nm; m++) {
+      puts_(s, ",");
+      if (!j.sc->miss[m][r]) number(s, j.sc->val[m][r]);
+    }
+    for (size_t m = 0; m < j.nm && j.before; m++) puts_(s, ","), csv_baseline(&j, s, r, sys, m);
+    for (size_t i = 0; i < nr; i++) {
+      uint32_t w = j.sc->why[rcol[i]][r];
+      puts_(s, ",");
+      if (w) csv_text(s, j.sc->reasons[w], strlen(j.sc->reasons[w]));
+      else if (j.sc->miss[rcol[i]][r]) puts_(s, "unmeasured");
+    }
+    puts_(s, ","), csv_cell_text(&j, s, r, "query");
+    puts_(s, ","), csv_cell_text(&j, s, r, "answer");
+    puts_(s, "\r\n");
+  }
+  return sink_close(L, s, path);
+}
+
+/* ---- the report folder: staged, then put in place at once (stage.h) ------------- */
+
+static int dotted_name(const char *s) { return !*s || !strcmp(s, ".") || !strcmp(s, ".."); }
+
+#define STAGE_MT "evalua.report.stage"
+
+/* dir's real path split into the folder that holds it and its name, with
+ * symbolic links resolved (a link to a folder stages beside the folder it
+ * names); missing folders above dir are created. A new string, or NULL. */
+static char *real_target(const char *dir, char **name) {
+  char *real = realpath(dir, NULL);
+  struct stat st;
+  if (real && (stat(real, &st) || !S_ISDIR(st.st_mode))) {
+    free(real);
+    errno = ENOTDIR;
+    return NULL;
+  }
+  if (!real && errno == ENOENT) {
+    char *copy = strdup(dir), *slash = copy ? strrchr(copy, '/') : NULL;
+    if (!copy) return NULL;
+    const char *base = slash ? slash + 1 : copy;
+    if (slash) *slash = '\0';
+    char *up = slash && evalua_make_dir(*copy ? copy : "/") == 0 ? realpath(*copy ? copy : "/", NULL)
+             : slash ? NULL : realpath(".", NULL);
+    if (up && (real = malloc(strlen(up) + strlen(base) + 2))) sprintf(real, "%s/%s", strcmp(up, "/") ? up : "", base);
+    free(up);
+    free(copy);
+  }
+  if (!real) return NULL;
+  char *slash = strrchr(real, '/');
+  *name = slash + 1;
+  return real;
+}
+
+static int stage_gc(lua_State *L) {
+  evalua_stage_close(luaL_checkudata(L, 1, STAGE_MT));
+  return 0;
+}
+
+/* A stage of nothing (closed from the start), for tests that walk every type. */
+static struct evalua_stage *new_stage(lua_State *L) {
+  struct evalua_stage *st = lua_newuserdatauv(L, sizeof *st, 1);
+  st->fd = st->parent = -1, st->name[0] = '\0';
+  luaL_setmetatable(L, STAGE_MT);
+  return st;
+}
+
+static int make_stage(lua_State *L) {
+  new_stage(L);
+  return 1;
+}
+
+/* stage(dir) -> stage, path: a staging folder for dir's files (cleaning
+ * what dead writers left beside it first); path is where to write them.
+ * Closing the stage (or collecting it) removes it unless it was published. */
+static int l_stage(lua_State *L) {
+  size_t len;
+  const char *arg = luaL_checklstring(L, 1, &len);
+  while (len > 1 && arg[len - 1] == '/') len--;
+  lua_pushlstring(L, arg, len);
+  const char *dir = lua_tostring(L, -1);
+  struct evalua_stage *st = new_stage(L);
+  lua_pushvalue(L, -2);
+  lua_setiuservalue(L, -2, 1); /* dir, for publish's messages */
+  struct evalua_at at;
+  if (evalua_at(L, dir, 1, 1, &at)) return lua_error(L); /* the sandbox's message */
+  char *name, *real = real_target(dir, &name);
+  int parent = -1, inside = 0;
+  if (real) {
+    inside = !*name || (at.owned && !strcmp(at.name, ".")); /* "/", or --sandbox's --out itself */
+    if (inside) {
+      parent = open(*name ? real : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else if (at.owned && strcmp(at.name, name)) {
+      errno = EXDEV; /* the sandbox resolved another folder: something moved meanwhile */
+    } else {
+      name[-1] = '\0'; /* real is now the parent's path ("" for the root) */
+      parent = at.owned ? openat(at.dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                        : open(*real ? real : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+  }
+  int e = errno;
+  evalua_at_release(&at);
+  if (parent < 0 || evalua_stage_open(st, parent, inside ? "." : name, inside)) {
+    e = parent < 0 ? e : errno;
+    free(real);
+    return luaL_error(L, "cannot write %s: %s", dir, strerror(e));
+  }
+  lua_pushfstring(L, "%s/%s", inside && !*name ? "" : real, st->name);
+  free(real);
+  return 2;
+}
+
+/* stage:publish(files) -> "created" | "exchanged" | "moved" */
+static int l_publish(lua_State *L) {
+  struct evalua_stage *st = luaL_checkudata(L, 1, STAGE_MT);
+  if (st->fd < 0) evalua_closed(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  size_t n = lua_rawlen(L, 2);
+  luaL_argcheck(L, n < 4096, 2, "too many files");
+  const char **files = lua_newuserdatauv(L, (n + 1) * sizeof *files, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, 2, (lua_Integer)i + 1);
+    files[i] = luaL_checkstring(L, -1); /* alive in the list */
+    luaL_argcheck(L, !strchr(files[i], '/') && !dotted_name(files[i]), 2, "a file name, not a path");
+    lua_pop(L, 1);
+  }
+  int how = evalua_stage_publish(st, files, n);
+  if (how < 0) {
+    int e = errno;
+    lua_getiuservalue(L, 1, 1);
+    return luaL_error(L, "cannot write %s: %s", lua_tostring(L, -1), strerror(e));
+  }
+  static const char *const names[] = {"", "created", "exchanged", "moved"};
+  lua_pushstring(L, names[how]);
+  return 1;
+}
+
+static int make_sink(lua_State *L) {
+  sink_open(L, NULL);
+  return 1;
+}
+
+int luaopen_evalua_report(lua_State *L) {
+  evalua_newclass(L, SINK_MT, make_sink);
+  lua_pushcfunction(L, sink_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  evalua_newclass(L, STAGE_MT, make_stage);
+  static const luaL_Reg stage_methods[] = {{"publish", l_publish}, {"__gc", stage_gc}, {"__close", stage_gc}, {NULL, NULL}};
+  luaL_setfuncs(L, stage_methods, 0);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  static const luaL_Reg funcs[] = {{"json", l_json}, {"csv", l_csv}, {"stage", l_stage}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  return 1;
+}

@@ -1,0 +1,22 @@
+/* Subcommands other than run/version/help, each a main() of its own. */
+#ifndef EVALUA_COMMANDS_H
+#define EVALUA_COMMANDS_H
+
+struct evalua_command {
+  const char *name;
+  int (*main)(int argc, char **argv); /* argv[0] is the command name */
+};
+
+/* Terminated by {NULL, NULL}; defined in commands.c. */
+extern const struct evalua_command evalua_commands[];
+
+/* evalua init: scaffolds an evaluation project (init_cmd.c). */
+int evalua_init_main(int argc, char **argv);
+/* evalua trec: trec_eval's report from TREC qrels and run files (trec_cmd.c). */
+int evalua_trec_main(int argc, char **argv);
+
+/* evalua diff: two saved JSON reports compared (diff_cmd.c, lua/evalua/history/diff.lua). */
+int evalua_diff_main(int argc, char **argv);
+
+
+#endif

@@ -459,12 +459,26 @@ static int l_utf8(lua_State *L) {
   return 2;
 }
 
+/* number(x) -> the shortest text that reads back as x (an integer as is);
+ * NaN and infinity are the caller's to refuse, with its own message. */
+static int l_number(lua_State *L) {
+  if (lua_isinteger(L, 1)) {
+    lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, 1));
+    return 1;
+  }
+  double x = luaL_checknumber(L, 1);
+  if (!isfinite(x)) return luaL_argerror(L, 1, "NaN or infinity has no JSON text");
+  char out[40];
+  lua_pushlstring(L, out, evalua_json_number(x, out));
+  return 1;
+}
+
 int luaopen_evalua_json(lua_State *L) {
   evalua_newclass(L, BUF_MT, make_buf);
   lua_pushcfunction(L, buf_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"encode", l_encode}, {"utf8", l_utf8}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"encode", l_encode}, {"utf8", l_utf8}, {"number", l_number}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }

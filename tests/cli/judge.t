@@ -21,7 +21,7 @@ A mistyped judge option is a script error naming the line (exit status 3):
   $ $EVALUA run bad.lua 2> err
   [3]
   $ head -1 err
-  bad.lua:1: ev.judge.open: unknown option 'concurency'
+  bad.lua:1: ev.judge.open: unknown option 'concurency' (did you mean 'concurrency'?)
 
 EVALUA_DRY_RUN=1 makes every judge count instead of send (the server here
 does not even exist):

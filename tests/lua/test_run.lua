@@ -39,7 +39,6 @@ end
 
 function TestRun:test_a_script_metric_named_like_a_judged_one_is_kept()
   ev.register("faithfulness", function() return 1 end)
-  require("evalua.judged.rag").register_all()
   lu.assertEquals(mean(ev.evaluate(ROWS, { metrics = { "faithfulness" }, ci = false }), "faithfulness"), 1)
 end
 

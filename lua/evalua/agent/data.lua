@@ -420,22 +420,21 @@ local function turn_rows(row, p, where_)
   return out
 end
 
--- turns(ds) -> a data set with one row per user turn of each conversation:
+-- turn_rows(ds) -> the rows of a data set with one row per user turn of each conversation:
 -- qid "QID#k", conversation = QID, turn = k, query (the user's message),
 -- answer (the turn's last assistant text), messages (the turn's: the user
 -- message and every assistant and tool message up to the next user one),
 -- history (the messages before it), the expected calls marked turn = k, and
 -- the conversation's other fields (scenario, variant, ...).
-function M.turns(ds)
+-- The rows only: Dataset:turns (evalua.data.dataset) makes them a data set.
+function M.turn_rows(ds)
   M.check(ds)
   local rows = {}
   for i = 1, ds.n do
     local row = ds.rows[i]
     for _, r in ipairs(turn_rows(row, M.row(row), where(ds, i, row))) do rows[#rows + 1] = r end
   end
-  local out = require("evalua.data.dataset").from_rows(rows, ds.path)
-  out.conversations = ds
-  return out
+  return rows
 end
 
 return M

@@ -14,7 +14,6 @@
 -- RAGAS (agent_goal_accuracy, topic_adherence).
 local metric = require "evalua.agent.metric"
 local data = require "evalua.agent.data"
-local registry = require "evalua.core.registry"
 
 local M = { data = data }
 
@@ -76,19 +75,12 @@ M.prompts = judged.prompts
 -- check(ds): every row's agent fields are well formed (an input error otherwise).
 M.check = data.check
 
--- turns(ds) -> one row per user turn (agent/data.lua).
-M.turns = data.turns
+-- turns(ds) -> a data set of one row per user turn (agent/data.lua's turn_rows).
+function M.turns(ds) return ds:turns() end
 
--- Registers the agent metrics' names in the current run, beside (never
--- over) a metric of the same name the script registered.
-function M.register_all()
-  local have = {}
-  for _, m in ipairs(registry.registered()) do have[m.name] = true end
-  for _, name in ipairs(NAMES) do
-    if not have[name] then registry.register(M[name]) end
-  end
-end
-
-M.register_all()
+-- The agent metrics by name, as ev.evaluate finds them (evalua.core.registry
+-- reads a run's own metrics first, so a script's metric of the same name wins).
+M.metrics = {}
+for _, name in ipairs(NAMES) do M.metrics[name] = M[name] end
 
 return M

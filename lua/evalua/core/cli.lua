@@ -245,7 +245,7 @@ local function finish(opt, all, byname, given, argv, dir)
   if byname.shard == COMMON[1] then
     local ok, err = pcall(shard.configure, opt.shard, opt.parts, argv)
     if not ok then usage_error("%s", tostring(err)) end
-    local why = shard.current() and path_problem("out", shard._run.parts)
+    local why = shard.current() and path_problem("out", shard.state().parts)
     if why then usage_error("--parts: %s", why) end -- the part is written after the work
   end
   check_paths(opt, all)

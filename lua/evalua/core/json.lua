@@ -13,14 +13,11 @@ local function number(x)
   if x ~= x or x == math.huge or x == -math.huge then
     error("json: cannot encode NaN or infinity", 0)
   end
-  if math.type(x) == "integer" then return tostring(x) end
-  if x == math.floor(x) and math.abs(x) < 2^53 then return ("%d"):format(x) end
-  local s = ("%.15g"):format(x)
-  if tonumber(s) ~= x then s = ("%.17g"):format(x) end
-  return s
+  return C.number(x)
 end
 
--- The shortest text that reads back as exactly x.
+-- The shortest text that reads back as exactly x: the C encoder's own
+-- formatter (host/bindings/l_json.c), the one number formatter of evalua.
 M.number = number
 
 -- encode(value [, {indent = "  ", depth = 0, replaced = false}]) -> string

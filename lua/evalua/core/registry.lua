@@ -7,9 +7,9 @@
 --     higher_is_better = true,
 --     check = function(ds) ... end,         -- optional: refuses bad rows before any metric runs
 --     description = "..." }
--- Built-in names resolve to retrieval measures (ev.metrics), answer metrics
--- (ev.text) or judged metrics registered by other modules; ev.register adds
--- a user's own, after which it is indistinguishable from a built-in one.
+-- Built-in names resolve to judged and agent metrics, answer metrics
+-- (ev.text) or retrieval measures (ev.metrics); ev.register adds a user's
+-- own, which wins over a built-in of the same name.
 -- The names live in the current run (evalua.core.run), so a fresh run starts
 -- with the built-in metrics only.
 local run = require "evalua.core.run"
@@ -89,16 +89,24 @@ local function is_retrieval_name(name)
   return ok
 end
 
--- resolve(spec) -> metric table
+-- The judged and agent metrics, by name; their modules load on first use
+-- (a load error is raised) and know nothing of this registry.
+local JUDGED_MODULES = { "evalua.judged.rag", "evalua.agent" }
+
+local function judged_metric(name)
+  for _, mod in ipairs(JUDGED_MODULES) do
+    local m = require(mod).metrics[name]
+    if m then return m end
+  end
+end
+
+-- resolve(spec) -> metric table: the run's own, then the judged, answer and
+-- retrieval built-ins.
 function M.resolve(spec)
   if type(spec) == "table" then return check_metric(spec, 3) end
   if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
-  local registered = run.current().metrics
-  if not registered[spec] then -- the judged and agent metrics' names; a load error is raised
-    require("evalua.judged.rag").register_all()
-    require("evalua.agent").register_all()
-  end
-  if registered[spec] then return registered[spec] end
+  local own = run.current().metrics[spec] or judged_metric(spec)
+  if own then return own end
   if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
   if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end
   error(("unknown metric '%s' (register it with ev.register, or see docs/evaluate.md)"):format(spec), 3)

@@ -1,6 +1,8 @@
 -- The state a script's run changes for everything after it, kept in one
--- object instead of in module locals: its metric registry (ev.register) and
--- judge operations (ev.judge.register_op), the dry-run switch
+-- object instead of in module locals: its metric registry (ev.register),
+-- judge operations (ev.judge.register_op), report formats
+-- (ev.report.register), template filters, prices, its part as a shard or a
+-- merge's replay, the dry-run switch
 -- (ev.judge.dry_run, ev.provider.dry_run), the accounts of the judges it
 -- opened, and the scheduler's mailboxes (what the judges' engines finished,
 -- who waits for it, which coroutines are ev.map workers). A Lua state runs
@@ -27,6 +29,10 @@ function M.new()
   return setmetatable({
     metrics = {}, metric_order = {},      -- name -> metric; names in registration order
     ops = {},                             -- name -> judge operation of the script's own (ev.judge.register_op)
+    formats = {},                         -- name -> report format of the script's own (ev.report.register)
+    filters = {},                         -- name -> template filter of the script's own (ev.template.filters)
+    prices = {},                          -- model -> price the script set (ev.judge.prices)
+    shard = { calls = 0 },                -- this process as a shard or a merge's replay (evalua.scale.shard)
     dry_run = false,                      -- every judge and provider only counts what it would send
     judges = {},                          -- each judge's accounts, in the order they were opened
     workers = setmetatable({}, weak),     -- coroutine -> true: ev.map's workers
@@ -61,6 +67,35 @@ function M.undecided()
 end
 
 function M.current() return current end
+
+-- A table that reads the current run's kind first and builtins second, and
+-- writes into the current run: how a script's additions to a built-in table
+-- (ev.template.filters.x = f, ev.judge.prices[m] = p) stay in its run. pairs
+-- gives the run's entries and then the built-ins they do not replace.
+function M.layered(kind, builtins)
+  local function own() return current[kind] end
+  return setmetatable({}, {
+    __index = function(_, k)
+      local v = own()[k]
+      if v == nil then v = builtins[k] end
+      return v
+    end,
+    __newindex = function(_, k, v) own()[k] = v end,
+    __pairs = function()
+      local mine, k, inbuilt = own(), nil, false
+      return function()
+        local v
+        if not inbuilt then
+          k, v = next(mine, k)
+          if k ~= nil then return k, v end
+          inbuilt = true
+        end
+        repeat k, v = next(builtins, k) until k == nil or mine[k] == nil
+        return k, v
+      end
+    end,
+  })
+end
 
 -- Makes r the current run; returns the one it replaces.
 function M.use(r)

@@ -312,7 +312,9 @@ end
 
 -- One row per user turn of each conversation (`messages`): see ev.agent.turns.
 function Dataset:turns()
-  return require("evalua.agent.data").turns(self)
+  local out = M.from_rows(require("evalua.agent.data").turn_rows(self), self.path)
+  out.conversations = self
+  return out
 end
 
 M.tiers = { smoke = 20, regression = 200, deep = 2000 }

@@ -23,6 +23,7 @@
 -- Everything reads the score columns: one pass over the rows per system and
 -- metric, never a Lua table per row.
 local results_mod = require "evalua.eval.results"
+local rows_by_system, pair_systems = results_mod.rows_by_system, results_mod.pair_systems
 local options = require "evalua.core.options"
 local history = require "evalua.history"
 
@@ -42,21 +43,6 @@ local function baseline_mean(rec, system, metric, dim, value)
   local a = rec.aggregates and rec.aggregates[system]
   a = a and a[dim] and a[dim][value] and a[dim][value][metric]
   return a and a.mean
-end
-
--- The rows of each system in row order (one pass over the system codes)
--- and their ids.
-local function rows_by_system(res)
-  local rows, ids = {}, {}
-  for s = 1, #res.systems do rows[s], ids[s] = {}, {} end
-  local codes = res.sys_codes
-  for i = 1, res.n do
-    local s = codes:get(i)
-    local list = rows[s]
-    list[#list + 1] = i
-    ids[s][#list] = res:id(i)
-  end
-  return rows, ids
 end
 
 -- The slice code of each of rows, per dimension other than "all".
@@ -213,30 +199,6 @@ local function compare(res, hist, baseline, opts)
   return res:attach("comparison", cmp, "ev.compare")
 end
 
--- Scores of metric j of system b paired by id with those of system a
--- (xs of a, ys of b), in b's row order.
-local function pair_systems(res, a, b, j, rows, ids)
-  local sa, sb
-  for s, name in ipairs(res.systems) do
-    if name == a then sa = s end
-    if name == b then sb = s end
-  end
-  local xs, ys = {}, {}
-  if not sa or not sb then return xs, ys end
-  if not rows then rows, ids = rows_by_system(res) end
-  local scores, of_a = res.scores, {}
-  for k, i in ipairs(rows[sa]) do
-    local x = scores:get(i, j)
-    if x ~= nil then of_a[ids[sa][k]] = x end
-  end
-  for k, i in ipairs(rows[sb]) do
-    local x = of_a[ids[sb][k]]
-    local y = x ~= nil and scores:get(i, j) or nil
-    if y ~= nil then xs[#xs + 1], ys[#ys + 1] = x, y end
-  end
-  return xs, ys
-end
-
 -- systems(res, {baseline=, alpha=, resamples=, seed=}) -> the systems of
 -- this run against the baseline system, per metric over the whole run.
 local function systems(res, opts)
@@ -270,6 +232,6 @@ local function systems(res, opts)
   return res:attach("system_comparison", out, "ev.compare.systems")
 end
 
-return setmetatable({ systems = systems, pair_systems = pair_systems, unlike = unlike, arrow = arrow, worse = worse }, {
+return setmetatable({ systems = systems, unlike = unlike, arrow = arrow, worse = worse }, {
   __call = function(_, ...) return compare(...) end,
 })

@@ -371,12 +371,55 @@ function Results:metric(name)
   end
 end
 
+-- The rows of each system in row order (one pass over the system codes)
+-- and their ids.
+local function rows_by_system(res)
+  local rows, ids = {}, {}
+  for s = 1, #res.systems do rows[s], ids[s] = {}, {} end
+  local codes = res.sys_codes
+  for i = 1, res.n do
+    local s = codes:get(i)
+    local list = rows[s]
+    list[#list + 1] = i
+    ids[s][#list] = res:id(i)
+  end
+  return rows, ids
+end
+
+M.rows_by_system = rows_by_system
+
+-- Scores of metric j of system b paired by id with those of system a
+-- (xs of a, ys of b), in b's row order.
+local function pair_systems(res, a, b, j, rows, ids)
+  local sa, sb
+  for s, name in ipairs(res.systems) do
+    if name == a then sa = s end
+    if name == b then sb = s end
+  end
+  local xs, ys = {}, {}
+  if not sa or not sb then return xs, ys end
+  if not rows then rows, ids = rows_by_system(res) end
+  local scores, of_a = res.scores, {}
+  for k, i in ipairs(rows[sa]) do
+    local x = scores:get(i, j)
+    if x ~= nil then of_a[ids[sa][k]] = x end
+  end
+  for k, i in ipairs(rows[sb]) do
+    local x = of_a[ids[sb][k]]
+    local y = x ~= nil and scores:get(i, j) or nil
+    if y ~= nil then xs[#xs + 1], ys[#ys + 1] = x, y end
+  end
+  return xs, ys
+end
+
+M.pair_systems = pair_systems
+
 -- Paired comparison of two systems of this run on items matched by id:
 -- { n=, mean_a=, mean_b=, delta=, p= } with a paired permutation test.
 function Results:compare(a, b, metric, opts)
   local j = self.metric_index[metric]
   if not j then return M.paired({}, {}, opts) end
-  local xs, ys = require("evalua.eval.compare").pair_systems(self, a, b, j)
+  local xs, ys = pair_systems(self, a, b, j)
   return M.paired(xs, ys, opts)
 end
 

@@ -12,6 +12,7 @@
 -- A value that is missing is an error naming it (use `| default("...")` or a
 -- section for optional values). See docs/templates.md.
 local json = require "evalua.core.json"
+local run = require "evalua.core.run"
 
 local M = {}
 
@@ -32,20 +33,13 @@ local function is_list(v)
   return v[1] ~= nil or (mt ~= nil and mt.__jsontype == "array")
 end
 
-local function number_text(x)
-  if math.type(x) == "integer" then return tostring(x) end
-  if x == math.floor(x) and math.abs(x) < 2 ^ 53 then return ("%d"):format(x) end
-  local s = ("%.15g"):format(x)
-  if tonumber(s) ~= x then s = ("%.17g"):format(x) end
-  return s
-end
 
 local function text_of(t, line, what, v)
   local ty = type(v)
   if ty == "string" then return v end
   if ty == "number" then
     if v ~= v then fail(t, line, "'%s' is NaN", what) end
-    return number_text(v)
+    return json.number(v)
   end
   if ty == "boolean" then return tostring(v) end
   if ty == "table" then
@@ -71,7 +65,7 @@ local function utf8_prefix(s, n)
   return s:sub(1, utf8.offset(s, n + 1) - 1)
 end
 
-M.filters = {
+local BUILTIN_FILTERS = {
   json = function(v) return json.encode(v) end,
   trim = function(v, _, t, l, w) return (text_of(t, l, w, v):gsub("^%s+", ""):gsub("%s+$", "")) end,
   upper = function(v, _, t, l, w) return text_of(t, l, w, v):upper() end,
@@ -102,6 +96,10 @@ M.filters = {
     return (pad .. text_of(t, l, w, v):gsub("\n", "\n" .. pad))
   end,
 }
+
+-- ev.template.filters: the built-ins, with what a script adds kept in its run
+-- (evalua.core.run), so a fresh run has the built-ins only.
+M.filters = run.layered("filters", BUILTIN_FILTERS)
 
 -- ---- parsing ------------------------------------------------------------------
 

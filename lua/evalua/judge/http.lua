@@ -12,10 +12,11 @@ local ops = require "evalua.judge.ops"
 local base = require "evalua.judge.base"
 local stats_mod = require "evalua.judge.stats"
 local run = require "evalua.core.run"
+local options = require "evalua.core.options"
 
 local H = {
   -- USD per million tokens by model name: {prompt = x, completion = y}.
-  prices = {},
+  prices = run.layered("prices", {}), -- ev.judge.prices: what a script sets lives in its run
 }
 
 local Judge = setmetatable({}, { __index = base })
@@ -62,9 +63,7 @@ local function estimate_request(body)
 end
 
 local function check_options(cfg)
-  for k in pairs(cfg) do
-    if not OPTIONS[k] then error(("ev.judge.open: unknown option '%s'"):format(tostring(k)), 4) end
-  end
+  options.check(cfg, OPTIONS, "ev.judge.open", 4)
   local mode = cfg.cache_mode or "rw"
   if not CACHE_MODES[mode] then
     error(("ev.judge.open: cache_mode must be rw, ro, off or refresh (got %s)"):format(tostring(mode)), 4)

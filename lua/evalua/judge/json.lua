@@ -3,6 +3,7 @@
 -- (code fences, leading prose, trailing commas). NaN and infinities are
 -- refused both ways: a judge answer never smuggles NaN into a score.
 local cjson = require("cjson.safe").new()
+local number = require("evalua.core.json").number
 cjson.decode_invalid_numbers(false)
 cjson.encode_invalid_numbers(false)
 cjson.decode_max_depth(100)
@@ -10,17 +11,13 @@ cjson.decode_max_depth(100)
 local J = { null = cjson.null }
 
 local encode_string = cjson.encode
-local concat, sort, fmt, mtype = table.concat, table.sort, string.format, math.type
+local concat, sort, mtype = table.concat, table.sort, math.type
 
 local function number_text(v)
   if v ~= v or v == math.huge or v == -math.huge then
     error("cannot encode NaN or infinity in a judge request", 0)
   end
-  if mtype(v) == "integer" then return fmt("%d", v) end
-  if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return fmt("%d", math.tointeger(v)) end
-  local s = fmt("%.15g", v)
-  if tonumber(s) ~= v then s = fmt("%.17g", v) end
-  return s
+  return number(v)
 end
 
 local function is_array(t)

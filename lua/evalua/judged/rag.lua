@@ -10,7 +10,6 @@
 -- it with a documented heuristic. Formulas: docs/judged_metrics.md.
 local E = require "evalua.judged.llm_evaluator"
 local offline = require "evalua.judge.offline"
-local registry = require "evalua.core.registry"
 local options = require "evalua.core.options"
 local P = require "evalua.judged.prompts.rag"
 local inputs = require "evalua.judged.rag.inputs"
@@ -447,17 +446,10 @@ define("pairwise", "1 when answer A is better than answer B, 0 when worse, 0.5 f
 local JUDGED = { "faithfulness", "answer_relevance", "answer_relevance_direct", "context_precision",
                  "context_recall", "context_relevance", "relevancy", "correctness", "sas" }
 
--- Registers the judged metrics' names in the current run, beside (never
--- over) a metric of the same name the script registered.
-function M.register_all()
-  local have = {}
-  for _, m in ipairs(registry.registered()) do have[m.name] = true end
-  for _, name in ipairs(JUDGED) do
-    if not have[name] then registry.register(M[name]) end
-  end
-end
-
-M.register_all()
+-- The judged metrics by name, as ev.evaluate finds them (evalua.core.registry
+-- reads a run's own metrics first, so a script's metric of the same name wins).
+M.metrics = {}
+for _, name in ipairs(JUDGED) do M.metrics[name] = M[name] end
 
 return M
 

@@ -10,6 +10,7 @@ local json = require "evalua.core.json"
 local shard = require "evalua.scale.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.core.options"
+local run = require "evalua.core.run"
 
 local M = {}
 
@@ -23,7 +24,8 @@ local builtin = {
 }
 builtin.markdown = builtin.md
 
-local custom = {}
+-- The formats a script registered live in its run (evalua.core.run).
+local function custom() return run.current().formats end
 
 -- The options each call reads (a misspelt one is an error, not a default);
 -- a format of one's own adds those it reads (register's opts.options).
@@ -44,20 +46,21 @@ function M.register(name, fn, ext, opts)
     error("ev.report.register: the extension is a word such as \"txt\"", 2)
   end
   options.check(opts, options.set { "options" }, "ev.report.register", 2)
-  custom[name] = { fn = fn, ext = ext, options = opts and opts.options or {} }
+  custom()[name] = { fn = fn, ext = ext, options = opts and opts.options or {} }
 end
 
 -- The names of every format, built-in and registered, sorted.
 function M.formats()
   local out = {}
-  for name in pairs(builtin) do if not custom[name] then out[#out + 1] = name end end
-  for name in pairs(custom) do out[#out + 1] = name end
+  local own = custom()
+  for name in pairs(builtin) do if not own[name] then out[#out + 1] = name end end
+  for name in pairs(own) do out[#out + 1] = name end
   table.sort(out)
   return out
 end
 
 local function format_of(name, level)
-  local f = custom[name] or builtin[name]
+  local f = custom()[name] or builtin[name]
   if not f then
     error(("unknown report format '%s' (formats: %s)"):format(tostring(name), table.concat(M.formats(), ", ")),
       level + 1)

@@ -222,7 +222,7 @@ function M.main(...)
     io.stderr:write(("evalua merge: without shard%s %s: their rows are unmeasured\n")
       :format(missing.count > 1 and "s" or "", missing.names))
   end
-  local run = shard._run
+  local run = shard.state()
   run.merge = { parts = parts, count = parts[1].shard.count, missing = missing, out = opt.out, calls = 0,
                 evaluations = #parts[1].evaluations }
   local script = parts[1].script
@@ -262,7 +262,7 @@ end
 -- next ev.evaluate call from the parts; returns details, judge accounting
 -- and the merge's coverage.
 function M.evaluation(ds, metrics, scores, id_field)
-  local m = shard._run.merge
+  local m = shard.state().merge
   m.calls = m.calls + 1
   local k = m.calls
   if k > m.evaluations then

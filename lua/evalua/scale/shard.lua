@@ -17,9 +17,11 @@ local M = {}
 
 M.FORMAT, M.VERSION = "evalua-part", 1
 
--- The process's run: { shard = {index=, count=}, parts = dir } while it is a
--- shard, { merge = {...} } while evalua merge replays a script.
-local run = { calls = 0 }
+-- The run's shard state (evalua.core.run): { shard = {index=, count=},
+-- parts = dir } while it is a shard, { merge = {...} } while evalua merge
+-- replays a script.
+local runs = require "evalua.core.run"
+local function state() return runs.current().shard end
 
 local function int_env(name)
   local v = sys.shard_env(name)
@@ -76,22 +78,22 @@ end
 -- environment's EVALUA_SHARD / EVALUA_PARTS) and its arguments (arg[0] the
 -- script), which the part records for the merge.
 function M.configure(shard, parts, argv)
-  if argv then run.argv = argv end
-  if run.merge then return end
+  if argv then state().argv = argv end
+  if state().merge then return end
   shard = shard ~= "" and shard or sys.shard_env("EVALUA_SHARD")
-  if shard and shard ~= "" then run.shard = M.parse(shard) end
-  run.parts = parts ~= "" and parts or sys.shard_env("EVALUA_PARTS") or "parts"
+  if shard and shard ~= "" then state().shard = M.parse(shard) end
+  state().parts = parts ~= "" and parts or sys.shard_env("EVALUA_PARTS") or "parts"
 end
 
-function M.current() return run.shard end
-function M.merging() return run.merge end
+function M.current() return state().shard end
+function M.merging() return state().merge end
 
 -- The shard a call of ev.evaluate runs as: its own spec.shard, else the process's.
 function M.of_spec(spec)
   if spec.shard ~= nil and spec.shard ~= false then return M.parse(spec.shard) end
   if spec.shard == false then return nil end
-  if not run.shard then M.configure("", "") end
-  return run.shard
+  if not state().shard then M.configure("", "") end
+  return state().shard
 end
 
 -- Rows of shard s of the data set, by the stable hash of their id.
@@ -167,7 +169,7 @@ local function section(full, rows, part_res, judge)
   return sec
 end
 
-local function argv() return run.argv or rawget(_G, "arg") end
+local function argv() return state().argv or rawget(_G, "arg") end
 
 local function script_name()
   local path = argv() and argv()[0] or "evaluate"
@@ -189,18 +191,18 @@ end
 -- record(full_ds, rows, part_res, judge, s) writes (again) the process's part
 -- file with one more section, and returns its path.
 function M.record(full, rows, part_res, judge, s)
-  run.part = run.part or {
+  state().part = state().part or {
     format = M.FORMAT, version = M.VERSION, shard = { index = s.index, count = s.count },
     sandboxed = sys.sandboxed(),
     script = { path = argv() and argv()[0] or json.null, args = script_args() },
     evaluations = setmetatable({}, json.array),
   }
-  local p = run.part
+  local p = state().part
   if p.shard.index ~= s.index or p.shard.count ~= s.count then
     error("shard: every ev.evaluate of one process must run as the same shard", 0)
   end
   p.evaluations[#p.evaluations + 1] = section(full, rows, part_res, judge)
-  local dir = run.parts or "parts"
+  local dir = state().parts or "parts"
   assert(sys.mkdir(dir))
   local path = ("%s/%s.part-%d-of-%d.json"):format(dir, script_name(), s.index, s.count)
   assert(sys.write_atomic(path, json.encode(p) .. "\n"))
@@ -209,5 +211,5 @@ end
 
 M._untag = untag_arrays
 M._rows_hash = rows_hash
-M._run = run
+M.state = state
 return M

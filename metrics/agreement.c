@@ -7,9 +7,13 @@
 
 #include "evalua/stats.h"
 
-static double weight(const double *v, size_t i, size_t j, enum evstats_weights w) {
+/* The distance of two values over the span of all (span > 0): in [0, 1],
+ * so that neither the difference of two values near the
+ * largest double nor its square overflows. Kappa is the ratio of two sums of
+ * weights, so this scale leaves it as the raw distances give it. */
+static double weight(const double *v, double span, size_t i, size_t j, enum evstats_weights w) {
   if (w == EVSTATS_UNWEIGHTED) return i != j;
-  double d = fabs(v[i] - v[j]);
+  double d = fabs(v[i] * 0.5 - v[j] * 0.5) / span;
   return w == EVSTATS_QUADRATIC ? d * d : d;
 }
 
@@ -19,10 +23,13 @@ int evstats_cohen_kappa(const size_t *a, const size_t *b, size_t n, size_t k,
   double *rows = calloc(2 * k, sizeof *rows);
   if (!rows) return EVSTATS_ENOMEM;
   double *cols = rows + k, observed = 0, expected = 0;
+  double lo = values ? values[0] : 0, hi = lo;
+  for (size_t i = 1; values && i < k; i++) lo = fmin(lo, values[i]), hi = fmax(hi, values[i]);
+  double span = hi > lo ? hi * 0.5 - lo * 0.5 : 1;
   for (size_t i = 0; i < n; i++) {
     rows[a[i]]++;
     cols[b[i]]++;
-    observed += weight(values, a[i], b[i], w);
+    observed += weight(values, span, a[i], b[i], w);
   }
   if (w == EVSTATS_UNWEIGHTED) { /* sum over i != j of r_i c_j = n^2 - sum r_i c_i */
     double same = 0;
@@ -31,7 +38,7 @@ int evstats_cohen_kappa(const size_t *a, const size_t *b, size_t n, size_t k,
   } else {
     for (size_t i = 0; i < k; i++)
       for (size_t j = 0; j < k; j++)
-        if (rows[i] && cols[j]) expected += weight(values, i, j, w) * rows[i] * cols[j];
+        if (rows[i] && cols[j]) expected += weight(values, span, i, j, w) * rows[i] * cols[j];
     expected /= (double)n;
   }
   free(rows);

@@ -8,6 +8,9 @@
 
 #include <curl/curl.h>
 #include <lauxlib.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <utf8proc.h>
 #include <lualib.h>
 
 #include "bundled.h"
@@ -304,8 +307,11 @@ static int cmd_version(void) {
   if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_getfield(L, -1, "_VERSION") == LUA_TSTRING)
     cjson = lua_tostring(L, -1);
   const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
-  printf("evalua %s\n%s\nlua-cjson %s\nlibcurl %s (%s)\n", EVALUA_VERSION, LUA_RELEASE, cjson,
-         c->version, c->ssl_version ? c->ssl_version : "no TLS");
+  char pcre2[64] = "?";
+  if (pcre2_config(PCRE2_CONFIG_VERSION, pcre2) < 0) strcpy(pcre2, "?");
+  printf("evalua %s\n%s\nlua-cjson %s\nlibcurl %s (%s)\nPCRE2 %s\nutf8proc %s\n", EVALUA_VERSION,
+         LUA_RELEASE, cjson, c->version, c->ssl_version ? c->ssl_version : "no TLS", pcre2,
+         utf8proc_version());
   lua_close(L);
   return 0;
 }

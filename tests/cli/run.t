@@ -59,13 +59,15 @@ Usage errors print one line and exit 2:
   evalua: cannot open script 'missing.lua' (no such file)
   [2]
 
-version names the Lua, lua-cjson and libcurl versions:
+version names the versions of the libraries it runs on:
 
   $ "$EVALUA" version
   evalua 0.1.0
   Lua 5.4.* (glob)
   lua-cjson 2.1.* (glob)
   libcurl * (glob)
+  PCRE2 10.* (glob)
+  utf8proc 2.* (glob)
 
   $ "$EVALUA" --help | head -1
   usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script

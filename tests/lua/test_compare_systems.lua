@@ -143,4 +143,16 @@ function test_definition_follows_description_and_options()
   lu.assertNotEquals(def { name = "m", description = "e", higher_is_better = true, options = { k = 3 } }, a)
 end
 
+-- alpha is a significance level: anything else is an error, not a verdict
+-- that says "significant" for every p (alpha = 5) or for none (alpha = 0).
+function test_alpha_outside_zero_one_is_an_error()
+  local res = run()
+  for _, a in ipairs { 5, 0, 1, -0.1, "0.05", 0 / 0 } do
+    local shown = a ~= a and "NaN" or type(a) == "string" and "'0.05'" or tostring(a)
+    lu.assertErrorMsgContains(("ev.compare.systems: alpha must be a number between 0 and 1 (a significance level such as 0.05) (got %s)"):format(shown),
+      ev.compare.systems, res, { baseline = "old", alpha = a })
+  end
+  lu.assertTrue(ev.compare.systems(res, { baseline = "old", alpha = 0.1 }).rows[1].significant)
+end
+
 os.exit(lu.LuaUnit.run(), true)

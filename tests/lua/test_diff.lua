@@ -86,6 +86,10 @@ function test_files_that_are_not_reports()
   local r5 = diff("--format xml " .. a .. " " .. a)
   lu.assertEquals(r5.status, 2)
   lu.assertEquals(r5.stderr, "evalua: --format must be one of text, json, got 'xml' (try --help)\n")
+  -- alpha is a significance level: 5 would call every difference significant
+  local r6 = diff("--alpha 5 " .. a .. " " .. a)
+  lu.assertEquals(r6.status, 2)
+  lu.assertEquals(r6.stderr, "evalua: --alpha must be a significance level between 0 and 1 (such as 0.05), got '5' (try --help)\n")
   -- resamples and seed are whole numbers, resamples bounded (1.5 was read as the default 10000)
   for opt, msg in pairs {
     ["--resamples 1.5"] = "--resamples expects a whole number, got '1.5'",

@@ -93,6 +93,11 @@ function test_correlations_and_kappa()
   lu.assertAlmostEquals(s.cohen_kappa(r1, r2, { weights = "quadratic" }), 0.8414096916299559, 1e-14)
   -- 1 and 1.0 are one category; booleans are labels too
   lu.assertEquals(s.cohen_kappa({ 1, 2.0, true }, { 1.0, 2, true }), 1.0)
+  -- weighted, on values near the largest double: the same as on -1, 0, 1
+  -- (by hand: linear 1 - 4/3.5, quadratic 1 - 8/5.5), not NaN
+  local big, small = { 1e308, -1e308, 1e308, 0 }, { 1e308, 1e308, -1e308, 0 }
+  lu.assertAlmostEquals(s.cohen_kappa(big, small, { weights = "linear" }), 1 - 8 / 7, 1e-14)
+  lu.assertAlmostEquals(s.cohen_kappa(big, small, { weights = "quadratic" }), 1 - 16 / 11, 1e-14)
 end
 
 -- Issue 25, point 10: finite input never gives NaN, infinity or a silent 0

@@ -168,12 +168,17 @@ end
 -- check_resampling(opts, what, level) -> resamples, seed (integers or nil):
 -- resamples from 1 to ev.stats.max_resamples, seed a whole number; what
 -- prefixes the key in the message ("ev.compare: "), level as for error().
+-- (and alpha, the significance level of the comparisons that take one)
 function M.check_resampling(opts, what, level)
   local r, s = opts.resamples, opts.seed
   if r ~= nil and not (whole(r) and r >= 1 and r <= stats.max_resamples) then
     bad(what, "resamples", ("a whole number from 1 to %d"):format(stats.max_resamples), r, level + 1)
   end
   if s ~= nil and not whole(s) then bad(what, "seed", "a whole number", s, level + 1) end
+  local a = opts.alpha
+  if a ~= nil and not (type(a) == "number" and a > 0 and a < 1) then
+    bad(what, "alpha", "a number between 0 and 1 (a significance level such as 0.05)", a, level + 1)
+  end
   return r and math.tointeger(r), s and math.tointeger(s)
 end
 

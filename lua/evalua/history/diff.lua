@@ -250,6 +250,9 @@ end
 function M.main(argv)
   local opt = cli.parse(argv, SPEC)
   if #opt._ ~= 2 then cli.usage_error("diff needs two JSON reports, A (the baseline) and B, got %d", #opt._) end
+  if not (opt.alpha > 0 and opt.alpha < 1) then
+    cli.usage_error("--alpha must be a significance level between 0 and 1 (such as 0.05), got '%s'", opt.alpha)
+  end
   opt.resamples, opt.seed = math.tointeger(opt.resamples) or 10000, math.tointeger(opt.seed) or 1
   local a, b = load(opt._[1]), load(opt._[2])
   local cmp = M.compare(a, b, opt)

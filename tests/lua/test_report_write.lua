@@ -235,4 +235,29 @@ ev.history.open("h"):append(res, { git_commit = false })]])
   lu.assertEquals(ls(dir .. "/h"), ".\n./runs\n")
 end
 
+-- A write the disk has no room for is an error naming the file as the user
+-- knows it, with no traceback (exit status 3), and the old reports stay.
+function TestWrite:test_a_full_disk_is_an_error_naming_the_file_and_keeps_the_old_reports()
+  local uid = io.popen("id -u"):read("l")
+  lu.skipIf(uid ~= "0", "needs root to mount a small tmpfs (CI runs as root)")
+  local disk = dir .. "/disk"
+  h.sh("mkdir -p " .. disk)
+  local ok = h.sh(("mount -t tmpfs -o size=1280k tmpfs %s 2>/dev/null"):format(disk))
+  lu.skipIf(not ok, "cannot mount a tmpfs here (no CAP_SYS_ADMIN in this container)")
+  local a, r, listing, old
+  local fine, err = pcall(function()
+    a = run(dir, "v1 disk/out r 100000")     -- 300 kB of .txt
+    r = run(dir, "v2 disk/out r 400000")     -- 1.2 MB of .txt: no room beside the old one
+    listing, old = ls(disk), h.read(disk .. "/out/r.md")
+  end)
+  h.sh("umount " .. disk)
+  if not fine then error(err, 0) end
+  lu.assertEquals(a.status, 0, a.stderr)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, "evalua: cannot write disk/out/r.txt: No space left on device; "
+    .. "the reports in disk/out are as they were\n")
+  lu.assertEquals(listing, ".\n./out\n./out/r.csv\n./out/r.json\n./out/r.md\n./out/r.txt\n")
+  lu.assertStrContains(old, "v1")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -120,6 +120,21 @@ local function write_formats(opts, name)
   return formats
 end
 
+-- Calls fn(...), which writes the report file named file (nil: the
+-- staging folder itself); a file that cannot be written (a full disk, a
+-- folder that cannot be made) is an input error naming it as the user will
+-- look for it, with no traceback (exit status 3), and the staging folder
+-- goes, leaving dir as it was. Any other error passes through as it is.
+local function written(dir, file, fn, ...)
+  local out = table.pack(pcall(fn, ...))
+  if out[1] then return table.unpack(out, 2, out.n) end
+  local err = out[2]
+  local what = type(err) == "string" and err:match("cannot write .*$")
+  if not what then error(err, 0) end
+  if file then what = ("cannot write %s: %s"):format(file, what:match(": ([^:]+)$") or what) end
+  sys.input_error(("evalua: %s; the reports in %s are as they were"):format(what, dir))
+end
+
 -- write(res, {dir=, name=, formats=}) -> list of paths written. The files
 -- are rendered into a staging folder beside dir (inside it when only dir is
 -- writable), which then takes dir's place at once; a run killed midway
@@ -132,15 +147,18 @@ function M.write(res, opts)
   check(opts, WRITE, formats, "ev.report.write")
   if shard.skip(res) then return {} end
   local dir = (opts.dir or "out"):gsub("(.)/+$", "%1")
-  local stage <close>, tmp = C.stage(dir)
+  local stage <close>, tmp = written(dir, nil, C.stage, dir)
   local files, replaced = {}, {}
   for i, f in ipairs(formats) do
     files[i] = ("%s.%s"):format(name, f.ext)
-    local path = tmp .. "/" .. files[i]
-    if f.stream then replaced[i] = f.stream(res, opts, path) -- streamed to its file (JSON and CSV)
-    else assert(sys.write_atomic(path, f.fn(res, opts))) end
+    local path, shown = tmp .. "/" .. files[i], dir .. "/" .. files[i]
+    if f.stream then replaced[i] = written(dir, shown, f.stream, res, opts, path) -- streamed to its file (JSON and CSV)
+    else
+      local text = f.fn(res, opts) -- a format's own error keeps its traceback
+      written(dir, shown, function() assert(sys.write_atomic(path, text)) end)
+    end
   end
-  stage:publish(files)
+  written(dir, nil, stage.publish, stage, files)
   local paths = {}
   for i, file in ipairs(files) do
     paths[i] = dir .. "/" .. file

@@ -1,5 +1,5 @@
 -- Invalid UTF-8 from the data, a judge's answer or a label is never written
--- raw (issue 26, item 12): the JSON and CSV reports, the history and its
+-- raw (issue 26, item 12): every report format, the history and its
 -- dashboard hold U+FFFD for each invalid sequence, and each file written
 -- with replacements says how many on stderr.
 local lu = require "luaunit"
@@ -97,6 +97,34 @@ function test_dashboard_of_an_old_record()
   lu.assertEquals(r.stderr, "evalua: warning: h/index.html: 1 invalid UTF-8 sequence (from the data, a judge's answer or "
     .. "a label) written as U+FFFD\n")
   lu.assertStrContains(h.read(dir .. "/h/index.html"), "<td>v" .. FFFD .. "</td>")
+  h.sh("rm -rf " .. dir)
+end
+
+-- The Markdown, HTML and JUnit reports too: the lowest item's query, answer
+-- and reason hold invalid bytes; each file is valid UTF-8 and says how many
+-- U+FFFD it wrote.
+function test_markdown_html_and_junit_hold_no_invalid_utf8()
+  local dir = h.tmpdir()
+  h.write(dir .. "/s.lua", [=[
+local ev = require "evalua"
+local bad = "caf\xe9 \xff"
+local rows = { { qid = "q1", query = bad, answer = bad, gold_answers = { "x" } },
+               { qid = "q2", query = "ok", answer = "x", gold_answers = { "x" } } }
+local res = ev.evaluate(ev.dataset.from_rows(rows, "mem"),
+  { metrics = { "token_f1", { name = "m", fn = function() return { score = 0, reason = bad } end } } })
+ev.report.write(res, { dir = "out", name = "r", formats = { "md", "html", "junit" } })]=])
+  local r = h.run(("cd %s && %s run s.lua"):format(dir, h.bin))
+  lu.assertEquals(r.status, 0, r.stderr)
+  for _, f in ipairs { "md", "html", "junit.xml" } do
+    local text = h.read(dir .. "/out/r." .. f)
+    lu.assertNotNil(utf8.len(text), f .. " is valid UTF-8")
+    local _, n = text:gsub(FFFD, "")
+    local said = r.stderr:match("out/r%." .. f:gsub("%.", "%%.") .. ": (%d+) invalid UTF%-8")
+    if f == "junit.xml" then lu.assertNil(said, f) else
+      lu.assertTrue(n > 0, f)
+      lu.assertEquals(tonumber(said), n, f)
+    end
+  end
   h.sh("rm -rf " .. dir)
 end
 

@@ -155,6 +155,9 @@ function M.write(res, opts)
     if f.stream then replaced[i] = written(dir, shown, f.stream, res, opts, path) -- streamed to its file (JSON and CSV)
     else
       local text = f.fn(res, opts) -- a format's own error keeps its traceback
+      -- the built-in text formats take invalid UTF-8 from the data as JSON
+      -- and CSV do: U+FFFD each, counted for the warning below
+      if f.module then text, replaced[i] = json.utf8(text) end
       written(dir, shown, function() assert(sys.write_atomic(path, text)) end)
     end
   end

@@ -21,7 +21,6 @@
 -- max_judge_failures of a system's items gets an undecided gate of kind
 -- "judge", whatever the spec asks (ev.gate.check(res, {}) gives only these).
 local options = require "evalua.core.options"
-local shard = require "evalua.scale.shard"
 local health = require "evalua.judge.health"
 
 local M = {}
@@ -110,7 +109,7 @@ local KNOWN = options.set { "tiers", "thresholds", "max_regressions", "regressio
 function M.check(res, spec)
   options.check(spec, KNOWN, "ev.gate.check", 2)
   local out = {}
-  if shard.skip(res) then return res:attach("gates", out, "ev.gate") end
+  if res:is_part() then return res:attach("gates", out, "ev.gate") end
   local coverage = spec.min_coverage or 0.8
   local max = M.judge_share(spec)
   local names = {}

@@ -356,6 +356,22 @@ local CORE = options.set { "dataset", "scores", "details", "metrics", "systems",
                            "metric_index", "dims", "slice_values", "dim_codes", "slice_errors", "ci",
                            "aggregates", "present", "worst", "bottom", "items", "skipped", "meta", "sections" }
 
+-- A shard's results (res.shard, attached by ev.evaluate under --shard) are a
+-- part of a run: its reports, gates and history come from evalua merge
+-- (docs/scale.md). True for a part, which says so on stderr once; the
+-- writers of reports, gates and history ask this instead of the shard module.
+local said_part = false
+function Results:is_part()
+  local s = self.shard
+  if not s then return false end
+  if not said_part then
+    said_part = true
+    io.stderr:write(("evalua: shard %d/%d: %d rows evaluated into %s; reports, gates and history come from evalua merge\n")
+      :format(s.index, s.count, s.rows, s.part))
+  end
+  return true
+end
+
 -- res:attach(name, value, owner) -> value; res.sections[name] = owner.
 function Results:attach(name, value, owner)
   if type(name) ~= "string" or name == "" then error("res:attach: a section needs a name", 2) end

@@ -7,7 +7,6 @@
 --   ev.report.register("slack", function(res, opts) return "..." end, "txt")
 local C = require "evalua._report"
 local json = require "evalua.core.json"
-local shard = require "evalua.scale.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.core.options"
 local run = require "evalua.core.run"
@@ -92,7 +91,7 @@ end
 
 function M.print(res, opts)
   check(opts, PRINT, {}, "ev.report.print")
-  if shard.skip(res) then return end
+  if res:is_part() then return end
   local o, term = {}, require "evalua.report.terminal"
   for k, v in pairs(opts or {}) do o[k] = v end
   if o.color == nil then o.color = term.color_ok() end -- a terminal, NO_COLOR unset, TERM not dumb
@@ -145,7 +144,7 @@ function M.write(res, opts)
   local name = opts.name or "report"
   local formats = write_formats(opts, name)
   check(opts, WRITE, formats, "ev.report.write")
-  if shard.skip(res) then return {} end
+  if res:is_part() then return {} end
   local dir = (opts.dir or "out"):gsub("(.)/+$", "%1")
   local stage <close>, tmp = written(dir, nil, C.stage, dir)
   local files, replaced = {}, {}

@@ -101,18 +101,8 @@ function M.rows(ds, id_field, s)
   return ds.table:shard_rows(id_field, s.index, s.count)
 end
 
--- A partial result's reports, gates and history belong to the merge; the
--- first of them says so.
-local said = false
-function M.skip(res)
-  if not res.shard then return false end
-  if not said then
-    said = true
-    io.stderr:write(("evalua: shard %d/%d: %d rows evaluated into %s; reports, gates and history come from evalua merge\n")
-      :format(res.shard.index, res.shard.count, res.shard.rows, res.shard.part))
-  end
-  return true
-end
+-- skip(res): res:is_part() (evalua.eval.results), for scripts that call it.
+function M.skip(res) return res:is_part() end
 
 ---------------------------------------------------------------------------
 -- Writing a part

@@ -4,7 +4,7 @@
 -- and a budget. Inside ev.map a call yields while its request is in flight;
 -- elsewhere it blocks. Failures are results ({ok = false, error = ...}),
 -- never NaN.
-local C = require "evalua._judge"
+local C = require "evalua._client"
 local cache = require "evalua.client.cache"
 local json = require "evalua.judge.json"
 local sched = require "evalua.client.sched"

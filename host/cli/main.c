@@ -6,12 +6,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <curl/curl.h>
 #include <lauxlib.h>
 #include <lualib.h>
 
 #include "bundled.h"
 #include "commands.h"
+#include "curl_load.h"
 #include "files.h"
 #include "runtime.h"
 
@@ -303,9 +303,12 @@ static int cmd_version(void) {
   lua_pushliteral(L, "cjson");
   if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_getfield(L, -1, "_VERSION") == LUA_TSTRING)
     cjson = lua_tostring(L, -1);
-  const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
-  printf("evalua %s\n%s\nlua-cjson %s\nlibcurl %s (%s)\n", EVALUA_VERSION, LUA_RELEASE, cjson,
-         c->version, c->ssl_version ? c->ssl_version : "no TLS");
+  printf("evalua %s\n%s\nlua-cjson %s\n", EVALUA_VERSION, LUA_RELEASE, cjson);
+  const char *why = NULL;
+  const struct curl_fns *cu = curl_load(&why);
+  const curl_version_info_data *c = cu ? cu->version_info(CURLVERSION_NOW) : NULL;
+  if (c) printf("libcurl %s (%s)\n", c->version, c->ssl_version ? c->ssl_version : "no TLS");
+  else printf("libcurl: %s\n", why);
   lua_close(L);
   return 0;
 }

@@ -13,7 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "curl_load.h"
 
 #include "engine.h"
 #include "redact.h"
@@ -112,7 +112,7 @@ static void list_insert_sorted(struct list *l, struct jreq *r) {
 }
 
 static void req_free(struct jreq *r) {
-  curl_slist_free_all(r->headers);
+  curl_api()->slist_free_all(r->headers);
   free(r->url);
   free(r->body);
   free(r->resp);
@@ -140,7 +140,7 @@ static int build_headers(struct client_engine *e, const struct client_config *c)
   const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
                          "Expect:" /* no 100-continue round trip for large bodies */};
   for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
-    if (!(t = curl_slist_append(h, fixed[i]))) goto fail;
+    if (!(t = curl_api()->slist_append(h, fixed[i]))) goto fail;
     h = t;
   }
   if (e->api_key) {
@@ -148,20 +148,20 @@ static int build_headers(struct client_engine *e, const struct client_config *c)
     char *line = malloc(n);
     if (!line) goto fail;
     snprintf(line, n, "Authorization: Bearer %s", e->api_key);
-    t = curl_slist_append(h, line);
+    t = curl_api()->slist_append(h, line);
     memset(line, 0, n);
     free(line);
     if (!t) goto fail;
     h = t;
   }
   for (const char *const *p = c->headers; p && *p; p++) {
-    if (!(t = curl_slist_append(h, *p))) goto fail;
+    if (!(t = curl_api()->slist_append(h, *p))) goto fail;
     h = t;
   }
   e->headers = h;
   return 0;
 fail:
-  curl_slist_free_all(h);
+  curl_api()->slist_free_all(h);
   return -1;
 }
 
@@ -233,10 +233,11 @@ static int add_secrets(struct client_engine *e, const struct client_config *c) {
 
 struct client_engine *client_engine_new(const struct client_config *c, const char **err) {
   if ((*err = check_config(c))) return NULL;
+  if (!curl_load(err)) return NULL;
   *err = "out of memory";
-  if (curl_global_init(CURL_GLOBAL_DEFAULT)) return NULL;
+  if (curl_api()->global_init(CURL_GLOBAL_DEFAULT)) return NULL;
   struct client_engine *e = calloc(1, sizeof *e);
-  if (!e) { curl_global_cleanup(); return NULL; }
+  if (!e) { curl_api()->global_cleanup(); return NULL; }
   e->c = *c;
   e->base_url = dupstr(c->base_url);
   e->api_key = c->api_key && *c->api_key ? dupstr(c->api_key) : NULL;
@@ -244,7 +245,7 @@ struct client_engine *client_engine_new(const struct client_config *c, const cha
   e->c.base_url = e->c.api_key = e->c.ca_file = NULL;
   e->c.headers = NULL;
   e->c.secrets = NULL;
-  e->multi = curl_multi_init();
+  e->multi = curl_api()->multi_init();
   e->pool = calloc((size_t)c->concurrency, sizeof *e->pool);
   e->epfd = epoll_create1(EPOLL_CLOEXEC);
   e->timer_at = -1;
@@ -252,12 +253,12 @@ struct client_engine *client_engine_new(const struct client_config *c, const cha
     client_engine_free(e);
     return NULL;
   }
-  curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->concurrency);
-  curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency + 4);
-  curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-  curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
-  curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-  curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->concurrency);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency + 4);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
   e->window = c->concurrency;
   e->last_decrease = -1e300;
   e->alpha = 1; /* a first 429 halves the window */
@@ -274,8 +275,8 @@ static void free_list(struct client_engine *e, struct list *l) {
   for (struct jreq *r = l->head, *n; r; r = n) {
     n = r->next;
     if (r->easy) {
-      curl_multi_remove_handle(e->multi, r->easy);
-      curl_easy_cleanup(r->easy);
+      curl_api()->multi_remove_handle(e->multi, r->easy);
+      curl_api()->easy_cleanup(r->easy);
     }
     req_free(r);
   }
@@ -289,11 +290,11 @@ void client_engine_free(struct client_engine *e) {
   free_list(e, &e->delayed);
   free_list(e, &e->flight);
   free_list(e, &e->done);
-  for (int i = 0; i < e->pool_n; i++) curl_easy_cleanup(e->pool[i]);
+  for (int i = 0; i < e->pool_n; i++) curl_api()->easy_cleanup(e->pool[i]);
   free(e->pool);
-  if (e->multi) curl_multi_cleanup(e->multi);
+  if (e->multi) curl_api()->multi_cleanup(e->multi);
   if (e->epfd > 0) close(e->epfd);
-  curl_slist_free_all(e->headers);
+  curl_api()->slist_free_all(e->headers);
   if (e->api_key) memset(e->api_key, 0, strlen(e->api_key));
   free(e->api_key);
   for (char **k = e->secrets; k && *k; k++) {
@@ -304,7 +305,7 @@ void client_engine_free(struct client_engine *e) {
   free(e->base_url);
   free(e->ca_file);
   free(e);
-  curl_global_cleanup();
+  curl_api()->global_cleanup();
 }
 
 /* ---- submitting ---------------------------------------------------------- */
@@ -319,13 +320,13 @@ static int wait_events(struct client_engine *e, double wait_ms);
 static int operation_headers(struct client_engine *e, struct jreq *r, const char *operation) {
   if (!operation) return 0;
   for (struct curl_slist *h = e->headers; h; h = h->next) {
-    struct curl_slist *n = curl_slist_append(r->headers, h->data);
+    struct curl_slist *n = curl_api()->slist_append(r->headers, h->data);
     if (!n) return -1;
     r->headers = n;
   }
   char line[160];
   snprintf(line, sizeof line, "X-Evalua-Operation: %.120s", operation);
-  struct curl_slist *n = curl_slist_append(r->headers, line);
+  struct curl_slist *n = curl_api()->slist_append(r->headers, line);
   if (!n) return -1;
   r->headers = n;
   return 0;
@@ -549,15 +550,15 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud) {
 static CURL *easy_get(struct client_engine *e) {
   if (e->pool_n > 0) {
     CURL *h = e->pool[--e->pool_n];
-    curl_easy_reset(h);
+    curl_api()->easy_reset(h);
     return h;
   }
-  return curl_easy_init();
+  return curl_api()->easy_init();
 }
 
 static void easy_put(struct client_engine *e, CURL *h) {
   if (e->pool_n < e->c.concurrency) e->pool[e->pool_n++] = h;
-  else curl_easy_cleanup(h);
+  else curl_api()->easy_cleanup(h);
 }
 
 static int start(struct client_engine *e, struct jreq *r) {
@@ -573,24 +574,24 @@ static int start(struct client_engine *e, struct jreq *r) {
   r->mark[QTOK] = e->started[QTOK];
   r->max_resp = e->c.max_response_bytes;
   r->curlerr[0] = '\0';
-  curl_easy_setopt(h, CURLOPT_URL, r->url);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->headers ? r->headers : e->headers);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, e->c.timeout_ms);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, e->c.connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->curlerr);
-  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_resp);
-  curl_easy_setopt(h, CURLOPT_PRIVATE, r);
-  if (e->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
-  if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
+  curl_api()->easy_setopt(h, CURLOPT_URL, r->url);
+  curl_api()->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_api()->easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
+  curl_api()->easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+  curl_api()->easy_setopt(h, CURLOPT_HTTPHEADER, r->headers ? r->headers : e->headers);
+  curl_api()->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_api()->easy_setopt(h, CURLOPT_WRITEDATA, r);
+  curl_api()->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_api()->easy_setopt(h, CURLOPT_HEADERDATA, r);
+  curl_api()->easy_setopt(h, CURLOPT_TIMEOUT_MS, e->c.timeout_ms);
+  curl_api()->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, e->c.connect_timeout_ms);
+  curl_api()->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_api()->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  curl_api()->easy_setopt(h, CURLOPT_ERRORBUFFER, r->curlerr);
+  curl_api()->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_resp);
+  curl_api()->easy_setopt(h, CURLOPT_PRIVATE, r);
+  if (e->ca_file) curl_api()->easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
+  if (curl_api()->multi_add_handle(e->multi, h) != CURLM_OK) {
     easy_put(e, h);
     r->easy = NULL;
     return -1;
@@ -739,7 +740,7 @@ static int retryable_status(const struct jreq *r) {
 
 /* Fills r->status/error/retryable from the transfer's outcome. */
 static void classify(struct client_engine *e, struct jreq *r, CURLcode rc) {
-  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  curl_api()->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
   r->error = NULL;
   r->retryable = 0;
   if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
@@ -761,7 +762,7 @@ static void classify(struct client_engine *e, struct jreq *r, CURLcode rc) {
     int refused = rc == CURLE_COULDNT_CONNECT;
     e->refusals = refused ? e->refusals + 1 : 0;
     snprintf(why, n, "%s: %.250s", refused ? "connection failed" : "connection error",
-             r->curlerr[0] ? r->curlerr : curl_easy_strerror(rc));
+             r->curlerr[0] ? r->curlerr : curl_api()->easy_strerror(rc));
     /* A server that refuses connection after connection is down: stop retrying. */
     r->retryable = retryable_transport(rc) && !(refused && e->refusals > 2 * (e->c.max_retries + 1));
     r->status = 0;
@@ -842,7 +843,7 @@ static void finish(struct client_engine *e, struct jreq *r, CURLcode rc) {
   list_remove(&e->flight, r);
   r->latency_ms = now - r->started;
   classify(e, r, rc);
-  curl_multi_remove_handle(e->multi, r->easy);
+  curl_api()->multi_remove_handle(e->multi, r->easy);
   easy_put(e, r->easy);
   r->easy = NULL;
   adjust_window(e, r, now);
@@ -860,10 +861,10 @@ static void finish(struct client_engine *e, struct jreq *r, CURLcode rc) {
 static void drain_messages(struct client_engine *e) {
   CURLMsg *m;
   int left;
-  while ((m = curl_multi_info_read(e->multi, &left))) {
+  while ((m = curl_api()->multi_info_read(e->multi, &left))) {
     if (m->msg != CURLMSG_DONE) continue;
     struct jreq *r = NULL;
-    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+    curl_api()->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
     if (r) finish(e, r, m->data.result);
   }
 }
@@ -873,7 +874,7 @@ static void fire_timer(struct client_engine *e) {
   if (e->timer_at < 0 || now_ms() < e->timer_at) return;
   e->timer_at = -1;
   int running;
-  curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  curl_api()->multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
 /* Waits up to wait_ms for socket activity and hands it to curl; returns
@@ -886,7 +887,7 @@ static int wait_events(struct client_engine *e, double wait_ms) {
     int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0)
              | (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
     int running;
-    curl_multi_socket_action(e->multi, ev[i].data.fd, mask, &running);
+    curl_api()->multi_socket_action(e->multi, ev[i].data.fd, mask, &running);
   }
   return n;
 }
@@ -979,7 +980,7 @@ int client_engine_cancel(struct client_engine *e, uint64_t id) {
     if (!r) continue;
     list_remove(lists[i], r);
     if (r->easy) {
-      curl_multi_remove_handle(e->multi, r->easy);
+      curl_api()->multi_remove_handle(e->multi, r->easy);
       easy_put(e, r->easy);
     }
     req_free(r);

@@ -332,8 +332,10 @@ static int operation_headers(struct client_engine *e, struct jreq *r, const char
   return 0;
 }
 
-uint64_t client_engine_submit(struct client_engine *e, const char *path, const char *body,
-                             size_t len, double est_tokens, int prior_attempts, const char *operation) {
+/* A request for path with body, its attempts so far `attempts`: a new one
+ * (0) goes out at once; a retry waits its backoff first. */
+static uint64_t enqueue(struct client_engine *e, const char *path, const char *body, size_t len,
+                        double est_tokens, int attempts, const char *operation) {
   struct jreq *r = calloc(1, sizeof *r);
   if (!r) return errno = ENOMEM, 0;
   if (operation_headers(e, r, operation)) { req_free(r); return errno = ENOMEM, 0; }
@@ -349,11 +351,11 @@ uint64_t client_engine_submit(struct client_engine *e, const char *path, const c
   r->body[len] = '\0';
   r->len = len;
   r->est_tokens = est_tokens > 0 ? est_tokens : 0;
-  r->attempts = prior_attempts > 0 ? prior_attempts : 0;
+  r->attempts = attempts;
   r->retry_after_ms = -1;
   r->id = e->next_id++;
   e->st.submitted++;
-  if (r->attempts > 0) { /* a resubmitted request backs off like a retry */
+  if (r->attempts > 0) { /* backs off as any retry does */
     double wait = backoff(e, r->attempts);
     r->not_before = now_ms() + wait;
     r->wait_ms = wait;
@@ -371,6 +373,19 @@ uint64_t client_engine_submit(struct client_engine *e, const char *path, const c
   }
   return r->id;
 }
+
+uint64_t client_engine_submit(struct client_engine *e, const char *path, const char *body,
+                              size_t len, double est_tokens, const char *operation) {
+  return enqueue(e, path, body, len, est_tokens, 0, operation);
+}
+
+uint64_t client_engine_retry(struct client_engine *e, const struct client_result *prev, const char *path,
+                             const char *body, size_t len, double est_tokens, const char *operation) {
+  if (prev->attempts < 1 || prev->attempts > e->c.max_retries) return errno = ERANGE, 0;
+  return enqueue(e, path, body, len, est_tokens, prev->attempts, operation);
+}
+
+int client_engine_waiting(const struct client_engine *e) { return e->delayed.n; }
 
 /* ---- transfers ---------------------------------------------------------- */
 

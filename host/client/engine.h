@@ -63,13 +63,26 @@ void client_engine_free(struct client_engine *e);
 
 /* Queues a POST of body to base_url's path joined with path ("" for
  * base_url itself; url_request), on the wire at once when a place is free.
- * est_tokens feeds the tokens-per-minute limit; prior_attempts > 0
- * resubmits a request that already made that many attempts (its retry
- * budget and backoff continue). operation (or NULL) is sent as the header
- * X-Evalua-Operation. Returns an id > 0, or 0 with errno = EACCES (path
- * leaves base_url's path), EINVAL (path cannot be sent) or ENOMEM. */
+ * est_tokens feeds the tokens-per-minute limit. operation (or NULL) is sent
+ * as the header X-Evalua-Operation. Returns an id > 0, or 0 with errno =
+ * EACCES (path leaves base_url's path), EINVAL (path cannot be sent) or
+ * ENOMEM. */
 uint64_t client_engine_submit(struct client_engine *e, const char *path, const char *body,
-                             size_t len, double est_tokens, int prior_attempts, const char *operation);
+                              size_t len, double est_tokens, const char *operation);
+
+/* The retry policy has one owner, this engine (docs/judge.md "Retries"):
+ * it retries the faults it can see itself (429, 5xx, timeouts, dropped
+ * connections) and, through this call, an answer that arrived whole but
+ * that its caller could not use (a 2xx whose body is not the JSON asked
+ * for). prev is that finished request's result; the retry continues its
+ * attempts, so it shares the budget of max_retries and waits the backoff
+ * of its next attempt. Returns the new id as submit does, or 0 with errno
+ * = ERANGE when prev already made every attempt allowed. */
+uint64_t client_engine_retry(struct client_engine *e, const struct client_result *prev, const char *path,
+                             const char *body, size_t len, double est_tokens, const char *operation);
+
+/* Requests waiting out a backoff or a server's Retry-After. */
+int client_engine_waiting(const struct client_engine *e);
 
 /* Drives transfers for up to timeout_ms or until a request finishes, reads
  * every other answer already arrived and gives each freed place to a

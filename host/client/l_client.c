@@ -268,24 +268,60 @@ static int operation_name_ok(const char *s) {
   return n > 0 && n <= 100;
 }
 
-static int l_submit(lua_State *L) {
-  struct engine_ud *u = check_engine(L);
-  const char *path = luaL_checkstring(L, 2);
-  size_t len;
-  const char *body = luaL_checklstring(L, 3, &len);
-  double est = luaL_optnumber(L, 4, 0);
-  lua_Integer prior = luaL_optinteger(L, 5, 0);
-  luaL_argcheck(L, prior >= 0 && prior <= 1000, 5, "attempts already made, from 0 to 1000");
-  const char *operation = luaL_optstring(L, 6, NULL);
-  luaL_argcheck(L, !*path || path[0] == '/', 2, "path must be empty or start with '/'");
-  luaL_argcheck(L, !operation || operation_name_ok(operation), 6, "operation must be a word of at most 100 characters");
-  luaL_argcheck(L, est >= 0 && est <= 1e15, 4, "an estimate of tokens from 0 to 1e15");
-  uint64_t id = client_engine_submit(u->e, path, body, len, est, (int)prior, operation);
-  if (!id && errno == EACCES) luaL_argerror(L, 2, "the path leaves the base URL's path");
+/* The arguments submit and retry share from index i: path, body, est,
+ * operation. */
+struct submission { const char *path, *body, *operation; size_t len; double est; };
+
+static struct submission check_submission(lua_State *L, int i) {
+  struct submission s;
+  s.path = luaL_checkstring(L, i);
+  s.body = luaL_checklstring(L, i + 1, &s.len);
+  s.est = luaL_optnumber(L, i + 2, 0);
+  s.operation = luaL_optstring(L, i + 3, NULL);
+  luaL_argcheck(L, !*s.path || s.path[0] == '/', i, "path must be empty or start with '/'");
+  luaL_argcheck(L, s.est >= 0 && s.est <= 1e15, i + 2, "an estimate of tokens from 0 to 1e15");
+  luaL_argcheck(L, !s.operation || operation_name_ok(s.operation), i + 3,
+                "operation must be a word of at most 100 characters");
+  return s;
+}
+
+static int push_id(lua_State *L, uint64_t id, int path_arg) {
+  if (!id && errno == EACCES) luaL_argerror(L, path_arg, "the path leaves the base URL's path");
   if (!id && errno == EINVAL)
-    luaL_argerror(L, 2, "the path holds an encoded slash or backslash, a backslash, '#', a space or a control character");
+    luaL_argerror(L, path_arg, "the path holds an encoded slash or backslash, a backslash, '#', a space or a control character");
   if (!id) return luaL_error(L, "judge: out of memory");
   lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+/* engine:submit(path, body [, est_tokens [, operation]]) -> id */
+static int l_submit(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  struct submission s = check_submission(L, 2);
+  return push_id(L, client_engine_submit(u->e, s.path, s.body, s.len, s.est, s.operation), 2);
+}
+
+/* engine:retry(result, path, body [, est_tokens [, operation]]) -> id, or
+ * nil when result's request made every attempt allowed: the engine decides
+ * (client_engine_retry), for an answer the caller could not use. */
+static int l_retry(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  struct submission s = check_submission(L, 3);
+  lua_getfield(L, 2, "attempts");
+  int isnum;
+  lua_Integer attempts = lua_tointegerx(L, -1, &isnum);
+  luaL_argcheck(L, isnum && attempts >= 1 && attempts <= INT_MAX, 2, "a finished request's result (attempts >= 1)");
+  lua_pop(L, 1);
+  struct client_result prev = {.attempts = (int)attempts};
+  uint64_t id = client_engine_retry(u->e, &prev, s.path, s.body, s.len, s.est, s.operation);
+  if (!id && errno == ERANGE) return lua_pushnil(L), 1;
+  return push_id(L, id, 3);
+}
+
+/* engine:waiting() -> requests waiting out a backoff or Retry-After */
+static int l_waiting(lua_State *L) {
+  lua_pushinteger(L, client_engine_waiting(check_engine(L)->e));
   return 1;
 }
 
@@ -675,9 +711,9 @@ static int l_default_cache_dir(lua_State *L) {
 }
 
 static const luaL_Reg engine_methods[] = {
-  {"submit", l_submit}, {"poll", l_poll},   {"cancel", l_cancel},   {"pending", l_pending},
-  {"stats", l_stats},   {"has_key", l_has_key}, {"adjust_tokens", l_adjust_tokens},
-  {"close", l_close},   {NULL, NULL},
+  {"submit", l_submit}, {"retry", l_retry},     {"poll", l_poll},   {"cancel", l_cancel},
+  {"pending", l_pending}, {"waiting", l_waiting}, {"stats", l_stats}, {"has_key", l_has_key},
+  {"adjust_tokens", l_adjust_tokens}, {"close", l_close}, {NULL, NULL},
 };
 
 static const luaL_Reg engine_meta[] = {

@@ -95,7 +95,7 @@ static const char *chat(const char *directive, const char *tag) {
 
 static uint64_t submit(struct client_engine *e, const char *directive, const char *tag) {
   const char *b = chat(directive, tag);
-  return client_engine_submit(e, "/chat/completions", b, strlen(b), 10, 0, NULL);
+  return client_engine_submit(e, "/chat/completions", b, strlen(b), 10, NULL);
 }
 
 /* Polls until n results are in (or 30 s pass); returns how many arrived. */
@@ -292,6 +292,31 @@ static void test_retries_are_counted_exactly(void) {
   client_engine_free(e);
 }
 
+/* The engine owns the retry budget: an answer the caller could not use
+ * (engine_retry) spends the attempts its faults left, and no more. */
+static void test_an_unusable_answer_retries_within_the_budget(void) {
+  struct client_engine *e = engine(2, 2, NULL);
+  struct client_result r, again;
+  submit(e, "{\"faults\": [\"500\"]}", "u1"); /* one fault, then 200: 2 attempts */
+  CHECK(collect(e, &r, 1) == 1);
+  CHECK(r.status == 200 && r.attempts == 2);
+  const char *b = chat("{}", "u1 again");
+  CHECK(client_engine_retry(e, &r, "/chat/completions", b, strlen(b), 0, NULL) > 0);
+  CHECK(collect(e, &again, 1) == 1);
+  CHECK(again.status == 200 && again.attempts == 3 && again.wait_ms >= 0);
+  errno = 0; /* 3 attempts = 1 + max_retries: the budget is spent */
+  CHECK(client_engine_retry(e, &again, "/chat/completions", b, strlen(b), 0, NULL) == 0 && errno == ERANGE);
+  struct client_result fresh = {.attempts = 0};
+  errno = 0;
+  CHECK(client_engine_retry(e, &fresh, "/chat/completions", b, strlen(b), 0, NULL) == 0 && errno == ERANGE);
+  struct client_stats s;
+  client_engine_stats(e, &s);
+  CHECK(s.attempts == 3 && s.retries == 2 && s.submitted == 2 && client_engine_pending(e) == 0);
+  free_results(&r, 1);
+  free_results(&again, 1);
+  client_engine_free(e);
+}
+
 static void test_retry_after_is_waited_out(void) {
   struct client_engine *e = engine(1, 2, NULL);
   struct client_result r;
@@ -416,8 +441,8 @@ static void test_rate_limits_space_the_starts(void) {
   e = client_engine_new(&c, &err);
   const char *b = chat("{}", "t0");
   t0 = now_s();
-  client_engine_submit(e, "/chat/completions", b, strlen(b), 60000, 0, NULL); /* empties the bucket */
-  client_engine_submit(e, "/chat/completions", b, strlen(b), 100, 0, NULL);   /* waits 100 ms */
+  client_engine_submit(e, "/chat/completions", b, strlen(b), 60000, NULL); /* empties the bucket */
+  client_engine_submit(e, "/chat/completions", b, strlen(b), 100, NULL);   /* waits 100 ms */
   CHECK(collect(e, r, 2) == 2);
   CHECK(now_s() - t0 >= 0.1);
   free_results(r, 2);
@@ -472,7 +497,7 @@ static void test_cancel_and_dead_servers(void) {
   c.backoff_ms = 1;
   const char *err;
   e = client_engine_new(&c, &err);
-  client_engine_submit(e, "/chat/completions", "{}", 2, 0, 0, NULL);
+  client_engine_submit(e, "/chat/completions", "{}", 2, 0, NULL);
   CHECK(collect(e, &r, 1) == 1);
   CHECK(r.status == 0 && r.attempts == 3 && r.retryable);
   CHECK(r.error && strncmp(r.error, "connection failed: ", 19) == 0);
@@ -512,6 +537,7 @@ int main(void) {
     check_failed++;
   } else {
     test_retries_are_counted_exactly();
+    test_an_unusable_answer_retries_within_the_budget();
     test_retry_after_is_waited_out();
     test_retry_after_is_read_as_rfc_9110_says();
     test_the_window_backs_off_and_recovers();

@@ -17,7 +17,7 @@
 --      down, sent in x-ratelimit-* headers): share of requests answered 429.
 -- usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR URL_100MS URL_FAULTY URL_QUOTA [ONLY]
 local ev = require "evalua"
-local C = require "evalua._judge"
+local C = require "evalua._client"
 
 local url50, url0, cache, url100, url_faulty, url_quota, only = arg[1], arg[2], arg[3], arg[4], arg[5], arg[6], arg[7]
 assert(url50 and url0 and cache, "usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR")

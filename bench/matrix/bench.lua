@@ -15,7 +15,7 @@
 -- The ideal bounds count distinct requests (identical ones are sent once).
 -- usage: evalua run bench/matrix/bench.lua MOCK_URL CACHE_DIR
 local ev = require "evalua"
-local C = require "evalua._judge"
+local C = require "evalua._client"
 
 local url, cache = arg[1], arg[2]
 if os.getenv("BENCH_NO_CACHE") then cache = false end -- to see what the cache costs

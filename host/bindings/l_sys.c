@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "curl_load.h"
 #include <lauxlib.h>
 #include <openssl/evp.h>
 #include <utf8proc.h>
@@ -482,14 +482,17 @@ static int l_exit(lua_State *L) {
 }
 
 static int l_versions(lua_State *L) {
-  const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
+  const char *why = NULL;
+  const struct curl_fns *cu = curl_load(&why); /* loads libcurl: only when asked */
+  const curl_version_info_data *c = cu ? cu->version_info(CURLVERSION_NOW) : NULL;
   lua_createtable(L, 0, 5);
   lua_pushliteral(L, EVALUA_VERSION);
   lua_setfield(L, -2, "evalua");
   lua_pushliteral(L, LUA_RELEASE);
   lua_setfield(L, -2, "lua");
-  lua_pushfstring(L, "libcurl %s%s%s", c->version, c->ssl_version ? " " : "",
-                  c->ssl_version ? c->ssl_version : "");
+  if (c) lua_pushfstring(L, "libcurl %s%s%s", c->version, c->ssl_version ? " " : "",
+                         c->ssl_version ? c->ssl_version : "");
+  else lua_pushfstring(L, "libcurl: %s", why);
   lua_setfield(L, -2, "curl");
   lua_pushfstring(L, "utf8proc %s", utf8proc_version());
   lua_setfield(L, -2, "utf8proc");
@@ -519,5 +522,7 @@ int luaopen_evalua_sys(lua_State *L) {
   }
   lua_pop(L, 1);
   luaL_newlib(L, sys_funcs);
+  lua_pushliteral(L, EVALUA_VERSION); /* versions() loads libcurl; this does not */
+  lua_setfield(L, -2, "version");
   return 1;
 }

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <curl/curl.h>
 #include <lauxlib.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -15,6 +14,7 @@
 
 #include "bundled.h"
 #include "commands.h"
+#include "curl_load.h"
 #include "files.h"
 #include "runtime.h"
 
@@ -306,12 +306,15 @@ static int cmd_version(void) {
   lua_pushliteral(L, "cjson");
   if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_getfield(L, -1, "_VERSION") == LUA_TSTRING)
     cjson = lua_tostring(L, -1);
-  const curl_version_info_data *c = curl_version_info(CURLVERSION_NOW);
+  printf("evalua %s\n%s\nlua-cjson %s\n", EVALUA_VERSION, LUA_RELEASE, cjson);
+  const char *why = NULL;
+  const struct curl_fns *cu = curl_load(&why);
+  const curl_version_info_data *c = cu ? cu->version_info(CURLVERSION_NOW) : NULL;
+  if (c) printf("libcurl %s (%s)\n", c->version, c->ssl_version ? c->ssl_version : "no TLS");
+  else printf("libcurl: %s\n", why);
   char pcre2[64] = "?";
   if (pcre2_config(PCRE2_CONFIG_VERSION, pcre2) < 0) strcpy(pcre2, "?");
-  printf("evalua %s\n%s\nlua-cjson %s\nlibcurl %s (%s)\nPCRE2 %s\nutf8proc %s\n", EVALUA_VERSION,
-         LUA_RELEASE, cjson, c->version, c->ssl_version ? c->ssl_version : "no TLS", pcre2,
-         utf8proc_version());
+  printf("PCRE2 %s\nutf8proc %s\n", pcre2, utf8proc_version());
   lua_close(L);
   return 0;
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cache_journal.h"
-#include "judge_cache.h"
+#include "cache.h"
 
 #define MAGIC "evj1 "
 #define HEADER 104 /* "evj1 " + 64 + " " + 16 + " " + 16 + "\n" */
@@ -158,7 +158,7 @@ static int replay_text(int dirfd, int nofollow, const char *text, size_t n, stru
     }
     char hex[65];
     memcpy(hex, key, 64), hex[64] = '\0';
-    if (judge_cache_put(dirfd, nofollow, hex, text + at + HEADER, (size_t)len) == 0) r->entries++;
+    if (client_cache_put(dirfd, nofollow, hex, text + at + HEADER, (size_t)len) == 0) r->entries++;
     else {
       r->failed++;
       if (!r->err) r->err = errno;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cache_writer.h"
-#include "judge_cache.h"
+#include "cache.h"
 
 /* Past this many entries held in memory, or bytes, a queued entry's data
  * is read back from the journal when its turn comes, so a judge faster
@@ -241,7 +241,7 @@ static void keep_failure(const struct entry *e, int err) {
 static void write_entry(struct entry *e) {
   pthread_mutex_unlock(&W.lock);
   char *data = e->data ? e->data : journal_read(&e->seg->j, e->at, e->len);
-  int failed = !data || judge_cache_put(e->store->dirfd, e->store->nofollow, e->key, data, e->len), err = errno;
+  int failed = !data || client_cache_put(e->store->dirfd, e->store->nofollow, e->key, data, e->len), err = errno;
   if (data != e->data) free(data);
   entry_written(e, failed != 0);
   pthread_mutex_lock(&W.lock);
@@ -369,12 +369,12 @@ static int hold(size_t len, int journaled) {
 }
 
 int cache_writer_put(struct cache_store *s, const char *key, const char *data, size_t len, int sink) {
-  if (judge_cache_check(key)) return -1;
+  if (client_cache_check(key)) return -1;
   pthread_mutex_lock(&W.lock);
   int behind = !W.stopping && !start_writer();
   pthread_mutex_unlock(&W.lock);
   if (!behind) /* at exit, or no thread: written at once, no journal needed */
-    return judge_cache_put(s->dirfd, s->nofollow, key, data, len);
+    return client_cache_put(s->dirfd, s->nofollow, key, data, len);
   struct entry e0 = {.store = s, .sink = sink, .len = len};
   memcpy(e0.key, key, 65);
   int journaled = journal_entry(s, &e0, data) == 0, jerr = errno;
@@ -410,7 +410,7 @@ int cache_writer_put(struct cache_store *s, const char *key, const char *data, s
 char *cache_store_get(struct cache_store *s, const char *key, size_t *len, int *not_regular) {
   char *copy = NULL;
   *not_regular = 0;
-  if (judge_cache_check(key)) return NULL;
+  if (client_cache_check(key)) return NULL;
   pthread_mutex_lock(&W.lock);
   const struct entry *found = NULL;
   for (const struct entry *e = W.head; e; e = e->next)
@@ -423,7 +423,7 @@ char *cache_store_get(struct cache_store *s, const char *key, size_t *len, int *
   }
   if (copy) *len = found->len;
   pthread_mutex_unlock(&W.lock);
-  return copy ? copy : judge_cache_get(s->dirfd, s->nofollow, key, len, not_regular);
+  return copy ? copy : client_cache_get(s->dirfd, s->nofollow, key, len, not_regular);
 }
 
 int cache_writer_new_sink(void) {

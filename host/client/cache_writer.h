@@ -6,7 +6,7 @@
  * (cache_journal.h). Putting an entry appends it to the journal in one
  * write(), so it survives the process being killed from then on, and
  * queues it for the writer thread, one per process, which puts the entry's
- * file in place (judge_cache_put) relative to the store's descriptor.
+ * file in place (client_cache_put) relative to the store's descriptor.
  * Creating a file costs a fraction of a millisecond, on the thread that
  * should be sending the next request; a journal record costs a few
  * microseconds. Until an entry is on disk, cache_store_get finds it in the
@@ -47,11 +47,11 @@ int cache_store_take_replay(struct cache_store *s, struct journal_replay *r);
  * errno set when it was queued but could not be journaled (a full disk):
  * it is then not safe from a kill, and a failure to write it is not
  * reported again. When no thread can be started the entry is written at
- * once, with judge_cache_put's result. */
+ * once, with client_cache_put's result. */
 int cache_writer_put(struct cache_store *s, const char *key, const char *data, size_t len, int sink);
 
 /* key's entry: the newest queued one, else the one on disk, as
- * judge_cache_get returns it. */
+ * client_cache_get returns it. */
 char *cache_store_get(struct cache_store *s, const char *key, size_t *len, int *not_regular);
 
 /* A sink number no other caller in the process has had, so a failure

@@ -15,7 +15,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._vector", luaopen_evalua_vector},
   {"evalua._text", luaopen_evalua_text},
   {"evalua._retrieval", luaopen_evalua_retrieval},
-  {"evalua._judge", luaopen_evalua_judge},
+  {"evalua._client", luaopen_evalua_client},
   {"evalua._table", luaopen_evalua_table},
   {"evalua._report", luaopen_evalua_report},
   {"evalua._json", luaopen_evalua_json},

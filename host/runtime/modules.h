@@ -9,7 +9,7 @@ int luaopen_evalua_stats(lua_State *L);
 int luaopen_evalua_vector(lua_State *L);
 int luaopen_evalua_text(lua_State *L);
 int luaopen_evalua_retrieval(lua_State *L);
-int luaopen_evalua_judge(lua_State *L);
+int luaopen_evalua_client(lua_State *L);
 int luaopen_evalua_table(lua_State *L);
 int luaopen_evalua_report(lua_State *L);
 int luaopen_evalua_json(lua_State *L);

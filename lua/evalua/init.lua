@@ -48,7 +48,7 @@ local FORMER = {
 }
 
 local ev = {
-  version = sys.versions().evalua,
+  version = sys.version,
   sys = sys,
 }
 

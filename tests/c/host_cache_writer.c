@@ -21,7 +21,7 @@
 #include "cache_journal.h"
 #include "cache_writer.h"
 #include "check.h"
-#include "judge_cache.h"
+#include "cache.h"
 
 static struct cache_store *store_of(const char *dir) {
   mkdir(dir, 0777);
@@ -38,7 +38,7 @@ static char *read_through(struct cache_store *s, const char *key) {
 static void key_of(int i, char hex[65]) {
   char text[32];
   snprintf(text, sizeof text, "entry %d", i);
-  judge_cache_key(text, strlen(text), hex);
+  client_cache_key(text, strlen(text), hex);
 }
 
 static int count(const char *dir, const char *find_args) {
@@ -265,12 +265,12 @@ static void test_replay_skips_torn_records_and_live_journals(const char *dir) {
   int not_regular;
   for (int i = 1; i <= 3; i++) {
     key_of(i, hex);
-    char *got = judge_cache_get(fd, 1, hex, &len, &not_regular);
+    char *got = client_cache_get(fd, 1, hex, &len, &not_regular);
     CHECK(i == 3 ? got == NULL : got && !strcmp(got, i == 1 ? "one" : "two"));
     free(got);
   }
   key_of(5, hex);
-  CHECK(judge_cache_get(fd, 1, hex, &len, &not_regular) == NULL); /* the live journal's */
+  CHECK(client_cache_get(fd, 1, hex, &len, &not_regular) == NULL); /* the live journal's */
   CHECK(count(folder, "-path '*/journal/*' -type f") == 1);
   CHECK(write(go[1], "g", 1) == 1);
   CHECK(waitpid(pid, &status, 0) == pid);

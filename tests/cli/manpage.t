@@ -53,11 +53,11 @@ ENVIRONMENT:
 
   $ { grep -rho --include='*.c' --include='*.lua' 'getenv("[A-Z_]*")' host lua/evalua scripts | sed 's/.*("\(.*\)")/\1/'
   >   grep -rho --include='*.c' 'set_env(L, "[a-z_]*", "[A-Z_]*")' host | sed 's/.*, "\([A-Z_]*\)")/\1/'
-  >   grep -ho '"api_key_env", "[A-Z_]*"' host/client/l_judge.c | sed 's/.*, "\(.*\)"/\1/'
+  >   grep -ho '"api_key_env", "[A-Z_]*"' host/client/l_client.c | sed 's/.*, "\(.*\)"/\1/'
   >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/bindings/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
   > } | sort -u > "$CRAMTMP/env.txt"
   $ wc -l < "$CRAMTMP/env.txt"
-  27
+  28
   $ environment=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' docs/evalua.1)
   $ while read -r v; do grep -qw -- "$v" <<< "$environment" || echo "$v is not in the man page"; done < "$CRAMTMP/env.txt"
 

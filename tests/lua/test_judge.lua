@@ -346,7 +346,7 @@ function TestJudge:test_bad_options_and_calls_are_errors_that_name_them()
   lu.assertErrorMsgContains("temperature must be a number", j.chat, j, { messages = user("x"), temperature = "hot" })
   lu.assertErrorMsgContains("judge:embed: unknown field 'imput'", j.embed, j, { imput = "x" })
   lu.assertErrorMsgContains("judge:chat: check must be a function", j.chat, j, { messages = user("x"), check = 1 })
-  lu.assertErrorMsgContains("judge engine: unknown option 'concurrancy'", require("evalua._judge").engine,
+  lu.assertErrorMsgContains("judge engine: unknown option 'concurrancy'", require("evalua._client").engine,
     { base_url = mock.url, concurrancy = 3 })
 end
 

@@ -173,7 +173,7 @@ function TestProcess:test_the_sandbox_reaches_only_the_operators_servers()
   local other = mockmod.start()
   local code = ([[
 local ev = require "evalua"
-print(pcall(require, "evalua._judge")) -- the raw engine is internal (issue 26, item 4)
+print(pcall(require, "evalua._client")) -- the raw engine is internal (issue 26, item 4)
 print(pcall(ev.judge.open, { base_url = "%s", model = "m", cache = false }))
 print(pcall(ev.judge.open, { model = "m", cache = false, ca_file = "/etc/shadow" }))
 print(ev.judge.open { model = "m", cache = false }:chat { messages = { { role = "user", content = "ok" } } }.ok)
@@ -186,7 +186,7 @@ print(pcall(ev.judge.open, { model = "m", cache = false, max_response_bytes = 1e
   local lines = {}
   for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
   local refused = ("base_url '%s' is not allowed in --sandbox mode"):format(other.url)
-  lu.assertStrContains(lines[1], "sandbox: module 'evalua._judge' is not available in --sandbox mode")
+  lu.assertStrContains(lines[1], "sandbox: module 'evalua._client' is not available in --sandbox mode")
   lu.assertStrContains(lines[2], refused)
   -- item 9: ca_file goes through the read check, so it says nothing of the file
   lu.assertStrContains(lines[3], "sandbox: read access to '/etc/shadow' is not allowed")

@@ -86,7 +86,7 @@ end
 -- the host.
 function TestSecrets:test_a_request_cannot_leave_the_base_path()
   local r = h.run_script(([[
-local C = require "evalua._judge"
+local C = require "evalua._client"
 local e = C.engine { base_url = "%s", api_key_env = "EVALUA_TEST_KEY" }
 for _, path in ipairs { "/../../x", "/%%2e%%2e/%%2E%%2e/x", "/a/../../../x", "/..%%2f..%%2fx", "/a\\..\\x" } do
   print(select(2, pcall(e.submit, e, path, "{}")))
@@ -112,12 +112,12 @@ local function run_with(env, code, opts)
   return lines, r
 end
 
--- Issue 26, item 6: _judge.env().base_url returned user:password from
+-- Issue 26, item 6: _judge.env() (now _client.env()).base_url returned user:password from
 -- $OPENAI_BASE_URL. Scripts see the URL without them; requests carry them.
 function TestSecrets:test_url_credentials_are_used_but_never_shown()
   local lines, r = run_with("OPENAI_BASE_URL=" .. mock.url:gsub("^http://", "http://evalua:s3cret-pw@"), [[
 local ev = require "evalua"
-local C = require "evalua._judge"
+local C = require "evalua._client"
 print(C.env().base_url)
 local j = ev.judge.open { model = "m", cache = false, api_key_env = false }
 print(j.base_url, tostring(j))

@@ -7,7 +7,7 @@ local lu = require "luaunit"
 local ev = require "evalua"
 local cjson = require "cjson"
 local sys = require "evalua._sys"
-local C = require "evalua._judge"
+local C = require "evalua._client"
 local mockmod = require "tests.mock.mock"
 local h = require "tests.lua.helpers"
 

@@ -3,7 +3,7 @@
 -- never leaves it behind; stop() ends it at once.
 local sys = require "evalua._sys"
 local cjson = require "cjson"
-local C = require "evalua._judge"
+local C = require "evalua._client"
 
 local M = {}
 local Mock = {}
@@ -45,7 +45,7 @@ function M.start(args)
   return setmetatable({ pid = pid, port = port, dir = dir, root = root, url = root .. "/v1" }, Mock)
 end
 
--- Control requests go through a bare engine (evalua._judge): much quicker
+-- Control requests go through a bare engine (evalua._client): much quicker
 -- than a client process per call; the numbers are the server's own.
 function Mock:control(path, data)
   self.engine = self.engine or C.engine { base_url = self.root, api_key_env = false, max_retries = 0 }

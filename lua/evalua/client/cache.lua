@@ -2,7 +2,7 @@
 -- as a store (host/client/cache_writer.h), whose entries C journals at once and
 -- writes behind, on a thread of its own; a write that fails there reaches
 -- whoever stored the entry, through its sink.
-local C = require "evalua._judge"
+local C = require "evalua._client"
 
 local M = {}
 

@@ -4,7 +4,7 @@
 -- becomes that item's result and the others go on.
 local sched = require "evalua.client.sched"
 local sys = require "evalua._sys"
-local judge_c = require "evalua._judge"
+local client = require "evalua._client"
 local options = require "evalua.core.options"
 
 local KNOWN = options.set { "concurrency", "progress", "quiet", "label" }
@@ -119,7 +119,7 @@ return function(items, fn, opts)
     -- several engines: sleep until one has news, then collect from each
     local list = {}
     for eng in pairs(engines) do list[#list + 1] = eng end
-    judge_c.wait_any(list, 100)
+    client.wait_any(list, 100)
     for _, eng in ipairs(list) do sched.drive(eng, 0) end
   end
 

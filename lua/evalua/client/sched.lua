@@ -9,7 +9,7 @@ local run = require "evalua.core.run"
 
 local S = {}
 
-S.WAIT = setmetatable({}, { __name = "evalua.judge.WAIT" })
+S.WAIT = setmetatable({}, { __name = "evalua.client.WAIT" })
 
 function S.add_worker(co) run.current().workers[co] = true end
 

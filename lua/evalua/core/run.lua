@@ -9,7 +9,7 @@
 -- one script, so it makes one run; run.new() gives a fresh one and
 -- run.use(r) makes it the current one, for tests and for tools that
 -- evaluate one script after another in one state.
-local C = require "evalua._judge"
+local C = require "evalua._client"
 
 local M = {}
 

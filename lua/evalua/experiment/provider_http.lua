@@ -1,9 +1,9 @@
--- Requests of the http and exec providers: the judge's C engine (evalua._judge)
+-- Requests of the http and exec providers: the judge's C engine (evalua._client)
 -- for concurrency and retries on 429/5xx/timeouts, its content-addressed
 -- cache for answers, dry runs, and identical requests in flight sent once.
 -- Results are {ok=, body=, latency_ms=, cached=, attempts=} or
 -- {ok = false, error=}; the provider reads the body.
-local C = require "evalua._judge"
+local C = require "evalua._client"
 local json = require "evalua.core.json"
 local cache = require "evalua.client.cache"
 local sched = require "evalua.client.sched"

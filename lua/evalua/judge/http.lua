@@ -4,7 +4,7 @@
 -- and a budget. Inside ev.map a call yields while its request is in flight;
 -- elsewhere it blocks. Failures are results ({ok = false, error = ...}),
 -- never NaN.
-local C = require "evalua._judge"
+local C = require "evalua._client"
 local cache = require "evalua.client.cache"
 local json = require "evalua.judge.json"
 local sched = require "evalua.client.sched"
@@ -126,7 +126,7 @@ function H.open(cfg)
     inflight = mode ~= "off" and {} or nil, -- cache key -> engine id of a request being sent
     write = mode == "rw" or mode == "refresh", price = price, budget = cfg.budget or {},
     dry_run = cfg.dry_run or run.current():dry(),
-    max_retries = cfg.max_retries or 5, repair = cfg.json_repair ~= false,
+    repair = cfg.json_repair ~= false,
     stats = stats_mod.new(model), spent = { tokens = 0, cost = 0 },
     reserved = { tokens = 0, cost = 0 }, dry_keys = {},
   }
@@ -381,28 +381,32 @@ local function budget_check(st, prompt, completion)
   return nil, prompt + completion, cost_of(st.price, prompt, completion) or 0
 end
 
--- Sends text to path until it gets a well-formed answer or gives up.
+-- Sends text to path until it gets a well-formed answer or gives up. The
+-- engine owns the retry policy (host/client/engine.h, docs/judge.md
+-- "Retries"): it retries faults itself, and an answer this side cannot
+-- read is handed back to it (engine:retry), which says whether the budget
+-- allows another attempt and how long it waits first.
 local function exchange(self, st, path, text, req, est, key)
-  local s, prior, waited = st.stats, 0, 0
+  local s = st.stats
   s.requests = s.requests + 1
+  local id, counted = st.engine:submit(path, text, est, req.operation), 0
   while true do
-    local id = st.engine:submit(path, text, est, prior, req.operation)
     if st.inflight then st.inflight[key] = id end
     local d = sched.await(st.engine, id)
-    s.attempts = s.attempts + d.attempts - prior
+    s.attempts = s.attempts + d.attempts - counted
+    counted = d.attempts
     if d.error then return failure_of(st, d) end
-    waited = waited + d.wait_ms
     local r, why, partial = read_response(path, d.body, req)
     if r or partial then
       r = r or partial
       r.attempts, r.latency_ms, r.cached = d.attempts, d.latency_ms, false
       return r, why, d.body
     end
-    if d.attempts > st.max_retries then
+    id = st.engine:retry(d, path, text, est, req.operation)
+    if not id then
       return { ok = false, error = ("invalid response after %d attempts: %s"):format(d.attempts, why),
                status = d.status, attempts = d.attempts, unmeasured = true }
     end
-    prior = d.attempts
   end
 end
 

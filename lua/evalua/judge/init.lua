@@ -52,7 +52,7 @@ M.register_op = ops.register
 -- Whether a judge server is configured ($OPENAI_BASE_URL is set): what
 -- ev.judge.open() would ask, rather than the offline judge.
 function M.configured()
-  local url = require("evalua._judge").env().base_url
+  local url = require("evalua._client").env().base_url
   return url ~= nil and url ~= ""
 end
 

@@ -12,7 +12,7 @@
 -- "the notification URL".
 local json = require "evalua.core.json"
 local options = require "evalua.core.options"
-local C = require "evalua._judge"
+local C = require "evalua._client"
 
 local M = {}
 

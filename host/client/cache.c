@@ -1,4 +1,4 @@
-/* The judge's answer cache on disk (see judge_cache.h). Trusted, names go
+/* The judge's answer cache on disk (see cache.h). Trusted, names go
  * through the folder's descriptor as "ab/KEY.json", one call each; under
  * nofollow the two-digit folder is opened first with O_NOFOLLOW (or the
  * entry with openat2's RESOLVE_NO_SYMLINKS), since rename has no way to
@@ -17,9 +17,9 @@
 #include <openssl/evp.h>
 
 #include "files.h"
-#include "judge_cache.h"
+#include "cache.h"
 
-int judge_cache_key(const char *data, size_t len, char hex[65]) {
+int client_cache_key(const char *data, size_t len, char hex[65]) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != 32) return -1;
@@ -32,7 +32,7 @@ int judge_cache_key(const char *data, size_t len, char hex[65]) {
   return 0;
 }
 
-int judge_cache_check(const char *key) {
+int client_cache_check(const char *key) {
   if (strlen(key) == 64 && strspn(key, "0123456789abcdef") == 64) return 0;
   errno = EINVAL;
   return -1;
@@ -41,7 +41,7 @@ int judge_cache_check(const char *key) {
 /* The entry's two-digit folder beneath dirfd, made when create and it is
  * missing, and the entry's name in it; -1 with errno set. */
 static int open_folder(int dirfd, int nofollow, const char *key, int create, char name[70]) {
-  if (judge_cache_check(key)) return -1;
+  if (client_cache_check(key)) return -1;
   char folder[3] = {key[0], key[1], '\0'};
   snprintf(name, 70, "%s.json", key);
   int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
@@ -88,10 +88,10 @@ static int open_entry(int dirfd, int nofollow, const char *key) {
   return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof how); /* a link on the way: ELOOP */
 }
 
-char *judge_cache_get(int dirfd, int nofollow, const char *key, size_t *len, int *not_regular) {
+char *client_cache_get(int dirfd, int nofollow, const char *key, size_t *len, int *not_regular) {
   char name[70];
   *not_regular = 0;
-  if (judge_cache_check(key)) return NULL;
+  if (client_cache_check(key)) return NULL;
   int fd = open_entry(dirfd, nofollow, key);
   if (fd < 0 && errno == ENOSYS) { /* no openat2: the folder, then the entry, each without following */
     int folder = open_folder(dirfd, nofollow, key, 0, name);
@@ -109,7 +109,7 @@ char *judge_cache_get(int dirfd, int nofollow, const char *key, size_t *len, int
   return data;
 }
 
-int judge_cache_tmp_name(const char *name, char *out, size_t n) {
+int client_cache_tmp_name(const char *name, char *out, size_t n) {
   char host[256];
   if (gethostname(host, sizeof host)) snprintf(host, sizeof host, "unknown");
   host[sizeof host - 1] = '\0';
@@ -138,12 +138,12 @@ static int put_in(int folder, const char *name, const char *tmp, const char *dat
   return r;
 }
 
-int judge_cache_put(int dirfd, int nofollow, const char *key, const char *data, size_t len) {
+int client_cache_put(int dirfd, int nofollow, const char *key, const char *data, size_t len) {
   char name[80], tmp[400];
-  if (judge_cache_check(key)) return -1;
+  if (client_cache_check(key)) return -1;
   if (!nofollow) { /* "ab/KEY.json" from the folder; "ab" made on the first ENOENT */
     snprintf(name, sizeof name, "%.2s/%s.json", key, key);
-    if (judge_cache_tmp_name(name, tmp, sizeof tmp)) return errno = ENAMETOOLONG, -1;
+    if (client_cache_tmp_name(name, tmp, sizeof tmp)) return errno = ENAMETOOLONG, -1;
     int r = put_in(dirfd, name, tmp, data, len);
     char folder[3] = {key[0], key[1], '\0'};
     if (r && errno == ENOENT && (mkdirat(dirfd, folder, 0777) == 0 || errno == EEXIST))
@@ -152,7 +152,7 @@ int judge_cache_put(int dirfd, int nofollow, const char *key, const char *data, 
   }
   int folder = open_folder(dirfd, nofollow, key, 1, name);
   if (folder < 0) return -1;
-  int r = judge_cache_tmp_name(name, tmp, sizeof tmp) ? (errno = ENAMETOOLONG, -1) : put_in(folder, name, tmp, data, len);
+  int r = client_cache_tmp_name(name, tmp, sizeof tmp) ? (errno = ENAMETOOLONG, -1) : put_in(folder, name, tmp, data, len);
   int e = errno;
   close(folder);
   errno = e;

@@ -1,5 +1,5 @@
-/* The judge's HTTP engine (see judge_engine.h). A request lives on exactly
- * one list: queued (new), delayed (waiting out a backoff, sorted by time),
+/* The client's HTTP engine (see engine.h). A request lives on exactly one
+ * list: queued (new), delayed (waiting out a backoff, sorted by time),
  * flight (a curl easy handle in the multi), done (waiting for poll). */
 #define _GNU_SOURCE /* memmem, timegm */
 #include <errno.h>
@@ -13,9 +13,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "curl_load.h"
 
-#include "judge_engine.h"
+#include "engine.h"
 #include "redact.h"
 #include "url.h"
 
@@ -55,8 +55,8 @@ struct list { struct jreq *head, *tail; int n; };
  * (< 0 unknown) and span, the longest reset seen, start the next period. */
 struct quota { double left, reset_at, next, limit, span; };
 
-struct judge_engine {
-  struct judge_config c;
+struct client_engine {
+  struct client_config c;
   char *base_url, *api_key, *ca_file;
   char **secrets;           /* scrubbed from answers, NULL-terminated (see add_secrets) */
   struct curl_slist *headers;
@@ -74,7 +74,7 @@ struct judge_engine {
   int refusals;             /* consecutive connections refused */
   int epfd;                 /* the sockets curl asked us to watch */
   double timer_at;          /* when curl wants its timeout call; < 0: never */
-  struct judge_stats st;
+  struct client_stats st;
 };
 
 static double now_ms(void) {
@@ -112,7 +112,7 @@ static void list_insert_sorted(struct list *l, struct jreq *r) {
 }
 
 static void req_free(struct jreq *r) {
-  curl_slist_free_all(r->headers);
+  curl_api()->slist_free_all(r->headers);
   free(r->url);
   free(r->body);
   free(r->resp);
@@ -121,7 +121,7 @@ static void req_free(struct jreq *r) {
 
 /* ---- configuration ----------------------------------------------------- */
 
-void judge_config_defaults(struct judge_config *c) {
+void client_config_defaults(struct client_config *c) {
   memset(c, 0, sizeof *c);
   c->concurrency = 16;
   c->timeout_ms = 60000;
@@ -135,12 +135,12 @@ void judge_config_defaults(struct judge_config *c) {
 
 static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
 
-static int build_headers(struct judge_engine *e, const struct judge_config *c) {
+static int build_headers(struct client_engine *e, const struct client_config *c) {
   struct curl_slist *h = NULL, *t;
   const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
                          "Expect:" /* no 100-continue round trip for large bodies */};
   for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
-    if (!(t = curl_slist_append(h, fixed[i]))) goto fail;
+    if (!(t = curl_api()->slist_append(h, fixed[i]))) goto fail;
     h = t;
   }
   if (e->api_key) {
@@ -148,24 +148,24 @@ static int build_headers(struct judge_engine *e, const struct judge_config *c) {
     char *line = malloc(n);
     if (!line) goto fail;
     snprintf(line, n, "Authorization: Bearer %s", e->api_key);
-    t = curl_slist_append(h, line);
+    t = curl_api()->slist_append(h, line);
     memset(line, 0, n);
     free(line);
     if (!t) goto fail;
     h = t;
   }
   for (const char *const *p = c->headers; p && *p; p++) {
-    if (!(t = curl_slist_append(h, *p))) goto fail;
+    if (!(t = curl_api()->slist_append(h, *p))) goto fail;
     h = t;
   }
   e->headers = h;
   return 0;
 fail:
-  curl_slist_free_all(h);
+  curl_api()->slist_free_all(h);
   return -1;
 }
 
-static const char *check_config(const struct judge_config *c) {
+static const char *check_config(const struct client_config *c) {
   struct url u;
   if (!c->base_url || (strncmp(c->base_url, "http://", 7) && strncmp(c->base_url, "https://", 8)))
     return "base_url must start with http:// or https://";
@@ -182,7 +182,7 @@ static const char *check_config(const struct judge_config *c) {
  * epoll then wakes us for the active ones only. */
 static int on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void *socketp) {
   (void)easy, (void)socketp;
-  struct judge_engine *e = ud;
+  struct client_engine *e = ud;
   if (what == CURL_POLL_REMOVE) {
     epoll_ctl(e->epfd, EPOLL_CTL_DEL, s, NULL); /* may be closed already: fine */
     return 0;
@@ -195,7 +195,7 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void *sock
 
 static int on_timer(CURLM *multi, long timeout_ms, void *ud) {
   (void)multi;
-  struct judge_engine *e = ud;
+  struct client_engine *e = ud;
   e->timer_at = timeout_ms < 0 ? -1 : now_ms() + (double)timeout_ms;
   return 0;
 }
@@ -204,7 +204,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *ud) {
  * reading headers as Latin-1 echoes it; the base URL's credentials
  * (user:password as written, decoded, and base64 as in Basic
  * authentication) and its password alone; the caller's secrets. */
-static int add_secrets(struct judge_engine *e, const struct judge_config *c) {
+static int add_secrets(struct client_engine *e, const struct client_config *c) {
   char *found[8] = {NULL};
   int n = 0;
   char *info = url_userinfo(c->base_url);
@@ -231,12 +231,13 @@ static int add_secrets(struct judge_engine *e, const struct judge_config *c) {
   return e->secrets ? 0 : -1;
 }
 
-struct judge_engine *judge_engine_new(const struct judge_config *c, const char **err) {
+struct client_engine *client_engine_new(const struct client_config *c, const char **err) {
   if ((*err = check_config(c))) return NULL;
+  if (!curl_load(err)) return NULL;
   *err = "out of memory";
-  if (curl_global_init(CURL_GLOBAL_DEFAULT)) return NULL;
-  struct judge_engine *e = calloc(1, sizeof *e);
-  if (!e) { curl_global_cleanup(); return NULL; }
+  if (curl_api()->global_init(CURL_GLOBAL_DEFAULT)) return NULL;
+  struct client_engine *e = calloc(1, sizeof *e);
+  if (!e) { curl_api()->global_cleanup(); return NULL; }
   e->c = *c;
   e->base_url = dupstr(c->base_url);
   e->api_key = c->api_key && *c->api_key ? dupstr(c->api_key) : NULL;
@@ -244,20 +245,20 @@ struct judge_engine *judge_engine_new(const struct judge_config *c, const char *
   e->c.base_url = e->c.api_key = e->c.ca_file = NULL;
   e->c.headers = NULL;
   e->c.secrets = NULL;
-  e->multi = curl_multi_init();
+  e->multi = curl_api()->multi_init();
   e->pool = calloc((size_t)c->concurrency, sizeof *e->pool);
   e->epfd = epoll_create1(EPOLL_CLOEXEC);
   e->timer_at = -1;
   if (!e->base_url || !e->multi || !e->pool || e->epfd < 0 || build_headers(e, c) || add_secrets(e, c)) {
-    judge_engine_free(e);
+    client_engine_free(e);
     return NULL;
   }
-  curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->concurrency);
-  curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency + 4);
-  curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-  curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
-  curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-  curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->concurrency);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency + 4);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_api()->multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
   e->window = c->concurrency;
   e->last_decrease = -1e300;
   e->alpha = 1; /* a first 429 halves the window */
@@ -270,12 +271,12 @@ struct judge_engine *judge_engine_new(const struct judge_config *c, const char *
   return e;
 }
 
-static void free_list(struct judge_engine *e, struct list *l) {
+static void free_list(struct client_engine *e, struct list *l) {
   for (struct jreq *r = l->head, *n; r; r = n) {
     n = r->next;
     if (r->easy) {
-      curl_multi_remove_handle(e->multi, r->easy);
-      curl_easy_cleanup(r->easy);
+      curl_api()->multi_remove_handle(e->multi, r->easy);
+      curl_api()->easy_cleanup(r->easy);
     }
     req_free(r);
   }
@@ -283,17 +284,17 @@ static void free_list(struct judge_engine *e, struct list *l) {
   l->n = 0;
 }
 
-void judge_engine_free(struct judge_engine *e) {
+void client_engine_free(struct client_engine *e) {
   if (!e) return;
   free_list(e, &e->queued);
   free_list(e, &e->delayed);
   free_list(e, &e->flight);
   free_list(e, &e->done);
-  for (int i = 0; i < e->pool_n; i++) curl_easy_cleanup(e->pool[i]);
+  for (int i = 0; i < e->pool_n; i++) curl_api()->easy_cleanup(e->pool[i]);
   free(e->pool);
-  if (e->multi) curl_multi_cleanup(e->multi);
+  if (e->multi) curl_api()->multi_cleanup(e->multi);
   if (e->epfd > 0) close(e->epfd);
-  curl_slist_free_all(e->headers);
+  curl_api()->slist_free_all(e->headers);
   if (e->api_key) memset(e->api_key, 0, strlen(e->api_key));
   free(e->api_key);
   for (char **k = e->secrets; k && *k; k++) {
@@ -304,35 +305,37 @@ void judge_engine_free(struct judge_engine *e) {
   free(e->base_url);
   free(e->ca_file);
   free(e);
-  curl_global_cleanup();
+  curl_api()->global_cleanup();
 }
 
 /* ---- submitting ---------------------------------------------------------- */
 
-static double backoff(struct judge_engine *e, int attempt);
-static void start_eligible(struct judge_engine *e);
-static void fire_timer(struct judge_engine *e);
-static int wait_events(struct judge_engine *e, double wait_ms);
+static double backoff(struct client_engine *e, int attempt);
+static void start_eligible(struct client_engine *e);
+static void fire_timer(struct client_engine *e);
+static int wait_events(struct client_engine *e, double wait_ms);
 
 /* The engine's headers plus one naming the operation (proxies and logs can
  * tell requests apart; the test server answers by it); 0 when out of memory. */
-static int operation_headers(struct judge_engine *e, struct jreq *r, const char *operation) {
+static int operation_headers(struct client_engine *e, struct jreq *r, const char *operation) {
   if (!operation) return 0;
   for (struct curl_slist *h = e->headers; h; h = h->next) {
-    struct curl_slist *n = curl_slist_append(r->headers, h->data);
+    struct curl_slist *n = curl_api()->slist_append(r->headers, h->data);
     if (!n) return -1;
     r->headers = n;
   }
   char line[160];
   snprintf(line, sizeof line, "X-Evalua-Operation: %.120s", operation);
-  struct curl_slist *n = curl_slist_append(r->headers, line);
+  struct curl_slist *n = curl_api()->slist_append(r->headers, line);
   if (!n) return -1;
   r->headers = n;
   return 0;
 }
 
-uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const char *body,
-                             size_t len, double est_tokens, int prior_attempts, const char *operation) {
+/* A request for path with body, its attempts so far `attempts`: a new one
+ * (0) goes out at once; a retry waits its backoff first. */
+static uint64_t enqueue(struct client_engine *e, const char *path, const char *body, size_t len,
+                        double est_tokens, int attempts, const char *operation) {
   struct jreq *r = calloc(1, sizeof *r);
   if (!r) return errno = ENOMEM, 0;
   if (operation_headers(e, r, operation)) { req_free(r); return errno = ENOMEM, 0; }
@@ -348,11 +351,11 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
   r->body[len] = '\0';
   r->len = len;
   r->est_tokens = est_tokens > 0 ? est_tokens : 0;
-  r->attempts = prior_attempts > 0 ? prior_attempts : 0;
+  r->attempts = attempts;
   r->retry_after_ms = -1;
   r->id = e->next_id++;
   e->st.submitted++;
-  if (r->attempts > 0) { /* a resubmitted request backs off like a retry */
+  if (r->attempts > 0) { /* backs off as any retry does */
     double wait = backoff(e, r->attempts);
     r->not_before = now_ms() + wait;
     r->wait_ms = wait;
@@ -370,6 +373,19 @@ uint64_t judge_engine_submit(struct judge_engine *e, const char *path, const cha
   }
   return r->id;
 }
+
+uint64_t client_engine_submit(struct client_engine *e, const char *path, const char *body,
+                              size_t len, double est_tokens, const char *operation) {
+  return enqueue(e, path, body, len, est_tokens, 0, operation);
+}
+
+uint64_t client_engine_retry(struct client_engine *e, const struct client_result *prev, const char *path,
+                             const char *body, size_t len, double est_tokens, const char *operation) {
+  if (prev->attempts < 1 || prev->attempts > e->c.max_retries) return errno = ERANGE, 0;
+  return enqueue(e, path, body, len, est_tokens, prev->attempts, operation);
+}
+
+int client_engine_waiting(const struct client_engine *e) { return e->delayed.n; }
 
 /* ---- transfers ---------------------------------------------------------- */
 
@@ -546,21 +562,21 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud) {
   return len;
 }
 
-static CURL *easy_get(struct judge_engine *e) {
+static CURL *easy_get(struct client_engine *e) {
   if (e->pool_n > 0) {
     CURL *h = e->pool[--e->pool_n];
-    curl_easy_reset(h);
+    curl_api()->easy_reset(h);
     return h;
   }
-  return curl_easy_init();
+  return curl_api()->easy_init();
 }
 
-static void easy_put(struct judge_engine *e, CURL *h) {
+static void easy_put(struct client_engine *e, CURL *h) {
   if (e->pool_n < e->c.concurrency) e->pool[e->pool_n++] = h;
-  else curl_easy_cleanup(h);
+  else curl_api()->easy_cleanup(h);
 }
 
-static int start(struct judge_engine *e, struct jreq *r) {
+static int start(struct client_engine *e, struct jreq *r) {
   CURL *h = easy_get(e);
   if (!h) return -1;
   r->easy = h;
@@ -573,24 +589,24 @@ static int start(struct judge_engine *e, struct jreq *r) {
   r->mark[QTOK] = e->started[QTOK];
   r->max_resp = e->c.max_response_bytes;
   r->curlerr[0] = '\0';
-  curl_easy_setopt(h, CURLOPT_URL, r->url);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->headers ? r->headers : e->headers);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, e->c.timeout_ms);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, e->c.connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->curlerr);
-  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_resp);
-  curl_easy_setopt(h, CURLOPT_PRIVATE, r);
-  if (e->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
-  if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
+  curl_api()->easy_setopt(h, CURLOPT_URL, r->url);
+  curl_api()->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_api()->easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
+  curl_api()->easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+  curl_api()->easy_setopt(h, CURLOPT_HTTPHEADER, r->headers ? r->headers : e->headers);
+  curl_api()->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_api()->easy_setopt(h, CURLOPT_WRITEDATA, r);
+  curl_api()->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_api()->easy_setopt(h, CURLOPT_HEADERDATA, r);
+  curl_api()->easy_setopt(h, CURLOPT_TIMEOUT_MS, e->c.timeout_ms);
+  curl_api()->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, e->c.connect_timeout_ms);
+  curl_api()->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_api()->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  curl_api()->easy_setopt(h, CURLOPT_ERRORBUFFER, r->curlerr);
+  curl_api()->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_resp);
+  curl_api()->easy_setopt(h, CURLOPT_PRIVATE, r);
+  if (e->ca_file) curl_api()->easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
+  if (curl_api()->multi_add_handle(e->multi, h) != CURLM_OK) {
     easy_put(e, h);
     r->easy = NULL;
     return -1;
@@ -603,31 +619,31 @@ static int start(struct judge_engine *e, struct jreq *r) {
   return 0;
 }
 
-static void finish_failed(struct judge_engine *e, struct jreq *r, const char *msg) {
+static void finish_failed(struct client_engine *e, struct jreq *r, const char *msg) {
   snprintf(r->msg, sizeof r->msg, "%s", msg);
   r->error = r->msg;
   list_push(&e->done, r);
 }
 
-static void refill_tokens(struct judge_engine *e, double now) {
+static void refill_tokens(struct client_engine *e, double now) {
   if (e->c.tpm <= 0) return;
   e->tpm_level = fmin(e->c.tpm, e->tpm_level + (now - e->tpm_time) * e->c.tpm / 60000.0);
   e->tpm_time = now;
 }
 
-static int window_cap(const struct judge_engine *e) {
+static int window_cap(const struct client_engine *e) {
   return e->window < 1 ? 1 : (int)e->window;
 }
 
 /* The request to start next: a retry that is due, else the oldest new one. */
-static struct jreq *candidate(const struct judge_engine *e, double now) {
+static struct jreq *candidate(const struct client_engine *e, double now) {
   return e->delayed.head && e->delayed.head->not_before <= now ? e->delayed.head : e->queued.head;
 }
 
 /* What the requests in flight that started before `mark` (HUGE_VAL: all
  * of them) need of quota k. A server may count them later than requests
  * started after them, or in its next period. */
-static double in_flight_need(const struct judge_engine *e, int k, double mark) {
+static double in_flight_need(const struct client_engine *e, int k, double mark) {
   double sum = 0;
   for (const struct jreq *f = e->flight.head; f; f = f->next)
     if (f->mark[k] < mark) sum += k == QREQ ? 1 : f->est_tokens;
@@ -638,7 +654,7 @@ static double in_flight_need(const struct judge_engine *e, int k, double mark) {
  * time has passed, a new period allows the server's stated limit, less what
  * is in flight (not a burst of every waiting request), until its answers
  * say more; without a stated limit the quota is unknown again. */
-static double quota_delay(struct judge_engine *e, int k, double need, double now) {
+static double quota_delay(struct client_engine *e, int k, double need, double now) {
   struct quota *q = &e->quota[k];
   if (q->reset_at < 0) return 0;
   if (now >= q->reset_at) {
@@ -655,7 +671,7 @@ static double quota_delay(struct judge_engine *e, int k, double need, double now
 }
 
 /* Milliseconds until r may start by rpm, tpm and the server's quotas. */
-static double start_delay(struct judge_engine *e, const struct jreq *r, double now) {
+static double start_delay(struct client_engine *e, const struct jreq *r, double now) {
   double t = 0;
   if (e->c.rpm > 0) t = fmax(t, e->rpm_next - now);
   if (e->c.tpm > 0 && e->tpm_level < r->est_tokens && e->tpm_level < e->c.tpm)
@@ -674,7 +690,7 @@ static void quota_spend(struct quota *q, double need, double now) {
   q->next = now + (q->reset_at - now) * fmin(1, share);
 }
 
-static void start_eligible(struct judge_engine *e) {
+static void start_eligible(struct client_engine *e) {
   double now = now_ms();
   refill_tokens(e, now);
   struct jreq *r;
@@ -696,7 +712,7 @@ static void start_eligible(struct judge_engine *e) {
 /* Milliseconds until a waiting request may start; -1 when none can start
  * before a transfer finishes (the window is full, or nothing waits): then
  * only a socket event or curl's own timer wakes the engine. */
-static double next_timer(struct judge_engine *e, double now) {
+static double next_timer(struct client_engine *e, double now) {
   if (e->flight.n >= window_cap(e)) return -1;
   double t = -1;
   if (e->delayed.head) t = fmax(0, e->delayed.head->not_before - now);
@@ -710,13 +726,13 @@ static double next_timer(struct judge_engine *e, double now) {
 
 /* ---- finishing ---------------------------------------------------------- */
 
-static double uniform01(struct judge_engine *e) {
+static double uniform01(struct client_engine *e) {
   e->rng ^= e->rng >> 12, e->rng ^= e->rng << 25, e->rng ^= e->rng >> 27;
   return (double)((e->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
 /* Full jitter: uniform in [0, min(cap, base * 2^(attempt-1))]. */
-static double backoff(struct judge_engine *e, int attempt) {
+static double backoff(struct client_engine *e, int attempt) {
   double ceiling = fmin(e->c.max_backoff_ms, e->c.backoff_ms * ldexp(1.0, attempt - 1 < 30 ? attempt - 1 : 30));
   return uniform01(e) * ceiling;
 }
@@ -738,8 +754,8 @@ static int retryable_status(const struct jreq *r) {
 }
 
 /* Fills r->status/error/retryable from the transfer's outcome. */
-static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
-  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+static void classify(struct client_engine *e, struct jreq *r, CURLcode rc) {
+  curl_api()->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
   r->error = NULL;
   r->retryable = 0;
   if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
@@ -761,7 +777,7 @@ static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
     int refused = rc == CURLE_COULDNT_CONNECT;
     e->refusals = refused ? e->refusals + 1 : 0;
     snprintf(why, n, "%s: %.250s", refused ? "connection failed" : "connection error",
-             r->curlerr[0] ? r->curlerr : curl_easy_strerror(rc));
+             r->curlerr[0] ? r->curlerr : curl_api()->easy_strerror(rc));
     /* A server that refuses connection after connection is down: stop retrying. */
     r->retryable = retryable_transport(rc) && !(refused && e->refusals > 2 * (e->c.max_retries + 1));
     r->status = 0;
@@ -778,7 +794,7 @@ static void classify(struct judge_engine *e, struct jreq *r, CURLcode rc) {
  * asked and cuts only while alpha >= 1/2, a server refusing most of what is
  * sent: stray 429s at a server's limit would otherwise hold the window near
  * a few requests while it has room for more. */
-static void adjust_window(struct judge_engine *e, struct jreq *r, double now) {
+static void adjust_window(struct client_engine *e, struct jreq *r, double now) {
   int limited = r->status == 429 && r->retryable;
   e->st.rate_limited += limited;
   e->alpha += (limited - e->alpha) / 16;
@@ -796,7 +812,7 @@ static void adjust_window(struct judge_engine *e, struct jreq *r, double now) {
  * period the lowest count left wins; an answer of a period already over
  * is ignored. Periods are told apart by their reset times, half a period
  * (at least 20 ms) apart. */
-static void update_quotas(struct judge_engine *e, const struct jreq *r, double now) {
+static void update_quotas(struct client_engine *e, const struct jreq *r, double now) {
   for (int k = QREQ; k <= QTOK; k++) {
     if (r->rl_left[k] < 0 || r->rl_reset_ms[k] < 0) continue;
     struct quota *q = &e->quota[k];
@@ -818,7 +834,7 @@ static void update_quotas(struct judge_engine *e, const struct jreq *r, double n
  * that says when to come back (Retry-After) is taken at its word: the wait
  * is what it asked, not the larger of that and the exponential backoff,
  * which is for faults that say nothing and grows with every attempt. */
-static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
+static int schedule_retry(struct client_engine *e, struct jreq *r, double now) {
   double wait = backoff(e, r->attempts);
   if (r->retry_after_ms >= 0) {
     if (r->retry_after_ms > e->c.max_wait_ms) {
@@ -837,12 +853,12 @@ static int schedule_retry(struct judge_engine *e, struct jreq *r, double now) {
   return 0;
 }
 
-static void finish(struct judge_engine *e, struct jreq *r, CURLcode rc) {
+static void finish(struct client_engine *e, struct jreq *r, CURLcode rc) {
   double now = now_ms();
   list_remove(&e->flight, r);
   r->latency_ms = now - r->started;
   classify(e, r, rc);
-  curl_multi_remove_handle(e->multi, r->easy);
+  curl_api()->multi_remove_handle(e->multi, r->easy);
   easy_put(e, r->easy);
   r->easy = NULL;
   adjust_window(e, r, now);
@@ -857,28 +873,28 @@ static void finish(struct judge_engine *e, struct jreq *r, CURLcode rc) {
   list_push(&e->done, r);
 }
 
-static void drain_messages(struct judge_engine *e) {
+static void drain_messages(struct client_engine *e) {
   CURLMsg *m;
   int left;
-  while ((m = curl_multi_info_read(e->multi, &left))) {
+  while ((m = curl_api()->multi_info_read(e->multi, &left))) {
     if (m->msg != CURLMSG_DONE) continue;
     struct jreq *r = NULL;
-    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+    curl_api()->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
     if (r) finish(e, r, m->data.result);
   }
 }
 
 /* Runs curl's timeout processing when it is due (it starts new transfers too). */
-static void fire_timer(struct judge_engine *e) {
+static void fire_timer(struct client_engine *e) {
   if (e->timer_at < 0 || now_ms() < e->timer_at) return;
   e->timer_at = -1;
   int running;
-  curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  curl_api()->multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
 /* Waits up to wait_ms for socket activity and hands it to curl; returns
  * how many sockets had news. Only a wait that may sleep counts as one. */
-static int wait_events(struct judge_engine *e, double wait_ms) {
+static int wait_events(struct client_engine *e, double wait_ms) {
   struct epoll_event ev[64];
   if (wait_ms > 0) e->st.waits++;
   int n = epoll_wait(e->epfd, ev, 64, (int)ceil(fmin(wait_ms, 86400000.0)));
@@ -886,7 +902,7 @@ static int wait_events(struct judge_engine *e, double wait_ms) {
     int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0)
              | (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
     int running;
-    curl_multi_socket_action(e->multi, ev[i].data.fd, mask, &running);
+    curl_api()->multi_socket_action(e->multi, ev[i].data.fd, mask, &running);
   }
   return n;
 }
@@ -895,7 +911,7 @@ static int wait_events(struct judge_engine *e, double wait_ms) {
  * places each frees with a waiting request as it goes: a wave of answers
  * that arrive together sends the next wave at once, before the caller
  * reads any of them. */
-static void sweep(struct judge_engine *e, int max) {
+static void sweep(struct client_engine *e, int max) {
   for (;;) {
     start_eligible(e);
     fire_timer(e);
@@ -907,7 +923,7 @@ static void sweep(struct judge_engine *e, int max) {
 
 /* ---- polling --------------------------------------------------------------- */
 
-static void hand_over(struct jreq *r, struct judge_result *out) {
+static void hand_over(struct jreq *r, struct client_result *out) {
   memset(out, 0, sizeof *out);
   out->id = r->id;
   out->status = r->status;
@@ -924,7 +940,7 @@ static void hand_over(struct jreq *r, struct judge_result *out) {
   out->wait_ms = r->wait_ms;
 }
 
-int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_result *out, int max) {
+int client_engine_poll(struct client_engine *e, long timeout_ms, struct client_result *out, int max) {
   double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
   for (;;) {
     start_eligible(e);
@@ -951,9 +967,9 @@ int judge_engine_poll(struct judge_engine *e, long timeout_ms, struct judge_resu
   return n;
 }
 
-int judge_engine_fd(const struct judge_engine *e) { return e->epfd; }
+int client_engine_fd(const struct client_engine *e) { return e->epfd; }
 
-long judge_engine_timeout(struct judge_engine *e) {
+long client_engine_timeout(struct client_engine *e) {
   drain_messages(e); /* a transfer curl finished outside a poll counts as news */
   if (e->done.n) return 0;
   double now = now_ms(), t = next_timer(e, now);
@@ -961,7 +977,7 @@ long judge_engine_timeout(struct judge_engine *e) {
   return t < 0 ? -1 : (long)ceil(t);
 }
 
-void judge_result_free(struct judge_result *r) {
+void client_result_free(struct client_result *r) {
   free(r->body);
   r->body = NULL;
 }
@@ -972,14 +988,14 @@ static struct jreq *find(struct list *l, uint64_t id) {
   return NULL;
 }
 
-int judge_engine_cancel(struct judge_engine *e, uint64_t id) {
+int client_engine_cancel(struct client_engine *e, uint64_t id) {
   struct list *lists[] = {&e->queued, &e->delayed, &e->flight, &e->done};
   for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
     struct jreq *r = find(lists[i], id);
     if (!r) continue;
     list_remove(lists[i], r);
     if (r->easy) {
-      curl_multi_remove_handle(e->multi, r->easy);
+      curl_api()->multi_remove_handle(e->multi, r->easy);
       easy_put(e, r->easy);
     }
     req_free(r);
@@ -989,19 +1005,19 @@ int judge_engine_cancel(struct judge_engine *e, uint64_t id) {
   return 0;
 }
 
-int judge_engine_pending(const struct judge_engine *e) {
+int client_engine_pending(const struct client_engine *e) {
   return e->queued.n + e->delayed.n + e->flight.n + e->done.n;
 }
 
-void judge_engine_adjust_tokens(struct judge_engine *e, double delta) {
+void client_engine_adjust_tokens(struct client_engine *e, double delta) {
   if (e->c.tpm > 0) e->tpm_level -= delta;
 }
 
-void judge_engine_stats(const struct judge_engine *e, struct judge_stats *s) {
+void client_engine_stats(const struct client_engine *e, struct client_stats *s) {
   *s = e->st;
   s->in_flight = e->flight.n;
   s->queued = e->queued.n + e->delayed.n;
   s->window = e->window;
 }
 
-int judge_engine_has_key(const struct judge_engine *e) { return e->api_key != NULL; }
+int client_engine_has_key(const struct client_engine *e) { return e->api_key != NULL; }

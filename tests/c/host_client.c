@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "judge_cache.h"
-#include "judge_engine.h"
+#include "cache.h"
+#include "engine.h"
 #include "redact.h"
 
 static pid_t mock_pid;
@@ -62,9 +62,9 @@ static void stop_mock(void) {
   }
 }
 
-static struct judge_engine *engine(int concurrency, int retries, const char *key) {
-  struct judge_config c;
-  judge_config_defaults(&c);
+static struct client_engine *engine(int concurrency, int retries, const char *key) {
+  struct client_config c;
+  client_config_defaults(&c);
   c.base_url = base_url;
   c.api_key = key;
   c.concurrency = concurrency;
@@ -74,7 +74,7 @@ static struct judge_engine *engine(int concurrency, int retries, const char *key
   c.timeout_ms = 2000;
   c.seed = 42;
   const char *err = NULL;
-  struct judge_engine *e = judge_engine_new(&c, &err);
+  struct client_engine *e = client_engine_new(&c, &err);
   if (!e) fprintf(stderr, "engine: %s\n", err);
   return e;
 }
@@ -93,21 +93,21 @@ static const char *chat(const char *directive, const char *tag) {
   return body_buf;
 }
 
-static uint64_t submit(struct judge_engine *e, const char *directive, const char *tag) {
+static uint64_t submit(struct client_engine *e, const char *directive, const char *tag) {
   const char *b = chat(directive, tag);
-  return judge_engine_submit(e, "/chat/completions", b, strlen(b), 10, 0, NULL);
+  return client_engine_submit(e, "/chat/completions", b, strlen(b), 10, NULL);
 }
 
 /* Polls until n results are in (or 30 s pass); returns how many arrived. */
-static int collect(struct judge_engine *e, struct judge_result *out, int n) {
+static int collect(struct client_engine *e, struct client_result *out, int n) {
   int got = 0;
   for (double end = now_s() + 30; got < n && now_s() < end;)
-    got += judge_engine_poll(e, 100, out + got, n - got);
+    got += client_engine_poll(e, 100, out + got, n - got);
   return got;
 }
 
-static void free_results(struct judge_result *r, int n) {
-  for (int i = 0; i < n; i++) judge_result_free(&r[i]);
+static void free_results(struct client_result *r, int n) {
+  for (int i = 0; i < n; i++) client_result_free(&r[i]);
 }
 
 static void test_redact(void) {
@@ -190,15 +190,15 @@ static int open_dir(const char *dir) { return open(dir, O_RDONLY | O_DIRECTORY |
 
 static void test_cache(const char *dir) {
   char hex[65];
-  CHECK(judge_cache_key("abc", 3, hex) == 0);
+  CHECK(client_cache_key("abc", 3, hex) == 0);
   /* FIPS 180-2 test vector */
   CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   size_t len = 0;
   int not_regular, fd = open_dir(dir);
   errno = 0;
-  CHECK(judge_cache_get(fd, 0, hex, &len, &not_regular) == NULL && errno == ENOENT);
-  CHECK(judge_cache_put(fd, 0, hex, "{\"v\":1}", 7) == 0);
-  char *got = judge_cache_get(fd, 0, hex, &len, &not_regular);
+  CHECK(client_cache_get(fd, 0, hex, &len, &not_regular) == NULL && errno == ENOENT);
+  CHECK(client_cache_put(fd, 0, hex, "{\"v\":1}", 7) == 0);
+  char *got = client_cache_get(fd, 0, hex, &len, &not_regular);
   CHECK_STR(got, "{\"v\":1}");
   CHECK(len == 7);
   free(got);
@@ -206,8 +206,8 @@ static void test_cache(const char *dir) {
   snprintf(path, sizeof path, "%s/ba/%s.json", dir, hex);
   CHECK(access(path, R_OK) == 0);
   errno = 0;
-  CHECK(judge_cache_get(fd, 0, "../../etc/passwd", &len, &not_regular) == NULL && errno == EINVAL);
-  CHECK(judge_cache_put(fd, 0, "ABC", "x", 1) == -1 && errno == EINVAL);
+  CHECK(client_cache_get(fd, 0, "../../etc/passwd", &len, &not_regular) == NULL && errno == EINVAL);
+  CHECK(client_cache_put(fd, 0, "ABC", "x", 1) == -1 && errno == EINVAL);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp.*')\"", dir);
   CHECK(system(cmd) == 0); /* no temporary file left behind */
@@ -219,7 +219,7 @@ static void test_cache(const char *dir) {
  * reading or writing; without it (the trusted profile) links work. */
 static void test_cache_follows_no_link_under_nofollow(const char *dir) {
   char hex[65], cache[300], outside[300], link[700], path[900];
-  CHECK(judge_cache_key("linked", 6, hex) == 0);
+  CHECK(client_cache_key("linked", 6, hex) == 0);
   snprintf(cache, sizeof cache, "%s/linked-cache", dir);
   snprintf(outside, sizeof outside, "%s/outside", dir);
   CHECK(mkdir(cache, 0755) == 0 && mkdir(outside, 0755) == 0);
@@ -230,16 +230,16 @@ static void test_cache_follows_no_link_under_nofollow(const char *dir) {
   size_t len;
   int not_regular;
   errno = 0;
-  CHECK(judge_cache_put(fd, 1, hex, "{}", 2) == -1 && errno == ELOOP);
+  CHECK(client_cache_put(fd, 1, hex, "{}", 2) == -1 && errno == ELOOP);
   CHECK(access(path, F_OK) == -1); /* nothing written outside */
   FILE *f = fopen(path, "w"); /* an entry planted outside is not read through the link */
   if (f) fputs("{\"planted\":1}", f), fclose(f);
   errno = 0;
-  CHECK(judge_cache_get(fd, 1, hex, &len, &not_regular) == NULL && errno == ELOOP);
-  char *got = judge_cache_get(fd, 0, hex, &len, &not_regular);
+  CHECK(client_cache_get(fd, 1, hex, &len, &not_regular) == NULL && errno == ELOOP);
+  char *got = client_cache_get(fd, 0, hex, &len, &not_regular);
   CHECK_STR(got, "{\"planted\":1}");
   free(got);
-  CHECK(judge_cache_put(fd, 0, hex, "{}", 2) == 0);
+  CHECK(client_cache_put(fd, 0, hex, "{}", 2) == 0);
   close(fd);
 }
 
@@ -247,7 +247,7 @@ static void test_cache_follows_no_link_under_nofollow(const char *dir) {
  * refused at once. Temporary names carry host and pid (NFS-shared caches). */
 static void test_cache_refuses_what_is_not_a_file(const char *dir) {
   char hex[65], path[512], host[256], want[800], tmp[900];
-  CHECK(judge_cache_key("fifo", 4, hex) == 0);
+  CHECK(client_cache_key("fifo", 4, hex) == 0);
   snprintf(path, sizeof path, "%s/%.2s", dir, hex);
   CHECK(mkdir(path, 0755) == 0 || errno == EEXIST);
   snprintf(path, sizeof path, "%s/%.2s/%s.json", dir, hex, hex);
@@ -255,22 +255,22 @@ static void test_cache_refuses_what_is_not_a_file(const char *dir) {
   size_t len = 0;
   int not_regular = 0, fd = open_dir(dir);
   double t0 = now_s();
-  CHECK(judge_cache_get(fd, 1, hex, &len, &not_regular) == NULL && not_regular == 1);
+  CHECK(client_cache_get(fd, 1, hex, &len, &not_regular) == NULL && not_regular == 1);
   CHECK(now_s() - t0 < 1);
-  CHECK(judge_cache_put(fd, 1, hex, "{}", 2) == 0); /* the rename replaces the FIFO */
-  char *got = judge_cache_get(fd, 1, hex, &len, &not_regular);
+  CHECK(client_cache_put(fd, 1, hex, "{}", 2) == 0); /* the rename replaces the FIFO */
+  char *got = client_cache_get(fd, 1, hex, &len, &not_regular);
   CHECK_STR(got, "{}");
   free(got);
   close(fd);
   gethostname(host, sizeof host);
   snprintf(want, sizeof want, "%s.tmp.%s.%ld", path, host, (long)getpid());
-  CHECK(judge_cache_tmp_name(path, tmp, sizeof tmp) == 0);
+  CHECK(client_cache_tmp_name(path, tmp, sizeof tmp) == 0);
   CHECK_STR(tmp, want);
 }
 
 static void test_retries_are_counted_exactly(void) {
-  struct judge_engine *e = engine(4, 5, NULL);
-  struct judge_result r[3];
+  struct client_engine *e = engine(4, 5, NULL);
+  struct client_result r[3];
   submit(e, "{\"faults\": [\"500\", \"502\"]}", "c1");
   submit(e, "{\"faults\": [\"404\"], \"message\": \"no such model\"}", "c2");
   submit(e, "{\"faults\": [\"quota\"]}", "c3");
@@ -285,23 +285,48 @@ static void test_retries_are_counted_exactly(void) {
       CHECK(r[i].status == 200 && r[i].attempts == 3 && r[i].error == NULL);
     }
   }
-  struct judge_stats s;
-  judge_engine_stats(e, &s);
+  struct client_stats s;
+  client_engine_stats(e, &s);
   CHECK(s.attempts == 5 && s.retries == 2 && s.done == 3 && s.in_flight == 0);
   free_results(r, 3);
-  judge_engine_free(e);
+  client_engine_free(e);
+}
+
+/* The engine owns the retry budget: an answer the caller could not use
+ * (engine_retry) spends the attempts its faults left, and no more. */
+static void test_an_unusable_answer_retries_within_the_budget(void) {
+  struct client_engine *e = engine(2, 2, NULL);
+  struct client_result r, again;
+  submit(e, "{\"faults\": [\"500\"]}", "u1"); /* one fault, then 200: 2 attempts */
+  CHECK(collect(e, &r, 1) == 1);
+  CHECK(r.status == 200 && r.attempts == 2);
+  const char *b = chat("{}", "u1 again");
+  CHECK(client_engine_retry(e, &r, "/chat/completions", b, strlen(b), 0, NULL) > 0);
+  CHECK(collect(e, &again, 1) == 1);
+  CHECK(again.status == 200 && again.attempts == 3 && again.wait_ms >= 0);
+  errno = 0; /* 3 attempts = 1 + max_retries: the budget is spent */
+  CHECK(client_engine_retry(e, &again, "/chat/completions", b, strlen(b), 0, NULL) == 0 && errno == ERANGE);
+  struct client_result fresh = {.attempts = 0};
+  errno = 0;
+  CHECK(client_engine_retry(e, &fresh, "/chat/completions", b, strlen(b), 0, NULL) == 0 && errno == ERANGE);
+  struct client_stats s;
+  client_engine_stats(e, &s);
+  CHECK(s.attempts == 3 && s.retries == 2 && s.submitted == 2 && client_engine_pending(e) == 0);
+  free_results(&r, 1);
+  free_results(&again, 1);
+  client_engine_free(e);
 }
 
 static void test_retry_after_is_waited_out(void) {
-  struct judge_engine *e = engine(1, 2, NULL);
-  struct judge_result r;
+  struct client_engine *e = engine(1, 2, NULL);
+  struct client_result r;
   double t0 = now_s();
   submit(e, "{\"faults\": [\"429\"], \"retry_after\": \"1\"}", "ra");
   CHECK(collect(e, &r, 1) == 1);
   CHECK(r.status == 200 && r.attempts == 2);
   CHECK(r.wait_ms >= 1000 && now_s() - t0 >= 1.0);
   free_results(&r, 1);
-  judge_engine_free(e);
+  client_engine_free(e);
 }
 
 /* Issue 26, item 12: Retry-After was read with strtod and curl_getdate,
@@ -318,16 +343,16 @@ static void test_retry_after_is_read_as_rfc_9110_says(void) {
     {"sun, 06 nov 2094 08:49:37 GMT", 0}, {"tomorrow", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct judge_config c;
-    judge_config_defaults(&c);
+    struct client_config c;
+    client_config_defaults(&c);
     c.base_url = base_url, c.max_retries = 1, c.backoff_ms = 1, c.max_backoff_ms = 1, c.max_wait_ms = 500;
     const char *err;
-    struct judge_engine *e = judge_engine_new(&c, &err);
+    struct client_engine *e = client_engine_new(&c, &err);
     char directive[160], tag[16];
     snprintf(directive, sizeof directive, "{\"faults\": [\"429\"], \"retry_after\": \"%s\"}", cases[i].value);
     snprintf(tag, sizeof tag, "ra-rfc %zu", i);
     submit(e, directive, tag);
-    struct judge_result r;
+    struct client_result r;
     CHECK(collect(e, &r, 1) == 1);
     int honoured = r.error && strstr(r.error, "more than max_wait_ms") != NULL;
     if (honoured != cases[i].honoured) fprintf(stderr, "Retry-After: %s: %s\n", cases[i].value, r.error ? r.error : "retried");
@@ -336,15 +361,15 @@ static void test_retry_after_is_read_as_rfc_9110_says(void) {
       fprintf(stderr, "Retry-After: %s: status %ld, %d attempts, waited %.0f ms\n", cases[i].value, r.status, r.attempts, r.wait_ms);
     if (!cases[i].honoured) CHECK(r.status == 200 && r.attempts == 2 && r.wait_ms < 100);
     free_results(&r, 1);
-    judge_engine_free(e);
+    client_engine_free(e);
   }
 }
 
 /* Eight requests all answered 429 at once halve the window once (a round
  * of requests counts once); each success then adds 1/window. */
 static void test_the_window_backs_off_and_recovers(void) {
-  struct judge_engine *e = engine(8, 2, NULL);
-  struct judge_result r[8];
+  struct client_engine *e = engine(8, 2, NULL);
+  struct client_result r[8];
   char tag[16];
   for (int i = 0; i < 8; i++) {
     snprintf(tag, sizeof tag, "w%d", i);
@@ -353,12 +378,12 @@ static void test_the_window_backs_off_and_recovers(void) {
   CHECK(collect(e, r, 8) == 8);
   double w = 4;
   for (int i = 0; i < 8; i++) w += 1 / w;
-  struct judge_stats s;
-  judge_engine_stats(e, &s);
+  struct client_stats s;
+  client_engine_stats(e, &s);
   CHECK(s.rate_limited == 8);
   CHECK_NEAR(s.window, w, 1e-9);
   free_results(r, 8);
-  judge_engine_free(e);
+  client_engine_free(e);
 }
 
 /* Issue 12, defect 2: a stray 429 halved the window each round trip, so
@@ -366,8 +391,8 @@ static void test_the_window_backs_off_and_recovers(void) {
  * moving 429 share) is (15/16)^16; a 429 with Retry-After below alpha 1/2
  * is only waited out; one without cuts to window x (1 - alpha/2). */
 static void test_a_stray_429_costs_little(void) {
-  struct judge_engine *e = engine(8, 2, NULL);
-  struct judge_result r[16];
+  struct client_engine *e = engine(8, 2, NULL);
+  struct client_result r[16];
   char tag[16];
   for (int i = 0; i < 16; i++) {
     snprintf(tag, sizeof tag, "ok%d", i);
@@ -381,8 +406,8 @@ static void test_a_stray_429_costs_little(void) {
   free_results(r, 1);
   alpha += (1 - alpha) / 16; /* the 429: waited out, no cut */
   alpha -= alpha / 16;       /* its retry's success */
-  struct judge_stats s;
-  judge_engine_stats(e, &s);
+  struct client_stats s;
+  client_engine_stats(e, &s);
   CHECK_NEAR(s.window, w, 1e-9);
   submit(e, "{\"faults\": [\"429\"]}", "plain");
   CHECK(collect(e, r, 1) == 1 && r[0].error == NULL);
@@ -390,56 +415,56 @@ static void test_a_stray_429_costs_little(void) {
   alpha += (1 - alpha) / 16;
   w *= 1 - alpha / 2;
   w += 1 / w;
-  judge_engine_stats(e, &s);
+  client_engine_stats(e, &s);
   CHECK_NEAR(s.window, w, 1e-9);
   CHECK(s.rate_limited == 2);
-  judge_engine_free(e);
+  client_engine_free(e);
 }
 
 static void test_rate_limits_space_the_starts(void) {
-  struct judge_config c;
-  judge_config_defaults(&c);
+  struct client_config c;
+  client_config_defaults(&c);
   c.base_url = base_url;
   c.rpm = 1200; /* one start per 50 ms */
   const char *err;
-  struct judge_engine *e = judge_engine_new(&c, &err);
-  struct judge_result r[3];
+  struct client_engine *e = client_engine_new(&c, &err);
+  struct client_result r[3];
   double t0 = now_s();
   for (int i = 0; i < 3; i++) submit(e, "{}", i == 0 ? "r0" : i == 1 ? "r1" : "r2");
   CHECK(collect(e, r, 3) == 3);
   CHECK(now_s() - t0 >= 0.1);
   free_results(r, 3);
-  judge_engine_free(e);
+  client_engine_free(e);
 
   c.rpm = 0;
   c.tpm = 60000; /* 1000 tokens a second; the bucket holds a minute's worth */
-  e = judge_engine_new(&c, &err);
+  e = client_engine_new(&c, &err);
   const char *b = chat("{}", "t0");
   t0 = now_s();
-  judge_engine_submit(e, "/chat/completions", b, strlen(b), 60000, 0, NULL); /* empties the bucket */
-  judge_engine_submit(e, "/chat/completions", b, strlen(b), 100, 0, NULL);   /* waits 100 ms */
+  client_engine_submit(e, "/chat/completions", b, strlen(b), 60000, NULL); /* empties the bucket */
+  client_engine_submit(e, "/chat/completions", b, strlen(b), 100, NULL);   /* waits 100 ms */
   CHECK(collect(e, r, 2) == 2);
   CHECK(now_s() - t0 >= 0.1);
   free_results(r, 2);
-  judge_engine_free(e);
+  client_engine_free(e);
 }
 
 /* Answers that arrive together free their places before the caller reads
  * any of them: the requests waiting behind are on the wire when poll
  * returns. An answer curl finished outside a poll (here inside a submit)
- * is news: judge_engine_timeout says 0 rather than letting a caller sleep. */
+ * is news: client_engine_timeout says 0 rather than letting a caller sleep. */
 static void test_freed_places_refill_before_the_caller_reads(void) {
-  struct judge_engine *e = engine(4, 0, NULL);
+  struct client_engine *e = engine(4, 0, NULL);
   char tag[16];
   for (int i = 0; i < 8; i++) {
     snprintf(tag, sizeof tag, "wave %d", i);
     submit(e, "{\"latency_ms\": 100}", tag);
   }
-  struct judge_result r[8];
+  struct client_result r[8];
   int got = 0;
-  for (double end = now_s() + 30; got == 0 && now_s() < end;) got = judge_engine_poll(e, 100, r, 8);
-  struct judge_stats s;
-  judge_engine_stats(e, &s);
+  for (double end = now_s() + 30; got == 0 && now_s() < end;) got = client_engine_poll(e, 100, r, 8);
+  struct client_stats s;
+  client_engine_stats(e, &s);
   CHECK(got > 0 && s.in_flight == 4 && s.queued == 4 - got);
   got += collect(e, r + got, 8 - got);
   CHECK(got == 8);
@@ -448,54 +473,54 @@ static void test_freed_places_refill_before_the_caller_reads(void) {
   submit(e, "{\"latency_ms\": 0}", "early");
   usleep(300000); /* its answer waits in the socket */
   submit(e, "{\"latency_ms\": 0}", "late");
-  CHECK(judge_engine_timeout(e) == 0);
+  CHECK(client_engine_timeout(e) == 0);
   CHECK(collect(e, r, 2) == 2);
   free_results(r, 2);
-  judge_engine_free(e);
+  client_engine_free(e);
 }
 
 static void test_cancel_and_dead_servers(void) {
-  struct judge_engine *e = engine(2, 0, NULL);
+  struct client_engine *e = engine(2, 0, NULL);
   uint64_t id = submit(e, "{\"faults\": [\"timeout\"]}", "cancel");
-  struct judge_result r;
-  CHECK(judge_engine_poll(e, 50, &r, 1) == 0);
-  CHECK(judge_engine_pending(e) == 1);
-  CHECK(judge_engine_cancel(e, id) == 1);
-  CHECK(judge_engine_pending(e) == 0);
-  CHECK(judge_engine_cancel(e, id) == 0);
-  judge_engine_free(e);
+  struct client_result r;
+  CHECK(client_engine_poll(e, 50, &r, 1) == 0);
+  CHECK(client_engine_pending(e) == 1);
+  CHECK(client_engine_cancel(e, id) == 1);
+  CHECK(client_engine_pending(e) == 0);
+  CHECK(client_engine_cancel(e, id) == 0);
+  client_engine_free(e);
 
-  struct judge_config c;
-  judge_config_defaults(&c);
+  struct client_config c;
+  client_config_defaults(&c);
   c.base_url = "http://127.0.0.1:1/v1";
   c.max_retries = 2;
   c.backoff_ms = 1;
   const char *err;
-  e = judge_engine_new(&c, &err);
-  judge_engine_submit(e, "/chat/completions", "{}", 2, 0, 0, NULL);
+  e = client_engine_new(&c, &err);
+  client_engine_submit(e, "/chat/completions", "{}", 2, 0, NULL);
   CHECK(collect(e, &r, 1) == 1);
   CHECK(r.status == 0 && r.attempts == 3 && r.retryable);
   CHECK(r.error && strncmp(r.error, "connection failed: ", 19) == 0);
   free_results(&r, 1);
-  judge_engine_free(e);
+  client_engine_free(e);
 
   c.base_url = "ftp://x";
-  CHECK(judge_engine_new(&c, &err) == NULL);
+  CHECK(client_engine_new(&c, &err) == NULL);
   CHECK_STR(err, "base_url must start with http:// or https://");
 }
 
 static void test_the_key_is_redacted_from_answers(void) {
   const char *key = "sk-c-test-0123456789";
-  struct judge_engine *e = engine(1, 0, key);
-  struct judge_result r;
-  CHECK(judge_engine_has_key(e));
+  struct client_engine *e = engine(1, 0, key);
+  struct client_result r;
+  CHECK(client_engine_has_key(e));
   submit(e, "{\"faults\": [\"401\"], \"message\": \"bad key {auth}\"}", "auth");
   CHECK(collect(e, &r, 1) == 1);
   CHECK(r.status == 401);
   CHECK(strstr(r.body, "bad key Bearer [redacted]") != NULL);
   CHECK(strstr(r.body, key) == NULL);
   free_results(&r, 1);
-  judge_engine_free(e);
+  client_engine_free(e);
 }
 
 int main(void) {
@@ -512,6 +537,7 @@ int main(void) {
     check_failed++;
   } else {
     test_retries_are_counted_exactly();
+    test_an_unusable_answer_retries_within_the_budget();
     test_retry_after_is_waited_out();
     test_retry_after_is_read_as_rfc_9110_says();
     test_the_window_backs_off_and_recovers();

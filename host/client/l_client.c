@@ -1,4 +1,4 @@
-/* evalua._judge: the thin binding of the judge engine and cache. Lua gets
+/* evalua._client: the thin binding of the client engine and cache. Lua gets
  * submit/poll/cancel primitives and never a curl callback; the API key is
  * read from the environment here and never pushed to Lua. */
 #include <ctype.h>
@@ -16,9 +16,9 @@
 #include <lauxlib.h>
 
 #include "cache_writer.h"
-#include "judge_cache.h"
+#include "cache.h"
 #include "files.h"
-#include "judge_engine.h"
+#include "engine.h"
 #include "modules.h"
 #include "runtime.h"
 #include "udata.h"
@@ -34,9 +34,9 @@
 /* The engine userdata keeps the buffer poll fills, so a poll allocates
  * nothing in C and a memory error midway leaks nothing. */
 struct engine_ud {
-  struct judge_engine *e;
+  struct client_engine *e;
   int n, next;  /* batch[next..n) are results not yet handed to Lua */
-  struct judge_result batch[POLL_MAX];
+  struct client_result batch[POLL_MAX];
 };
 
 /* ---- options ----------------------------------------------------------- */
@@ -225,8 +225,8 @@ static const char *base_url(lua_State *L, int t) {
 static int l_engine(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   check_engine_options(L, 1);
-  struct judge_config c;
-  judge_config_defaults(&c);
+  struct client_config c;
+  client_config_defaults(&c);
   c.base_url = base_url(L, 1);
   if (evalua_runtime(L)->sandbox && !allowed_url(c.base_url))
     luaL_error(L, "judge: base_url '%s' is not allowed in --sandbox mode (only $OPENAI_BASE_URL "
@@ -255,7 +255,7 @@ static int l_engine(lua_State *L) {
   u->n = u->next = 0;
   luaL_setmetatable(L, ENGINE_MT);
   const char *err;
-  u->e = judge_engine_new(&c, &err);
+  u->e = client_engine_new(&c, &err);
   if (!u->e) luaL_error(L, "judge: %s", err);
   return 1;
 }
@@ -268,28 +268,64 @@ static int operation_name_ok(const char *s) {
   return n > 0 && n <= 100;
 }
 
-static int l_submit(lua_State *L) {
-  struct engine_ud *u = check_engine(L);
-  const char *path = luaL_checkstring(L, 2);
-  size_t len;
-  const char *body = luaL_checklstring(L, 3, &len);
-  double est = luaL_optnumber(L, 4, 0);
-  lua_Integer prior = luaL_optinteger(L, 5, 0);
-  luaL_argcheck(L, prior >= 0 && prior <= 1000, 5, "attempts already made, from 0 to 1000");
-  const char *operation = luaL_optstring(L, 6, NULL);
-  luaL_argcheck(L, !*path || path[0] == '/', 2, "path must be empty or start with '/'");
-  luaL_argcheck(L, !operation || operation_name_ok(operation), 6, "operation must be a word of at most 100 characters");
-  luaL_argcheck(L, est >= 0 && est <= 1e15, 4, "an estimate of tokens from 0 to 1e15");
-  uint64_t id = judge_engine_submit(u->e, path, body, len, est, (int)prior, operation);
-  if (!id && errno == EACCES) luaL_argerror(L, 2, "the path leaves the base URL's path");
+/* The arguments submit and retry share from index i: path, body, est,
+ * operation. */
+struct submission { const char *path, *body, *operation; size_t len; double est; };
+
+static struct submission check_submission(lua_State *L, int i) {
+  struct submission s;
+  s.path = luaL_checkstring(L, i);
+  s.body = luaL_checklstring(L, i + 1, &s.len);
+  s.est = luaL_optnumber(L, i + 2, 0);
+  s.operation = luaL_optstring(L, i + 3, NULL);
+  luaL_argcheck(L, !*s.path || s.path[0] == '/', i, "path must be empty or start with '/'");
+  luaL_argcheck(L, s.est >= 0 && s.est <= 1e15, i + 2, "an estimate of tokens from 0 to 1e15");
+  luaL_argcheck(L, !s.operation || operation_name_ok(s.operation), i + 3,
+                "operation must be a word of at most 100 characters");
+  return s;
+}
+
+static int push_id(lua_State *L, uint64_t id, int path_arg) {
+  if (!id && errno == EACCES) luaL_argerror(L, path_arg, "the path leaves the base URL's path");
   if (!id && errno == EINVAL)
-    luaL_argerror(L, 2, "the path holds an encoded slash or backslash, a backslash, '#', a space or a control character");
+    luaL_argerror(L, path_arg, "the path holds an encoded slash or backslash, a backslash, '#', a space or a control character");
   if (!id) return luaL_error(L, "judge: out of memory");
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
 }
 
-static void push_result(lua_State *L, struct judge_result *r) {
+/* engine:submit(path, body [, est_tokens [, operation]]) -> id */
+static int l_submit(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  struct submission s = check_submission(L, 2);
+  return push_id(L, client_engine_submit(u->e, s.path, s.body, s.len, s.est, s.operation), 2);
+}
+
+/* engine:retry(result, path, body [, est_tokens [, operation]]) -> id, or
+ * nil when result's request made every attempt allowed: the engine decides
+ * (client_engine_retry), for an answer the caller could not use. */
+static int l_retry(lua_State *L) {
+  struct engine_ud *u = check_engine(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  struct submission s = check_submission(L, 3);
+  lua_getfield(L, 2, "attempts");
+  int isnum;
+  lua_Integer attempts = lua_tointegerx(L, -1, &isnum);
+  luaL_argcheck(L, isnum && attempts >= 1 && attempts <= INT_MAX, 2, "a finished request's result (attempts >= 1)");
+  lua_pop(L, 1);
+  struct client_result prev = {.attempts = (int)attempts};
+  uint64_t id = client_engine_retry(u->e, &prev, s.path, s.body, s.len, s.est, s.operation);
+  if (!id && errno == ERANGE) return lua_pushnil(L), 1;
+  return push_id(L, id, 3);
+}
+
+/* engine:waiting() -> requests waiting out a backoff or Retry-After */
+static int l_waiting(lua_State *L) {
+  lua_pushinteger(L, client_engine_waiting(check_engine(L)->e));
+  return 1;
+}
+
+static void push_result(lua_State *L, struct client_result *r) {
   lua_createtable(L, 0, 8);
   lua_pushinteger(L, (lua_Integer)r->id);
   lua_setfield(L, -2, "id");
@@ -313,7 +349,7 @@ static void push_result(lua_State *L, struct judge_result *r) {
 
 /* Frees results a memory error interrupted before they reached Lua. */
 static void drop_batch(struct engine_ud *u) {
-  for (int i = u->next; i < u->n; i++) judge_result_free(&u->batch[i]);
+  for (int i = u->next; i < u->n; i++) client_result_free(&u->batch[i]);
   u->n = u->next = 0;
 }
 
@@ -323,12 +359,12 @@ static int l_poll(lua_State *L) {
   lua_Integer timeout = luaL_optinteger(L, 2, 0);
   timeout = timeout < 0 ? 0 : timeout > 86400000 ? 86400000 : timeout; /* at most a day */
   drop_batch(u);
-  u->n = judge_engine_poll(u->e, (long)timeout, u->batch, POLL_MAX);
+  u->n = client_engine_poll(u->e, (long)timeout, u->batch, POLL_MAX);
   lua_createtable(L, u->n, 0);
   while (u->next < u->n) {
-    struct judge_result *r = &u->batch[u->next];
+    struct client_result *r = &u->batch[u->next];
     push_result(L, r);
-    judge_result_free(r);
+    client_result_free(r);
     u->next++;
     lua_rawseti(L, -2, u->next);
   }
@@ -348,9 +384,9 @@ static int l_wait_any(lua_State *L) {
   for (lua_Integer i = 1; n < 32 && lua_rawgeti(L, 1, i) != LUA_TNIL; i++, lua_pop(L, 1)) {
     struct engine_ud *u = luaL_checkudata(L, -1, ENGINE_MT);
     if (!u->e) continue;
-    long t = judge_engine_timeout(u->e);
+    long t = client_engine_timeout(u->e);
     if (t >= 0 && t < timeout) timeout = t;
-    fds[n++] = (struct pollfd){.fd = judge_engine_fd(u->e), .events = POLLIN};
+    fds[n++] = (struct pollfd){.fd = client_engine_fd(u->e), .events = POLLIN};
   }
   lua_pop(L, 1);
   if (n > 0 && timeout > 0) poll(fds, (nfds_t)n, (int)timeout);
@@ -359,22 +395,22 @@ static int l_wait_any(lua_State *L) {
 
 static int l_cancel(lua_State *L) {
   struct engine_ud *u = check_engine(L);
-  lua_pushboolean(L, judge_engine_cancel(u->e, (uint64_t)luaL_checkinteger(L, 2)));
+  lua_pushboolean(L, client_engine_cancel(u->e, (uint64_t)luaL_checkinteger(L, 2)));
   return 1;
 }
 
 static int l_pending(lua_State *L) {
-  lua_pushinteger(L, judge_engine_pending(check_engine(L)->e));
+  lua_pushinteger(L, client_engine_pending(check_engine(L)->e));
   return 1;
 }
 
 static int l_adjust_tokens(lua_State *L) {
-  judge_engine_adjust_tokens(check_engine(L)->e, luaL_checknumber(L, 2));
+  client_engine_adjust_tokens(check_engine(L)->e, luaL_checknumber(L, 2));
   return 0;
 }
 
 static int l_has_key(lua_State *L) {
-  lua_pushboolean(L, judge_engine_has_key(check_engine(L)->e));
+  lua_pushboolean(L, client_engine_has_key(check_engine(L)->e));
   return 1;
 }
 
@@ -384,8 +420,8 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
 }
 
 static int l_stats(lua_State *L) {
-  struct judge_stats s;
-  judge_engine_stats(check_engine(L)->e, &s);
+  struct client_stats s;
+  client_engine_stats(check_engine(L)->e, &s);
   lua_createtable(L, 0, 10);
   set_int(L, "submitted", s.submitted);
   set_int(L, "attempts", s.attempts);
@@ -405,7 +441,7 @@ static int l_stats(lua_State *L) {
 static int l_close(lua_State *L) {
   struct engine_ud *u = luaL_checkudata(L, 1, ENGINE_MT);
   drop_batch(u);
-  judge_engine_free(u->e);
+  client_engine_free(u->e);
   u->e = NULL;
   return 0;
 }
@@ -422,7 +458,7 @@ static int l_cache_key(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   char hex[65];
-  if (judge_cache_key(s, n, hex)) return luaL_error(L, "sha256 failed");
+  if (client_cache_key(s, n, hex)) return luaL_error(L, "sha256 failed");
   lua_pushlstring(L, hex, 64);
   return 1;
 }
@@ -675,9 +711,9 @@ static int l_default_cache_dir(lua_State *L) {
 }
 
 static const luaL_Reg engine_methods[] = {
-  {"submit", l_submit}, {"poll", l_poll},   {"cancel", l_cancel},   {"pending", l_pending},
-  {"stats", l_stats},   {"has_key", l_has_key}, {"adjust_tokens", l_adjust_tokens},
-  {"close", l_close},   {NULL, NULL},
+  {"submit", l_submit}, {"retry", l_retry},     {"poll", l_poll},   {"cancel", l_cancel},
+  {"pending", l_pending}, {"waiting", l_waiting}, {"stats", l_stats}, {"has_key", l_has_key},
+  {"adjust_tokens", l_adjust_tokens}, {"close", l_close}, {NULL, NULL},
 };
 
 static const luaL_Reg engine_meta[] = {
@@ -691,7 +727,7 @@ static const luaL_Reg store_methods[] = {
 
 static const luaL_Reg store_meta[] = {{"__gc", l_store_close}, {"__close", l_store_close}, {NULL, NULL}};
 
-static const luaL_Reg judge_funcs[] = {
+static const luaL_Reg client_funcs[] = {
   {"engine", l_engine},       {"cache_key", l_cache_key},   {"cache_open", l_cache_open},
   {"cache_failures", l_cache_failures},
   {"cache_sink", l_cache_sink}, {"wait_any", l_wait_any},   {"env", l_env},
@@ -727,7 +763,7 @@ static int make_failures(lua_State *L) {
   return 1;
 }
 
-int luaopen_evalua_judge(lua_State *L) {
+int luaopen_evalua_client(lua_State *L) {
   if (evalua_newclass(L, ENGINE_MT, make_engine)) {
     luaL_setfuncs(L, engine_meta, 0);
     luaL_newlib(L, engine_methods);
@@ -750,6 +786,6 @@ int luaopen_evalua_judge(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
-  luaL_newlib(L, judge_funcs);
+  luaL_newlib(L, client_funcs);
   return 1;
 }

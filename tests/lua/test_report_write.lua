@@ -194,28 +194,34 @@ function TestWrite:test_sandboxed_into_its_out_folder_a_killed_move_is_finished_
   lu.assertFalse(staging_left(dir))
 end
 
--- On a small tmpfs (root only, as in CI): a killed write's staging folder
--- fills the disk; the next write removes it before it needs the room.
-function TestWrite:test_a_full_disk_of_stale_staging_is_cleaned_before_the_next_write()
+-- Runs fn(disk) with a 1280 kB tmpfs mounted at dir/disk (root only, as in
+-- CI; skipped elsewhere), unmounted whatever fn raises.
+local function on_small_disk(fn)
   local uid = io.popen("id -u"):read("l")
   lu.skipIf(uid ~= "0", "needs root to mount a small tmpfs (CI runs as root)")
   local disk = dir .. "/disk"
   h.sh("mkdir -p " .. disk)
   local ok = h.sh(("mount -t tmpfs -o size=1280k tmpfs %s 2>/dev/null"):format(disk))
   lu.skipIf(not ok, "cannot mount a tmpfs here (no CAP_SYS_ADMIN in this container)")
+  local fine, err = pcall(fn, disk)
+  h.sh("umount " .. disk)
+  if not fine then error(err, 0) end
+end
+
+-- On a small tmpfs (root only, as in CI): a killed write's staging folder
+-- fills the disk; the next write removes it before it needs the room.
+function TestWrite:test_a_full_disk_of_stale_staging_is_cleaned_before_the_next_write()
   -- "vN\n" x 100,000: 300 kB in the .txt file; the live report and a stale
   -- staging folder take 600 kB, a write of 900 kB fits only without the stale one
   local lines = 100000
   local a, free, r, listing
-  local ok, err = pcall(function() -- the disk is unmounted whatever fails
+  on_small_disk(function(disk)
     a = run(dir, ("v1 disk/out r %d"):format(lines))
     kill_at(dir, "report-staged", ("v2 disk/out r %d"):format(lines))
     free = tonumber(io.popen("df -k --output=avail " .. disk .. " | tail -1"):read("l"))
     r = run(dir, ("v3 disk/out r %d"):format(lines * 3)) -- needs 900 kB: only there once the stale one is gone
     listing = ls(disk)
   end)
-  h.sh("umount " .. disk)
-  if not ok then error(err, 0) end
   lu.assertEquals(a.status, 0, a.stderr)
   lu.assertTrue(free < 900, ("%d kB free before the write"):format(free))
   lu.assertEquals(r.status, 0, r.stderr)
@@ -238,20 +244,12 @@ end
 -- A write the disk has no room for is an error naming the file as the user
 -- knows it, with no traceback (exit status 3), and the old reports stay.
 function TestWrite:test_a_full_disk_is_an_error_naming_the_file_and_keeps_the_old_reports()
-  local uid = io.popen("id -u"):read("l")
-  lu.skipIf(uid ~= "0", "needs root to mount a small tmpfs (CI runs as root)")
-  local disk = dir .. "/disk"
-  h.sh("mkdir -p " .. disk)
-  local ok = h.sh(("mount -t tmpfs -o size=1280k tmpfs %s 2>/dev/null"):format(disk))
-  lu.skipIf(not ok, "cannot mount a tmpfs here (no CAP_SYS_ADMIN in this container)")
   local a, r, listing, old
-  local fine, err = pcall(function()
+  on_small_disk(function(disk)
     a = run(dir, "v1 disk/out r 100000")     -- 300 kB of .txt
     r = run(dir, "v2 disk/out r 400000")     -- 1.2 MB of .txt: no room beside the old one
     listing, old = ls(disk), h.read(disk .. "/out/r.md")
   end)
-  h.sh("umount " .. disk)
-  if not fine then error(err, 0) end
   lu.assertEquals(a.status, 0, a.stderr)
   lu.assertEquals(r.status, 3)
   lu.assertEquals(r.stderr, "evalua: cannot write disk/out/r.txt: No space left on device; "

@@ -175,6 +175,10 @@ it) and writes its output into --out; nightly's older --dir still works:
   nightly.lock
   reports
   $ ls "$OUT/nightly/history"
+  history.db
+  index.html
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/nightly.lua" --quiet --history-jsonl --out "$OUT/nightly2" > /dev/null 2>&1; ls "$OUT/nightly2/history"
+  history.db
   history.jsonl
   index.html
   runs

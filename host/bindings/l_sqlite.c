@@ -22,6 +22,7 @@
  * cannot reach another file, nor can VACUUM INTO. After close every method
  * raises "closed object"; a statement of a closed database does too. */
 #include <limits.h>
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -44,14 +45,21 @@ struct stmt {
   sqlite3_stmt *st; /* NULL once closed; uservalue 1 is its database's userdata */
 };
 
-/* Raises "PATH: message" for the database whose userdata is at index idx
+/* Raises "PATH: message [(errno text)]" for the database whose userdata is at index idx
  * (its uservalue 1 holds the path). */
 static int db_error(lua_State *L, int idx, sqlite3 *db) {
   lua_getiuservalue(L, idx, 1);
   const char *path = lua_tostring(L, -1);
-  int code = sqlite3_extended_errcode(db);
+  int code = sqlite3_extended_errcode(db), e = sqlite3_system_errno(db);
   if (code == SQLITE_NOMEM) return evalua_nomem(L);
-  return luaL_error(L, "%s: %s", path ? path : "database", sqlite3_errmsg(db));
+  if ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL || (code & 0xff) == SQLITE_CANTOPEN) {
+    if (e) {
+      lua_pushfstring(L, "%s: %s (%s)", path ? path : "database", sqlite3_errmsg(db), strerror(e));
+      return lua_error(L);
+    }
+  }
+  lua_pushfstring(L, "%s: %s", path ? path : "database", sqlite3_errmsg(db)); /* no position: the file is the place */
+  return lua_error(L);
 }
 
 static struct db *check_db(lua_State *L, int idx) {

@@ -111,6 +111,18 @@ static void exec_or_raise(lua_State *L, int idx, sqlite3 *db, const char *sql) {
   if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) db_error(L, idx, db);
 }
 
+/* WAL mode. Switching a new database to it takes a lock for which SQLite
+ * does not call the busy handler (two processes creating one history at
+ * once), so that one step is retried here, within the busy timeout. */
+static void set_wal(lua_State *L, int idx, sqlite3 *db, int timeout_ms) {
+  for (int waited = 0;; waited += 10) {
+    int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return;
+    if ((rc & 0xff) != SQLITE_BUSY || waited >= timeout_ms) db_error(L, idx, db);
+    sqlite3_sleep(10);
+  }
+}
+
 /* open(path [, opts]) -> db. The userdata exists before SQLite allocates,
  * so an error raised later still closes the connection (in __gc). */
 static int l_open(lua_State *L) {
@@ -146,7 +158,7 @@ static int l_open(lua_State *L) {
   sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_busy_timeout(d->db, timeout);
-  if (!readonly && !memory) exec_or_raise(L, idx, d->db, "PRAGMA journal_mode=WAL");
+  if (!readonly && !memory) set_wal(L, idx, d->db, timeout);
   exec_or_raise(L, idx, d->db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON");
   return 1;
 }

@@ -109,6 +109,37 @@ function TestStore:test_kill_9_during_writes()
   lu.assertEquals(r.status, 0, r.stderr)
 end
 
+-- A writer that kills itself (SIGKILL) inside its append's transaction,
+-- after every item row is written and pages have spilled to the log (20,000
+-- items with long reasons), before COMMIT: the store keeps the runs before.
+function TestStore:test_kill_9_inside_the_transaction()
+  lu.assertEquals(h.run(("cd %s && %s run writer.lua h 2 before"):format(dir, h.bin)).status, 0)
+  h.write(dir .. "/suicide.lua", [[
+local ev = require "evalua"
+local store = require "evalua.history.store"
+local insert = store.insert_items
+store.insert_items = function(...)
+  insert(...)
+  os.execute("kill -9 $PPID")
+end
+local rows = {}
+for i = 1, 20000 do rows[i] = { qid = "q" .. i, s = i / 20000 } end
+local res = ev.evaluate(rows, { metrics = { { name = "s", fn = function(r) return { score = r.s, reason = ("why"):rep(30) } end } },
+                        ci = false })
+ev.history.open("h"):append(res, { label = "killed" })
+print("not killed")
+]])
+  local r = h.run(("cd %s && %s run suicide.lua"):format(dir, h.bin))
+  lu.assertEquals(r.status, 137, r.stdout .. r.stderr)
+  local wal = sys.stat(dir .. "/h/history.db-wal")
+  lu.assertTrue(wal and wal.size > 1e6, "the log holds the unfinished run's pages")
+  local verdict, runs = inspect(dir .. "/h/history.db")
+  lu.assertEquals(verdict, "ok")
+  local n = 0
+  for _, run in pairs(runs) do n = n + 1; lu.assertEquals(run.items, ITEMS) end
+  lu.assertEquals(n, 2)
+end
+
 -- A full disk: a 1 MiB tmpfs the test mounts (CI runs as root). Appends
 -- run until the disk is full; the one that fails says so, naming the
 -- database; everything committed before is whole; once room is made,

@@ -18,6 +18,8 @@ local options = require "evalua.core.options"
 local shape = require "evalua.core.shape"
 local store = require "evalua.history.store"
 local jsonl = require "evalua.history.jsonl"
+local record = require "evalua.history.record"
+local RECORD, ITEM, text_of, decode_record = record.RECORD, record.ITEM, record.text_of, record.decode
 
 local M = {}
 local History = {}
@@ -30,51 +32,6 @@ local function warn(self, fmt, ...)
   if self.warned then return end
   self.warned = true
   io.stderr:write("evalua: warning: ", fmt:format(...), "\n")
-end
-
--- A record's run_id names its item file (runs/<run_id>.jsonl): a name of
--- letters, digits, '.', '_' and '-' that starts with a letter or digit, so
--- a tampered record cannot point outside the folder ("../x").
-local function run_id_shape(v)
-  if type(v) ~= "string" or #v > 128 or not v:find("^[%w][%w._-]*$") then
-    return "a run id (letters, digits, '.', '_', '-'; no '/' or '..')"
-  end
-end
-
-local AGGREGATE = shape.object { mean = "number?", lo = "number?", hi = "number?" } -- what the readers read
-local RECORD = shape.object {
-  run_id = run_id_shape, time = "string", label = "string|number?", notes = "string|number?", git_commit = "string?",
-  evalua = "string?", report = "string?",
-  dataset = shape.optional(shape.object { path = "string?", hash = "string?", rows = "integer?" }),
-  judge = shape.optional(shape.object { model = "string?", system_fingerprints = "table?" }),
-  systems = shape.list("string"), metrics = shape.list("string"),
-  metric_definitions = shape.optional(shape.map("string")),
-  gates = shape.optional(shape.list(shape.object {
-    system = "string?", metric = "string", dim = "string?", value = "string?", threshold = "number?",
-    status = "string?", higher_is_better = "boolean?" })),
-  aggregates = shape.map(shape.map(shape.map(shape.map(AGGREGATE)))),
-}
-local ITEM = shape.object { id = function(v)
-  if type(v) ~= "string" and math.type(v) ~= "integer" then return "an id (a string or an integer)" end
-end, system = "string", scores = shape.map("number"), slices = shape.optional(shape.map("string")) }
-
--- A label or note given as a number is text: 5, not 5.0, and found by "5".
-local function text_of(v)
-  if type(v) ~= "number" then return v end
-  return tostring(math.tointeger(v) or v)
-end
-
--- The record in text, checked: a record that is not one is an error naming
--- where it is (file and line, or the store and run); the history is
--- evidence, not a cache.
-local function decode_record(text, where)
-  local rec, err = json.decode(text)
-  if type(rec) ~= "table" then err = "invalid history record: " .. tostring(err)
-  else err = shape.check(RECORD, rec) end
-  if err then sys.input_error(("%s: %s"):format(where, err)) end
-  if rec.dataset and rec.dataset.rows then rec.dataset.rows = math.tointeger(rec.dataset.rows) end -- a count: 180, not 180.0
-  rec.label, rec.notes = text_of(rec.label), text_of(rec.notes)
-  return rec
 end
 
 -- open(dir [, {jsonl = true}]) -> the history of folder dir, created when

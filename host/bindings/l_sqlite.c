@@ -22,6 +22,7 @@
  * cannot reach another file, nor can VACUUM INTO. After close every method
  * raises "closed object"; a statement of a closed database does too. */
 #include <limits.h>
+#include <stdint.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -111,6 +112,15 @@ static void exec_or_raise(lua_State *L, int idx, sqlite3 *db, const char *sql) {
   if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) db_error(L, idx, db);
 }
 
+/* SQLite allocates through its own allocator, process-wide: with
+ * --mem-limit its heap is capped at the same number of bytes (an
+ * allocation past it fails, and the call raises "not enough memory"), so
+ * a script cannot grow C memory without bound through it. */
+static void bound_memory(lua_State *L) {
+  size_t limit = evalua_runtime(L)->mem_limit;
+  if (limit > 0 && limit <= (size_t)INT64_MAX) sqlite3_hard_heap_limit64((sqlite3_int64)limit);
+}
+
 /* WAL mode. Switching a new database to it takes a lock for which SQLite
  * does not call the busy handler (two processes creating one history at
  * once), so that one step is retried here, within the busy timeout. */
@@ -142,6 +152,7 @@ static int l_open(lua_State *L) {
     if (strncmp(path, "file:", 5) == 0) path = lua_pushfstring(L, "./%s", path); /* a file, never a URI */
     check_sandbox(L, path, !readonly);
   }
+  bound_memory(L);
   struct db *d = lua_newuserdatauv(L, sizeof *d, 1);
   d->db = NULL;
   luaL_setmetatable(L, DB_MT);

@@ -311,6 +311,12 @@ local function record_of(res, opts, self_dir)
       for _, m in ipairs(res.metrics) do defs[m.name] = M.definition(m) end
       return defs
     end)(),
+    dims = res.dims, slice_values = res.slice_values, -- the slices in the run's order, for evalua diff --history
+    higher_is_better = (function() -- each metric's direction, for evalua diff --history
+      local dirs = {}
+      for _, m in ipairs(res.metrics) do dirs[m.name] = m.higher_is_better ~= false end
+      return dirs
+    end)(),
     gates = gate_lines(res),
     report = opts.report and relative(self_dir, opts.report) or nil,
     aggregates = res.aggregates,

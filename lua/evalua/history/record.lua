@@ -23,7 +23,8 @@ M.RECORD = shape.object {
   dataset = shape.optional(shape.object { path = "string?", hash = "string?", rows = "integer?" }),
   judge = shape.optional(shape.object { model = "string?", system_fingerprints = "table?" }),
   systems = shape.list("string"), metrics = shape.list("string"),
-  metric_definitions = shape.optional(shape.map("string")),
+  metric_definitions = shape.optional(shape.map("string")), higher_is_better = shape.optional(shape.map("boolean")),
+  dims = shape.optional(shape.list("string")), slice_values = shape.optional(shape.map(shape.list("string"))),
   gates = shape.optional(shape.list(shape.object {
     system = "string?", metric = "string", dim = "string?", value = "string?", threshold = "number?",
     status = "string?", higher_is_better = "boolean?" })),

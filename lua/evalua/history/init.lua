@@ -19,6 +19,7 @@ local shape = require "evalua.core.shape"
 local store = require "evalua.history.store"
 local jsonl = require "evalua.history.jsonl"
 local record = require "evalua.history.record"
+local labels = require "evalua.history.labels"
 local RECORD, ITEM, text_of, decode_record = record.RECORD, record.ITEM, record.text_of, record.decode
 
 local M = {}
@@ -468,6 +469,34 @@ function History:first_below(metric, opts)
     end
   end
   return nil
+end
+
+-- Human labels (docs/history.md#labels).
+-- label{item=, metric=, value=, scale=, rater= [, system=, note=, run=, time=]} -> the label stored
+function History:label(l)
+  return labels.add(self.db, l, "history:label")
+end
+
+-- labels([{metric=, rater=, system=}]) -> the labels, oldest first
+function History:labels(opts)
+  return labels.list(self.db, opts)
+end
+
+-- item_labels(metric [, {rater=}]) -> one label per item (the lower median
+-- of each rater's newest), and the set of scales they use
+function History:item_labels(metric, opts)
+  if type(metric) ~= "string" then error("history:item_labels: expected a metric name", 2) end
+  return labels.per_item(self.db, metric, opts and opts.rater)
+end
+
+-- export_labels(path [, {metric=, rater=, system=}]) -> the number written (JSONL)
+function History:export_labels(path, opts)
+  return labels.export(self.db, path, opts)
+end
+
+-- import_labels(path) -> added, already there
+function History:import_labels(path)
+  return labels.import(self.db, path)
 end
 
 return M

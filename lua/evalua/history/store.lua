@@ -45,9 +45,10 @@ CREATE TABLE aggregates(
 CREATE TABLE labels(
   id INTEGER PRIMARY KEY,
   item NOT NULL, system TEXT, metric TEXT NOT NULL,
-  value REAL NOT NULL, scale TEXT NOT NULL,
+  value INTEGER NOT NULL, scale TEXT NOT NULL,
   rater TEXT NOT NULL, time TEXT NOT NULL, note TEXT, run TEXT);
 CREATE INDEX labels_metric ON labels(metric, item);
+CREATE UNIQUE INDEX labels_once ON labels(item, ifnull(system, ''), metric, rater, time);
 ]]
 
 -- A transaction that takes the write lock at once (BEGIN IMMEDIATE), so
@@ -177,6 +178,14 @@ function M.items_of(db, seq)
     if it then it.scores[r.metric] = r.value end
   end
   return out
+end
+
+-- insert_label(db, l) -> true when inserted, false when the same label
+-- (item, system, metric, rater and time) is there already.
+function M.insert_label(db, l)
+  local changes = db:run([[INSERT OR IGNORE INTO labels(item, system, metric, value, scale, rater, time, note, run)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)]], l.item, l.system, l.metric, l.value, l.scale, l.rater, l.time, l.note, l.run)
+  return changes > 0
 end
 
 return M

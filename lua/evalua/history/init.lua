@@ -27,6 +27,7 @@ local History = {}
 local OPEN_OPTIONS = options.set { "jsonl" }
 local DASHBOARD_OPTIONS = options.set { "title" }
 local DASHBOARD_RUNS = 60 -- the runs the trend dashboard draws: the newest
+local COUNTED = { replaced = true } -- json.encode returns the invalid UTF-8 sequences it replaced
 History.__index = History
 
 local function warn(self, fmt, ...)
@@ -61,17 +62,21 @@ function History:sync()
   local size = st and st.size or 0
   if size == (store.meta(self.db, "jsonl_size") or 0) then return end
   local recs, read = jsonl.records(self.jsonl_file, decode_record, function(...) warn(self, ...) end)
-  store.transaction(self.db, function()
-    local have = {}
+  local replaced = store.transaction(self.db, function()
+    local have, n = {}, 0
     for _, r in ipairs(self.db:rows("SELECT run_id FROM runs")) do have[r.run_id] = true end
     for _, rec in ipairs(recs) do
       if not have[rec.run_id] then
         have[rec.run_id] = true
-        store.insert_run(self.db, rec, json.encode(rec), "jsonl")
+        local text, k = json.encode(rec, COUNTED)
+        n = n + k
+        store.insert_run(self.db, json.decode(text), text, "jsonl")
       end
     end
     store.set_meta(self.db, "jsonl_size", read)
+    return n
   end)
+  json.say_replaced(self.file, replaced) -- text an older evalua or a hand wrote
 end
 
 local function rows_to_records(self, rows)
@@ -336,7 +341,6 @@ end
 -- dashboard = false leaves index.html as it is. The run goes into the
 -- store in one transaction (then, with {jsonl = true}, into the older format).
 local APPEND_OPTIONS = options.set { "label", "notes", "git_commit", "report", "dashboard" }
-local COUNTED = { replaced = true } -- json.encode returns the invalid UTF-8 sequences it replaced
 
 function History:append(res, opts)
   opts = opts or {}

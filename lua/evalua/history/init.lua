@@ -2,7 +2,8 @@
 -- its per-item scores and aggregates, and human labels
 -- (evalua.history.store; schema in docs/history.md).
 --
---   local hist = ev.history.open("out/history")   -- {jsonl = true}: also write history.jsonl
+--   local hist = ev.history.open("out/history")   -- {jsonl = true}: also write history.jsonl (the default
+--                                                  -- when the folder has one)
 --   local prev = hist:latest()                     -- or hist:find("v1.3") by label or run id
 --   local rec  = hist:append(res, { label = "v1.4", notes = "new embedder" })
 --   hist:item_scores("q7"), hist:flips("recall@5"), hist:first_below("recall@5")
@@ -36,15 +37,21 @@ local function warn(self, fmt, ...)
   io.stderr:write("evalua: warning: ", fmt:format(...), "\n")
 end
 
--- open(dir [, {jsonl = true}]) -> the history of folder dir, created when
--- missing. jsonl: every append also writes the older format.
+-- open(dir [, {jsonl = bool}]) -> the history of folder dir, created when
+-- missing. jsonl: every append also writes the older format; by default
+-- it does when the folder has a history.jsonl already (one kept in git
+-- goes on being kept), and false stops it.
 function M.open(dir, opts)
   if type(dir) ~= "string" then error("history.open: expected a folder path", 2) end
   opts = opts or {}
   options.check(opts, OPEN_OPTIONS, "history.open", 2)
+  if opts.jsonl ~= nil and type(opts.jsonl) ~= "boolean" then error("history.open: jsonl must be a boolean", 2) end
   assert(sys.mkdir(dir))
-  local self = setmetatable({ dir = dir, file = dir .. "/history.db", jsonl_file = dir .. "/history.jsonl",
-                              write_jsonl = opts.jsonl and true or false }, History)
+  local jsonl_file = dir .. "/history.jsonl"
+  local write_jsonl = opts.jsonl
+  if write_jsonl == nil then write_jsonl = sys.stat(jsonl_file) ~= nil end
+  local self = setmetatable({ dir = dir, file = dir .. "/history.db", jsonl_file = jsonl_file,
+                              write_jsonl = write_jsonl }, History)
   self.db = store.open(self.file)
   return self
 end

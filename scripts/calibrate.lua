@@ -40,6 +40,7 @@ local opt = ev.cli.parse(arg, {
   { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "contexts", 3, "retrieved documents given to the judge", integer = true, min = 1 },
   { "judge", "offline", "offline, or openai", choices = { "offline", "openai" } },
+  { "by", "", "also the agreement per value of this slice (a data field, or a slice the run recorded)" },
   { "history", "", "a history folder: labels from its store, and the judge's scores of its run --run" },
   { "run", "", "with --history: the run (label or run id) whose scores are compared (default: the newest "
     .. "that scored --metric)" },
@@ -113,6 +114,15 @@ else
   end
 end
 
+-- The slice value of each judged item, for --by.
+local slice_of = {}
+local function note_slice(k, it)
+  if opt.by == "" then return end
+  local v = it.slices and it.slices[opt.by]
+  if v == nil and it.row then v = it.row[opt.by] end
+  if v ~= nil then slice_of[k] = tostring(v) end
+end
+
 -- The judge's score per (qid, variant): from a report, or by judging now.
 local function scores_from_report(path)
   local f = assert(io.open(path, "rb"))
@@ -124,7 +134,11 @@ local function scores_from_report(path)
   local out = {}
   for _, it in ipairs(doc.items) do
     local s = it.scores and it.scores[opt.metric]
-    if s then out[key(it.id, from_store and it.system or it.row and it.row.variant)] = s end
+    if s then
+      local k = key(it.id, from_store and it.system or it.row and it.row.variant)
+      out[k] = s
+      note_slice(k, it)
+    end
   end
   return out
 end
@@ -142,7 +156,10 @@ local function scores_by_judging()
   end
   local out = {}
   for _, it in ipairs(res.items) do
-    if it.scores[opt.metric] then out[key(it.id, it.row.variant)] = it.scores[opt.metric] end
+    if it.scores[opt.metric] then
+      out[key(it.id, it.row.variant)] = it.scores[opt.metric]
+      note_slice(key(it.id, it.row.variant), it)
+    end
   end
   return out
 end
@@ -169,7 +186,11 @@ local function scores_from_history()
     for id, it in pairs(items) do
       if it.scores[opt.metric] then
         out[key(id, system)] = it.scores[opt.metric]
-        if only then out[key(id, nil)] = it.scores[opt.metric] end
+        note_slice(key(id, system), it)
+        if only then
+          out[key(id, nil)] = it.scores[opt.metric]
+          note_slice(key(id, nil), it)
+        end
       end
     end
   end
@@ -180,12 +201,13 @@ end
 local judged = opt.scores ~= "" and scores_from_report(opt.scores) or from_store and scores_from_history()
   or scores_by_judging()
 
-local labelled, judge_scores, judge_bins, missing = {}, {}, {}, 0
+local labelled, judge_scores, judge_bins, slices, missing = {}, {}, {}, {}, 0
 for _, l in ipairs(labels.rows) do
   local s = judged[key(l.qid, l.variant)]
   if s == nil then
     missing = missing + 1
   else
+    slices[#labelled + 1] = slice_of[key(l.qid, l.variant)] or "(none)"
     labelled[#labelled + 1] = l[opt.field]
     judge_scores[#judge_scores + 1] = s
     judge_bins[#judge_bins + 1] = math.floor(1 + s * (scale - 1) + 0.5)
@@ -237,9 +259,10 @@ local function kappa_ci(a, b, opts)
   return q[1], q[2]
 end
 
-local function show(name, v, why, lo, hi)
+local function show(name, v, why, lo, hi, width)
   local interval = lo and ("  [%.3f, %.3f]"):format(lo, hi) or ""
-  say(("  %-26s %s%s"):format(name, v and ("%.3f"):format(v) or ("undefined (" .. tostring(why) .. ")"), interval))
+  say(("  %-" .. (width or 26) .. "s %s%s"):format(name, v and ("%.3f"):format(v)
+    or ("undefined (" .. tostring(why) .. ")"), interval))
 end
 local rho, why_rho = S.spearman(judge_scores, labelled)
 local rho_lo, rho_hi = fisher(rho, n > 3 and rho and math.sqrt((1 + rho * rho / 2) / (n - 3)))
@@ -267,6 +290,36 @@ for i = 1, scale do
     line[#line + 1] = ("%5d"):format(c)
   end
   say(table.concat(line))
+end
+
+-- Per slice (--by): the same statistics over each slice's labelled items.
+if opt.by ~= "" then
+  local groups, names = {}, {}
+  for k = 1, n do
+    local v = slices[k]
+    if not groups[v] then groups[v], names[#names + 1] = { {}, {}, {} }, v end
+    local g = groups[v]
+    g[1][#g[1] + 1], g[2][#g[2] + 1], g[3][#g[3] + 1] = judge_scores[k], labelled[k], judge_bins[k]
+  end
+  table.sort(names)
+  say(("\n  by %s"):format(opt.by))
+  for _, v in ipairs(names) do
+    local js, ls, bins = groups[v][1], groups[v][2], groups[v][3]
+    local m = #js
+    say(("  %s=%s: %d labelled item%s"):format(opt.by, v, m, m == 1 and "" or "s"))
+    local r, why_r = S.spearman(js, ls)
+    local lo, hi = fisher(r, m > 3 and r and math.sqrt((1 + r * r / 2) / (m - 3)))
+    show("  Spearman rho", r, why_r, lo, hi, 28)
+    local t, why_t = S.kendall(js, ls)
+    lo, hi = fisher(t, m > 4 and math.sqrt(0.437 / (m - 4)))
+    show("  Kendall tau-b", t, why_t, lo, hi, 28)
+    local k, why_k = S.cohen_kappa(bins, ls)
+    lo, hi = kappa_ci(bins, ls)
+    show("  Cohen's kappa", k, why_k, lo, hi, 28)
+    local q, why_q2 = S.cohen_kappa(bins, ls, { weights = "quadratic" })
+    lo, hi = kappa_ci(bins, ls, { weights = "quadratic" })
+    show("  Cohen's kappa (quadratic)", q, why_q2, lo, hi, 28)
+  end
 end
 
 if n < 50 then

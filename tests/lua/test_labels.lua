@@ -96,10 +96,11 @@ end
 
 -- calibrate --history: labels imported into the store, the judge's scores
 -- of the store's run; the rule's verdict.
-local function calibrate_on(scores, values)
+local function calibrate_on(scores, values, extra)
   local rows = {}
-  for i, s in ipairs(scores) do rows[i] = { qid = "q" .. i, s = s } end
-  local res = ev.evaluate(rows, { metrics = { { name = "faithfulness", fn = function(r) return r.s end } }, ci = false })
+  for i, s in ipairs(scores) do rows[i] = { qid = "q" .. i, s = s, c = i <= #scores // 2 and "a" or "b" } end
+  local res = ev.evaluate(rows, { metrics = { { name = "faithfulness", fn = function(r) return r.s end } }, ci = false,
+                                  slices = { "c" } })
   hist:append(res, { label = "nightly-1", dashboard = false, git_commit = false })
   local lines = {}
   for i, v in ipairs(values) do
@@ -108,11 +109,11 @@ local function calibrate_on(scores, values)
   end
   h.write(dir .. "/labels.jsonl", table.concat(lines, "\n") .. "\n")
   return h.run(("cd %s && %s run scripts/calibrate.lua --quiet --history %s/h --import-labels %s/labels.jsonl "
-    .. "--export-labels %s/used.jsonl --out %s/cal"):format(SRC, h.bin, dir, dir, dir, dir))
+    .. "--export-labels %s/used.jsonl --out %s/cal %s"):format(SRC, h.bin, dir, dir, dir, dir, extra or ""))
 end
 
 function TestLabels:test_calibrate_reads_labels_from_the_store()
-  local r = calibrate_on({ 0.1, 0.3, 0.5, 0.7, 0.9, 0.2 }, { 1, 3, 2, 4, 5, 2 })
+  local r = calibrate_on({ 0.1, 0.3, 0.5, 0.7, 0.9, 0.2 }, { 1, 3, 2, 4, 5, 2 }, "--by c")
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrContains(r.stderr, "calibrate: imported 6 labels from " .. dir .. "/labels.jsonl (0 there already)\n")
   lu.assertStrContains(r.stderr, "calibrate: judge scores of run nightly-1 (")
@@ -121,6 +122,12 @@ function TestLabels:test_calibrate_reads_labels_from_the_store()
   lu.assertStrContains(r.stdout, "\nnot enough labels: 6 of the 50 the rule needs (44 more); Spearman 0.90 [0.12, 0.99] "
     .. "so far, the rule asks >= 0.7\n")
   lu.assertEquals(select(2, h.read(dir .. "/used.jsonl"):gsub("\n", "")), 6)
+  -- per slice, from the slices the run recorded: c=a scores .1 .3 .5, labels 1 3 2: rho = 1 - 6 * 2 / 24 = 0.5,
+  -- tau-b = (2 - 1) / 3; c=b scores .7 .9 .2, labels 4 5 2: the same order, 1 and 1; three items: no interval
+  lu.assertStrContains(r.stdout, "\n  by c\n  c=a: 3 labelled items\n    Spearman rho               0.500\n"
+    .. "    Kendall tau-b              0.333\n")
+  lu.assertStrContains(r.stdout, "\n  c=b: 3 labelled items\n    Spearman rho               1.000\n"
+    .. "    Kendall tau-b              1.000\n")
 end
 
 function TestLabels:test_calibrate_verdict_on_60_labels()

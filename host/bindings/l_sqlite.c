@@ -18,8 +18,9 @@
  * writing under --out, for reading under --read or --out, through no
  * symbolic link (evalua_at), the file and its -wal, -shm and -journal
  * siblings alike; SQLite then opens the file with SQLITE_OPEN_NOFOLLOW.
- * ATTACH is refused everywhere (the attached-database limit is 0), so SQL
- * cannot reach another file, nor can VACUUM INTO. After close every method
+ * ATTACH is refused everywhere (the attached-database limit is 0, and the
+ * authorizer denies it), so SQL cannot reach another file, nor can VACUUM
+ * INTO or the pragmas that move SQLite's temporary files. After close every method
  * raises "closed object"; a statement of a closed database does too. */
 #include <limits.h>
 #include <stdint.h>
@@ -112,6 +113,19 @@ static void exec_or_raise(lua_State *L, int idx, sqlite3 *db, const char *sql) {
   if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) db_error(L, idx, db);
 }
 
+/* Statements that would reach files other than the database are denied:
+ * ATTACH (also refused by the attached-database limit of 0) and the
+ * deprecated pragmas that move SQLite's temporary and data files into any
+ * folder. */
+static int authorize(void *ud, int action, const char *a, const char *b, const char *db, const char *trigger) {
+  (void)ud, (void)b, (void)db, (void)trigger;
+  if (action == SQLITE_ATTACH || action == SQLITE_DETACH) return SQLITE_DENY;
+  if (action == SQLITE_PRAGMA && a &&
+      (sqlite3_stricmp(a, "temp_store_directory") == 0 || sqlite3_stricmp(a, "data_store_directory") == 0))
+    return SQLITE_DENY;
+  return SQLITE_OK;
+}
+
 /* SQLite allocates through its own allocator, process-wide: with
  * --mem-limit its heap is capped at the same number of bytes (an
  * allocation past it fails, and the call raises "not enough memory"), so
@@ -169,6 +183,7 @@ static int l_open(lua_State *L) {
   sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_busy_timeout(d->db, timeout);
+  sqlite3_set_authorizer(d->db, authorize, NULL);
   if (!readonly && !memory) set_wal(L, idx, d->db, timeout);
   exec_or_raise(L, idx, d->db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON");
   return 1;

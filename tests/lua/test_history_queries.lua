@@ -114,9 +114,11 @@ function TestQueries:test_an_older_folder_is_imported()
   local stop = ev.history.open(dir .. "/old", { jsonl = false })
   local extra = stop:append(run({ 0.7, 0.1 }), { label = "n4", dashboard = false })
   lu.assertEquals(jsonl_lines(), 3)
-  stop.db:run("DELETE FROM runs WHERE run_id = ?", extra.run_id) -- its items, scores and aggregates go with it
-  lu.assertEquals(stop.db:rows("SELECT count(*) AS n FROM scores WHERE run NOT IN (SELECT seq FROM runs)")[1].n, 0)
   stop:close()
+  local db = require("evalua._sqlite").open(dir .. "/old/history.db")
+  db:run("DELETE FROM runs WHERE run_id = ?", extra.run_id) -- its items, scores and aggregates go with it
+  lu.assertEquals(db:rows("SELECT count(*) AS n FROM scores WHERE run NOT IN (SELECT seq FROM runs)")[1].n, 0)
+  db:close()
   lu.assertEquals(pluck(again:item_scores("q2"), "label", "value"), { { "o1", 0.4 }, { "o2", 0.8 }, { "n3", 0.1 } })
   lu.assertEquals(pluck(again:flips("s"), "id", "label"), { { "q1", "o2" }, { "q2", "o2" }, { "q1", "n3" }, { "q2", "n3" } })
   lu.assertEquals(again:first_below("s").label, "o2")

@@ -30,6 +30,9 @@ local DASHBOARD_OPTIONS = options.set { "title" }
 local DASHBOARD_RUNS = 60 -- the runs the trend dashboard draws: the newest
 local COUNTED = { replaced = true } -- json.encode returns the invalid UTF-8 sequences it replaced
 History.__index = History
+-- Each history's connection, out of the script's reach: the table a script
+-- holds has no handle on which to run SQL of its own (under --sandbox too).
+local CONN = setmetatable({}, { __mode = "k" })
 
 local function warn(self, fmt, ...)
   if self.warned then return end
@@ -52,13 +55,13 @@ function M.open(dir, opts)
   if write_jsonl == nil then write_jsonl = sys.stat(jsonl_file) ~= nil end
   local self = setmetatable({ dir = dir, file = dir .. "/history.db", jsonl_file = jsonl_file,
                               write_jsonl = write_jsonl }, History)
-  self.db = store.open(self.file)
+  CONN[self] = store.open(self.file)
   return self
 end
 
 -- close() ends the connection now (else the collector does).
 function History:close()
-  self.db:close()
+  CONN[self]:close()
 end
 
 -- Imports the records of history.jsonl that the store lacks, when the
@@ -67,20 +70,20 @@ end
 function History:sync()
   local st = sys.stat(self.jsonl_file)
   local size = st and st.size or 0
-  if size == (store.meta(self.db, "jsonl_size") or 0) then return end
+  if size == (store.meta(CONN[self], "jsonl_size") or 0) then return end
   local recs, read = jsonl.records(self.jsonl_file, decode_record, function(...) warn(self, ...) end)
-  local replaced = store.transaction(self.db, function()
+  local replaced = store.transaction(CONN[self], function()
     local have, n = {}, 0
-    for _, r in ipairs(self.db:rows("SELECT run_id FROM runs")) do have[r.run_id] = true end
+    for _, r in ipairs(CONN[self]:rows("SELECT run_id FROM runs")) do have[r.run_id] = true end
     for _, rec in ipairs(recs) do
       if not have[rec.run_id] then
         have[rec.run_id] = true
         local text, k = json.encode(rec, COUNTED)
         n = n + k
-        store.insert_run(self.db, json.decode(text), text, "jsonl")
+        store.insert_run(CONN[self], json.decode(text), text, "jsonl")
       end
     end
-    store.set_meta(self.db, "jsonl_size", read)
+    store.set_meta(CONN[self], "jsonl_size", read)
     return n
   end)
   json.say_replaced(self.file, replaced) -- text an older evalua or a hand wrote
@@ -95,13 +98,13 @@ end
 -- records() -> every record, oldest first.
 function History:records()
   self:sync()
-  return rows_to_records(self, self.db:rows("SELECT run_id, record FROM runs ORDER BY seq"))
+  return rows_to_records(self, CONN[self]:rows("SELECT run_id, record FROM runs ORDER BY seq"))
 end
 
 -- latest() -> the newest record, or nil.
 function History:latest()
   self:sync()
-  return rows_to_records(self, self.db:rows("SELECT run_id, record FROM runs ORDER BY seq DESC LIMIT 1"))[1]
+  return rows_to_records(self, CONN[self]:rows("SELECT run_id, record FROM runs ORDER BY seq DESC LIMIT 1"))[1]
 end
 
 -- find(label_or_run_id) -> the newest record with that label or run id
@@ -109,7 +112,7 @@ function History:find(key)
   self:sync()
   key = text_of(key)
   if type(key) ~= "string" then return nil end
-  return rows_to_records(self, self.db:rows(
+  return rows_to_records(self, CONN[self]:rows(
     "SELECT run_id, record FROM runs WHERE run_id = ?1 OR label = ?1 ORDER BY seq DESC LIMIT 1", key))[1]
 end
 
@@ -117,7 +120,7 @@ end
 -- when they are still there (a run imported from history.jsonl). nil when
 -- the store has no such run.
 local function run_row(self, run_id)
-  local r = self.db:rows("SELECT seq, items FROM runs WHERE run_id = ?", run_id)[1]
+  local r = CONN[self]:rows("SELECT seq, items FROM runs WHERE run_id = ?", run_id)[1]
   if not r or r.items == "store" then return r end
   local path = self.dir .. "/runs/" .. run_id .. ".jsonl"
   local items = jsonl.items(path, function(it, where)
@@ -129,11 +132,11 @@ local function run_row(self, run_id)
     io.stderr:write(("evalua: warning: %s: missing: run %s has no per-item scores to pair with\n"):format(path, run_id))
     return r
   end
-  store.transaction(self.db, function()
-    local now = self.db:rows("SELECT items FROM runs WHERE seq = ?", r.seq)[1]
+  store.transaction(CONN[self], function()
+    local now = CONN[self]:rows("SELECT items FROM runs WHERE seq = ?", r.seq)[1]
     if now.items == "store" then return end -- another process imported them meanwhile
-    store.insert_items(self.db, r.seq, items)
-    self.db:run("UPDATE runs SET items = 'store' WHERE seq = ?", r.seq)
+    store.insert_items(CONN[self], r.seq, items)
+    CONN[self]:run("UPDATE runs SET items = 'store' WHERE seq = ?", r.seq)
   end)
   r.items = "store"
   return r
@@ -150,15 +153,15 @@ function History:items(rec)
     return {}
   end
   if r.items ~= "store" then return {} end
-  return store.items_of(self.db, r.seq)
+  return store.items_of(CONN[self], r.seq)
 end
 
 -- The newest max records, oldest first, and the number of all records.
 local function tail_records(self, max)
   self:sync()
-  local recs = rows_to_records(self, self.db:rows(
+  local recs = rows_to_records(self, CONN[self]:rows(
     "SELECT run_id, record FROM (SELECT seq, run_id, record FROM runs ORDER BY seq DESC LIMIT ?) ORDER BY seq", max))
-  return recs, self.db:rows("SELECT count(*) AS n FROM runs")[1].n
+  return recs, CONN[self]:rows("SELECT count(*) AS n FROM runs")[1].n
 end
 
 -- trend(res, n) -> { runs = { {label=, time=, values = {[system] = {[metric] = mean}}} } }
@@ -357,15 +360,15 @@ function History:append(res, opts)
   local rec = record_of(res, opts, self.dir)
   local text, replaced = json.encode(rec, COUNTED)
   local clean = json.decode(text) -- the record as it reads back: invalid UTF-8 replaced
-  local in_items = store.transaction(self.db, function()
-    local seq = store.insert_run(self.db, clean, text, "store", encoded_accounting(res))
-    return store.insert_items(self.db, seq, res.items)
+  local in_items = store.transaction(CONN[self], function()
+    local seq = store.insert_run(CONN[self], clean, text, "store", encoded_accounting(res))
+    return store.insert_items(CONN[self], seq, res.items)
   end)
   json.say_replaced(self.file, replaced + in_items)
   if self.write_jsonl then
     local before, after = jsonl.append(self.dir, rec, res.items)
-    store.transaction(self.db, function()
-      if (store.meta(self.db, "jsonl_size") or 0) == before then store.set_meta(self.db, "jsonl_size", after) end
+    store.transaction(CONN[self], function()
+      if (store.meta(CONN[self], "jsonl_size") or 0) == before then store.set_meta(CONN[self], "jsonl_size", after) end
     end)
   end
   if opts.dashboard ~= false then self:dashboard() end
@@ -376,7 +379,7 @@ end
 -- queries over items of every run).
 local function import_all_items(self)
   self:sync()
-  for _, r in ipairs(self.db:rows("SELECT run_id FROM runs WHERE items = 'jsonl' ORDER BY seq")) do
+  for _, r in ipairs(CONN[self]:rows("SELECT run_id FROM runs WHERE items = 'jsonl' ORDER BY seq")) do
     run_row(self, r.run_id)
   end
 end
@@ -397,7 +400,7 @@ function History:item_scores(id, opts)
   if opts.metric then sql[#sql + 1], args[#args + 1] = "AND s.metric = ?", opts.metric end
   if opts.system then sql[#sql + 1], args[#args + 1] = "AND s.system = ?", opts.system end
   sql[#sql + 1] = "ORDER BY r.seq, s.system, s.metric"
-  return self.db:rows(table.concat(sql, " "), table.unpack(args, 1, #args))
+  return CONN[self]:rows(table.concat(sql, " "), table.unpack(args, 1, #args))
 end
 
 local FLIP_OPTIONS = options.set { "pass", "system" }
@@ -413,7 +416,7 @@ function History:flips(metric, opts)
   local pass = opts.pass or 0.5
   if type(pass) ~= "number" or pass ~= pass then error("history:flips: pass must be a number", 2) end
   import_all_items(self)
-  local rows = self.db:rows([[
+  local rows = CONN[self]:rows([[
     SELECT item AS id, system, run_id, label, value AS after, before, from_run AS "from" FROM (
       SELECT s.item, s.system, s.run, r.run_id, r.label, s.value,
              lag(s.value) OVER w AS before, lag(r.run_id) OVER w AS from_run
@@ -458,13 +461,13 @@ function History:first_below(metric, opts)
   local dim, value = opts.dim or "all", opts.value or "all"
   local after = 0
   if opts.since then
-    local r = self.db:rows("SELECT seq FROM runs WHERE run_id = ?1 OR label = ?1 ORDER BY seq DESC LIMIT 1",
+    local r = CONN[self]:rows("SELECT seq FROM runs WHERE run_id = ?1 OR label = ?1 ORDER BY seq DESC LIMIT 1",
       text_of(opts.since))[1]
     if not r then error(("history:first_below: no run %s in %s"):format(tostring(opts.since), self.file), 2) end
     after = r.seq
   end
   local previous
-  for _, r in ipairs(self.db:rows([[SELECT r.seq, r.run_id, r.gates, a.mean FROM runs r
+  for _, r in ipairs(CONN[self]:rows([[SELECT r.seq, r.run_id, r.gates, a.mean FROM runs r
       JOIN aggregates a ON a.run = r.seq AND a.system = ? AND a.dim = ? AND a.value = ? AND a.metric = ?
       WHERE r.seq > ? AND a.mean IS NOT NULL ORDER BY r.seq]], system, dim, value, metric, after)) do
     local g = gate_of(r.gates and json.decode(r.gates), metric, system, dim, value)
@@ -485,29 +488,29 @@ end
 -- Human labels (docs/history.md#labels).
 -- label{item=, metric=, value=, scale=, rater= [, system=, note=, run=, time=]} -> the label stored
 function History:label(l)
-  return labels.add(self.db, l, "history:label")
+  return labels.add(CONN[self], l, "history:label")
 end
 
 -- labels([{metric=, rater=, system=}]) -> the labels, oldest first
 function History:labels(opts)
-  return labels.list(self.db, opts)
+  return labels.list(CONN[self], opts)
 end
 
 -- item_labels(metric [, {rater=}]) -> one label per item (the lower median
 -- of each rater's newest), and the set of scales they use
 function History:item_labels(metric, opts)
   if type(metric) ~= "string" then error("history:item_labels: expected a metric name", 2) end
-  return labels.per_item(self.db, metric, opts and opts.rater)
+  return labels.per_item(CONN[self], metric, opts and opts.rater)
 end
 
 -- export_labels(path [, {metric=, rater=, system=}]) -> the number written (JSONL)
 function History:export_labels(path, opts)
-  return labels.export(self.db, path, opts)
+  return labels.export(CONN[self], path, opts)
 end
 
 -- import_labels(path) -> added, already there
 function History:import_labels(path)
-  return labels.import(self.db, path)
+  return labels.import(CONN[self], path)
 end
 
 return M

@@ -24,7 +24,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/completion/evalua.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME evalua)
 
 # The Debian package: runtime dependencies come from dpkg-shlibdeps (libc,
-# liblua5.4-0, lua-cjson, libcurl4, libssl3, libutf8proc2, libpcre2-8-0), so they match the
+# liblua5.4-0, lua-cjson, libcurl4, libssl3, libutf8proc2, libpcre2-8-0, libsqlite3-0), so they match the
 # libraries the binary was linked against.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME evalua)

@@ -51,9 +51,10 @@ _evalua() {
       case "$prev" in
         --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
         --alpha|--pass|--resamples|--seed) return ;;
+        --history) _filedir -d; return ;;
       esac
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--slices --format --alpha --pass --resamples --seed --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--slices --format --alpha --pass --resamples --seed --history --help" -- "$cur"))
       else _filedir json; fi
       ;;
     init) _filedir -d ;;

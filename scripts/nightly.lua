@@ -38,6 +38,8 @@ local opt = ev.cli.parse(arg, {
   { "concurrency", 16, "judge requests in flight", integer = true, min = 1, max = 1000000 },
   { "notify", "", "post a JSON summary to this webhook URL (Slack, Mattermost) when a gate fails or a "
     .. "regression is significant (default: $EVALUA_NOTIFY_URL); the URL is never printed" },
+  { "history-jsonl", false, "also write the history in the older JSON-lines format (history.jsonl and "
+    .. "runs/), for a history kept in git (a history that has history.jsonl keeps writing it)" },
   { "quiet", false, "no progress on stderr" },
 })
 
@@ -66,7 +68,8 @@ end
 
 -- The baseline: a named run, or the previous one. An unknown name is a
 -- usage error, found before anything is evaluated or paid for.
-local hist = ev.history.open(opt.out .. "/history")
+-- --history-jsonl starts the older format; a history that has it keeps it anyway
+local hist = ev.history.open(opt.out .. "/history", { jsonl = opt["history-jsonl"] or nil })
 local baseline
 if opt.baseline ~= "" then
   baseline = hist:find(opt.baseline)

@@ -7,7 +7,8 @@
 #     reading the history does not grow with it. The trend dashboard draws
 #     the newest 60 runs, so up to run 60 each run draws one more point per
 #     chart; from there on nothing grows;
-#  2. latest(), find() and records() on a history of one 100 kB record
+#  2. latest(), find() and records() from the SQLite store, against the older
+#     JSONL read of the same records, on a history of one 100 kB record
 #     and on one of 1,000 records, against reading the file's bytes once.
 # usage: bench/history/run.sh [BUILD_DIR]
 set -eu
@@ -46,7 +47,7 @@ awk -v n="$runs" '
     printf "   median %d-%d / median 1-5: %.2f; median %d-%d / median 56-60: %.2f\n",
       n - 4, n, median5(n) / median5(5), n - 4, n, median5(n) / median5(60)
   }' "$tmp/times"
-printf '   history.jsonl: %s bytes\n' "$(wc -c < "$tmp/n/history/history.jsonl")"
+printf "   history.db: %s bytes\n" "$(wc -c < "$tmp/n/history/history.db")"
 echo "   the same runs again, each from a copy of the folder as it was, taken in turn 15 times"
 echo "   (so that the machine's load falls on all three alike; the least CPU time of each):"
 for k in $(seq 15); do

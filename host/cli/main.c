@@ -27,6 +27,7 @@ static const char usage_text[] =
   "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
   "                                              one run's reports from its shards' parts\n"
   "       evalua diff [OPTIONS] A.json B.json    compare two saved JSON reports\n"
+  "                   (--history DIR [A [B]]: two runs of a history)\n"
   "       evalua init [DIR]                      start an evaluation project in DIR\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"

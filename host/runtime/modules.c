@@ -22,6 +22,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._watch", luaopen_evalua_watch},
   {"evalua._embed", luaopen_evalua_embed},
   {"evalua._regex", luaopen_evalua_regex},
+  {"evalua._sqlite", luaopen_evalua_sqlite},
   {NULL, NULL},
 };
 

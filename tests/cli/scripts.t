@@ -123,11 +123,11 @@ orders items unlike the labels, and a note that the labels are simulated:
   $ "$EVALUA" run scripts/calibrate.lua --quiet --out "$OUT/calibrate" > "$CRAMTMP/calibration.txt" 2>/dev/null
   $ cat "$CRAMTMP/calibration.txt"
   calibration of judge metric 'faithfulness' against labels 'faithfulness' (1..5): 50 labelled items, 10 without a judge score
-    Spearman rho               0.420
-    Kendall tau-b              0.384
+    Spearman rho               0.420  [0.148, 0.632]
+    Kendall tau-b              0.384  [0.211, 0.534]
     Pearson r                  0.575
-    Cohen's kappa              0.144
-    Cohen's kappa (quadratic)  0.549
+    Cohen's kappa              0.144  [0.009, 0.294]
+    Cohen's kappa (quadratic)  0.549  [0.205, 0.774]
   
     confusion (rows: labels, columns: judge)
             1    2    3    4    5
@@ -138,6 +138,8 @@ orders items unlike the labels, and a note that the labels are simulated:
        5    1    0    1    0   21
   
   warning: Spearman rho 0.420 is under 0.7: the judge does not order items the way the labels do
+  
+  judge disagrees with 50 labels: Spearman 0.42 [0.15, 0.63], fails >= 0.7
   
   note: these labels are simulated, drawn at random per kind of answer by the data generator;
   they test this script, not how well a judge agrees with people (docs/data.md)
@@ -175,6 +177,10 @@ it) and writes its output into --out; nightly's older --dir still works:
   nightly.lock
   reports
   $ ls "$OUT/nightly/history"
+  history.db
+  index.html
+  $ "$EVALUA" run "$EVALUA_SRC/scripts/nightly.lua" --quiet --history-jsonl --out "$OUT/nightly2" > /dev/null 2>&1; ls "$OUT/nightly2/history"
+  history.db
   history.jsonl
   index.html
   runs

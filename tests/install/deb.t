@@ -18,6 +18,7 @@ the binary links):
   libcurl4
   liblua5.4-0
   libpcre2-8-0
+  libsqlite3-0
   libssl3
   libutf8proc2
   lua-cjson

@@ -13,7 +13,7 @@ local B = { 0.5, 0.5, 0.4, 0.3, 0.1, 0.6 }
 
 -- A report of the scores (false: unmeasured); systems: the variant of each
 -- item (default: one system, "all").
-local function write(dir, name, scores, judge, systems)
+local function write(dir, name, scores, judge, systems, hist)
   local rows = {}
   for i = 1, #scores do
     rows[i] = { qid = "q" .. i, i = i, query_class = i <= 3 and "x" or "y", variant = systems and systems[i] }
@@ -25,10 +25,44 @@ local function write(dir, name, scores, judge, systems)
     end } }, slices = { "query_class" }, system = systems and "variant" or nil,
     meta = { label = name, time = "2026-01-0" .. (name == "a" and 1 or 2) .. "T00:00:00Z" } })
   res.meta.judge = { model = judge }
+  if hist then hist:append(res, { label = name, dashboard = false, git_commit = false }) end
   return ev.report.write(res, { dir = dir .. "/" .. name, name = "r", formats = { "json" } })[1]
 end
 
 local function diff(args) return h.run(h.bin .. " diff " .. args) end
+
+-- evalua diff --history DIR [A [B]]: two runs of a history's store compared
+-- as their JSON reports are, with the same numbers (p = 2/64 as below).
+function test_diff_of_two_runs_of_a_history()
+  local dir = h.tmpdir()
+  local hist = ev.history.open(dir .. "/h")
+  local r = diff("--history " .. dir .. "/h")
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: diff: " .. dir .. "/h/history.db has 0 runs: nothing to compare (try --help)\n")
+  local a = write(dir, "a", A, "judge-1", nil, hist)
+  local b = write(dir, "b", B, "judge-2", nil, hist)
+  hist:close()
+  local from_reports = diff("--slices --format json " .. a .. " " .. b)
+  for _, args in ipairs { "", " a b", " a" } do
+    r = diff("--slices --format json --history " .. dir .. "/h" .. args)
+    lu.assertEquals(r.status, 1, r.stderr)
+    local doc, want = cjson.decode(r.stdout), cjson.decode(from_reports.stdout)
+    lu.assertStrContains(doc.baseline.path, dir .. "/h/history.db run ")
+    doc.baseline.path, doc.run.path, want.baseline.path, want.run.path = nil, nil, nil, nil
+    lu.assertEquals(doc, want)
+    lu.assertEquals(doc.rows[1].p, 0.03125)
+  end
+  r = diff("--history " .. dir .. "/h b a")
+  lu.assertEquals(r.status, 0)
+  lu.assertStrContains(r.stdout, "0.400 ->   0.733  ▲ +0.333")
+  r = diff("--history " .. dir .. "/h a c")
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: diff: " .. dir .. "/h/history.db has no run c (runs: a, b) (try --help)\n")
+  r = diff("--history " .. dir .. "/h a b c")
+  lu.assertEquals(r.status, 2)
+  lu.assertStrContains(r.stderr, "diff --history takes at most two runs, A and B, got 3")
+  h.sh("rm -rf " .. dir)
+end
 
 function test_diff_of_two_reports()
   local dir = h.tmpdir()

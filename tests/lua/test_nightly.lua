@@ -2,6 +2,7 @@
 -- changed between them, the lock against overlapping runs, and a run killed
 -- with SIGKILL and started again against the mock server.
 local lu = require "luaunit"
+local ev = require "evalua"
 local cjson = require "cjson"
 local h = require "tests.lua.helpers"
 local sys = require "evalua._sys"
@@ -36,7 +37,7 @@ function TestNightly:test_three_runs_then_a_regression()
   local r3 = nightly(dir, "--variant hybrid_rerank --label v1.2")
   lu.assertEquals(r3.status, 0, r3.stderr)
 
-  local hist = cjson.decode("[" .. table.concat(lines("cat " .. dir .. "/history/history.jsonl"), ",") .. "]")
+  local hist = ev.history.open(dir .. "/history"):records()
   lu.assertEquals(#hist, 3)
   lu.assertEquals({ hist[1].label, hist[2].label, hist[3].label }, { "v1.0", "v1.1", "v1.2" })
   local folders = lines("ls " .. dir .. "/reports")
@@ -99,7 +100,7 @@ require("evalua._sys").sleep(30)
   h.sh("kill " .. pid)
   lu.assertEquals(r.status, 75)
   lu.assertStrContains(r.stderr, "nightly: another run is in progress: '" .. dir .. "/nightly.lock' is held by process " .. pid)
-  lu.assertNil(h.read(dir .. "/history/history.jsonl"))
+  lu.assertEquals(#ev.history.open(dir .. "/history"):records(), 0)
   -- once the holder is gone the lock is free again
   sys.sleep(0.2)
   lu.assertEquals(nightly(dir, "--variant hybrid_rerank").status, 0)
@@ -123,7 +124,7 @@ function TestNightly:test_a_killed_run_pays_for_nothing_twice()
   local paid = cached()
   local first = mock:stats().requests
   lu.assertTrue(paid >= 12, "answers cached before the kill: " .. paid)
-  lu.assertNil(h.read(dir .. "/history/history.jsonl"), "a killed run appends nothing")
+  lu.assertEquals(#ev.history.open(dir .. "/history"):records(), 0, "a killed run appends nothing")
 
   local r = h.run(cmd)
   lu.assertTrue(r.status == 0 or r.status == 1, r.stderr)

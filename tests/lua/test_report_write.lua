@@ -228,17 +228,17 @@ function TestWrite:test_a_full_disk_of_stale_staging_is_cleaned_before_the_next_
   lu.assertEquals(listing, ".\n./out\n./out/r.csv\n./out/r.json\n./out/r.md\n./out/r.txt\n")
 end
 
--- A history append killed while writing a run's item file leaves no
--- temporary file: the data goes into an unnamed file (O_TMPFILE) until it
--- is whole.
+-- A history append killed while writing a run's item file of the older
+-- format (after the store committed the run) leaves no temporary file: the
+-- data goes into an unnamed file (O_TMPFILE) until it is whole.
 function TestWrite:test_a_kill_during_an_atomic_write_leaves_no_temporary_file()
   h.write(dir .. "/a.lua", [[
 local ev = require "evalua"
 local res = ev.evaluate(ev.dataset.from_rows({ { qid = "q1", s = 0.5 } }, "mem"),
                         { metrics = { { name = "s", fn = function(r) return r.s end } } })
-ev.history.open("h"):append(res, { git_commit = false })]])
+ev.history.open("h", { jsonl = true }):append(res, { git_commit = false })]])
   kill_at_with(dir, dir .. "/pause.fifo", "atomic-written", "run a.lua")
-  lu.assertEquals(ls(dir .. "/h"), ".\n./runs\n")
+  lu.assertEquals(ls(dir .. "/h"), ".\n./history.db\n./history.db-shm\n./history.db-wal\n./runs\n")
 end
 
 -- A write the disk has no room for is an error naming the file as the user

@@ -50,11 +50,7 @@ function TestFolders.test_nightly_runs_sandboxed()
     lu.assertEquals(r.status, 0, r.stderr)
     lu.assertStrContains(r.stdout, run == 1 and "no baseline to compare with" or "significant regressions <= 0: none")
   end
-  local f = io.open(dir .. "/nightly/history/history.jsonl")
-  local n = 0
-  for _ in f:lines() do n = n + 1 end
-  f:close()
-  lu.assertEquals(n, 2)
+  lu.assertEquals(#require("evalua").history.open(dir .. "/nightly/history"):records(), 2)
 end
 
 os.exit(lu.LuaUnit.run(), true)

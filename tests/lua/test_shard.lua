@@ -221,12 +221,13 @@ function TestShard:test_nightly_merge_keeps_gates_and_history()
     local r = nightly(self.dir .. "/b", ("--shard %d/3 --parts %s/parts"):format(i, self.dir))
     lu.assertEquals(r.status, 0, r.stderr)
   end
-  lu.assertNil(h.read(self.dir .. "/b/history/history.jsonl")) -- shards append nothing
+  lu.assertEquals(#ev.history.open(self.dir .. "/b/history"):records(), 0) -- shards append nothing
   local m = h.run(("cd %s && %s merge %s/parts/*.json"):format(SRC, h.bin, self.dir))
   lu.assertEquals(m.status, 1, m.stderr)
   local function record(dir)
-    local s = h.read(dir .. "/history/history.jsonl")
-    return (s:gsub('"run_id":"[^"]*"', ""):gsub('"time":"[^"]*"', ""):gsub('"report":"[^"]*"', ""))
+    local rec = ev.history.open(dir .. "/history"):latest()
+    rec.run_id, rec.time, rec.report = nil, nil, nil
+    return ev.json.encode(rec)
   end
   lu.assertEquals(record(self.dir .. "/b"), record(self.dir .. "/a"))
   lu.assertEquals((m.stdout:gsub("%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ", "TIME")),
@@ -437,8 +438,8 @@ function TestShard:test_merge_out_wins_over_the_shards_dir()
   end
   local m = h.run(("cd %s && %s merge %s/parts/*.json --out %s/merged"):format(SRC, h.bin, self.dir, self.dir))
   lu.assertEquals(m.status, 0, m.stderr)
-  lu.assertNotNil(h.read(self.dir .. "/merged/history/history.jsonl"))
-  lu.assertNil(h.read(self.dir .. "/shards/history/history.jsonl"))
+  lu.assertEquals(#ev.history.open(self.dir .. "/merged/history"):records(), 1)
+  lu.assertEquals(#ev.history.open(self.dir .. "/shards/history"):records(), 0)
   lu.assertStrContains(m.stderr, "nightly: reports in " .. self.dir .. "/merged/reports/")
 end
 

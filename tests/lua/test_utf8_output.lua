@@ -44,7 +44,7 @@ local res = ev.evaluate(ev.dataset.from_rows(rows, "rows"), { slices = { "query_
   { name = "judged", fn = function(r) return { score = 0.5, reason = "the judge said \xE2\x82" } end },
 } })
 ev.report.write(res, { dir = "out", name = "r", formats = { "json", "csv" } })
-local hist = ev.history.open("h")
+local hist = ev.history.open("h", { jsonl = true })
 hist:append(res, { label = "v\xFF1", git_commit = false })
 ]]
 
@@ -77,6 +77,14 @@ function test_reports_history_and_dashboard_hold_no_invalid_utf8()
   end
   lu.assertEquals(said["out/r.csv"], 5) -- one line per item: query 1, answer 2, a reason each
   lu.assertEquals(said["h/history.jsonl"], 1) -- the label
+  lu.assertEquals(said["h/history.db"], 3) -- the label, and the reason of each item
+  local db = require("evalua._sqlite").open(dir .. "/h/history.db", { readonly = true })
+  for _, row in ipairs(db:rows("SELECT label AS text FROM runs UNION ALL SELECT record FROM runs "
+    .. "UNION ALL SELECT reason FROM scores UNION ALL SELECT slices FROM items")) do
+    lu.assertNotNil(utf8.len(row.text), "the store holds valid UTF-8: " .. row.text)
+  end
+  lu.assertEquals(db:rows("SELECT reason FROM scores WHERE item = 'q2'")[1].reason, "the judge said " .. FFFD)
+  db:close()
   lu.assertNil(said["h/index.html"]) -- the record it draws was written whole
   -- the JSON report writes some texts more than once (a reason in the item
   -- and in the lowest items): its count is the U+FFFD it wrote
@@ -86,15 +94,15 @@ function test_reports_history_and_dashboard_hold_no_invalid_utf8()
   h.sh("rm -rf " .. dir)
 end
 
--- A history written by hand or by an older evalua: the dashboard shows
--- U+FFFD and says how many.
+-- A history written by hand or by an older evalua: the import into the
+-- store replaces invalid UTF-8 and says how many; the dashboard shows U+FFFD.
 function test_dashboard_of_an_old_record()
   local dir = h.tmpdir()
   h.write(dir .. "/h/history.jsonl", '{"run_id":"r1","time":"t","label":"v\xFF","systems":[],"metrics":[],"aggregates":{}}\n')
   h.write(dir .. "/d.lua", 'require("evalua").history.open("h"):dashboard()')
   local r = h.run(("cd %s && %s run d.lua"):format(dir, h.bin))
   lu.assertEquals(r.status, 0, r.stderr)
-  lu.assertEquals(r.stderr, "evalua: warning: h/index.html: 1 invalid UTF-8 sequence (from the data, a judge's answer or "
+  lu.assertEquals(r.stderr, "evalua: warning: h/history.db: 1 invalid UTF-8 sequence (from the data, a judge's answer or "
     .. "a label) written as U+FFFD\n")
   lu.assertStrContains(h.read(dir .. "/h/index.html"), "<td>v" .. FFFD .. "</td>")
   h.sh("rm -rf " .. dir)

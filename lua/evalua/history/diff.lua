@@ -1,5 +1,6 @@
 -- evalua diff A.json B.json: two saved JSON reports (ev.report.write's
--- "json" format) compared as a nightly comparison compares a run with its
+-- "json" format), or with --history DIR two runs of a history's store,
+-- compared as a nightly comparison compares a run with its
 -- baseline: per system, metric and slice both means and the delta, a paired
 -- permutation test on the items both reports measured (matched by system
 -- and id), the items that flipped between pass and fail, and a warning
@@ -19,8 +20,9 @@ local shape = require "evalua.core.shape"
 local M = {}
 
 local SPEC = {
-  usage = "evalua diff [options] A.json B.json",
-  description = "Compares two saved JSON reports: A is the baseline, B the newer run.",
+  usage = "evalua diff [options] A.json B.json\n       evalua diff --history DIR [options] [A [B]]",
+  description = "Compares two saved JSON reports, or two runs of a history (labels or run ids; default the "
+    .. "newest two, or A and the newest): A is the baseline, B the newer run.",
   positional = true,
   { "alpha", 0.05, "significance level of the paired permutation test" },
   { "pass", 0.5, "a score at or above this passes (for the items that flipped)" },
@@ -29,6 +31,7 @@ local SPEC = {
   { "resamples", 10000, "permutation test resamples (above 20 non-zero differences)", integer = true, min = 1,
     max = require("evalua.eval.stats").max_resamples },
   { "seed", 1, "permutation test seed", integer = true },
+  { "history", "", "a history folder (ev.history): A and B are labels or run ids of its runs" },
 }
 
 local AGGREGATE = shape.object { mean = "number?", n = "integer?", measured = "integer?" }
@@ -70,6 +73,69 @@ local function load(path)
   return doc
 end
 
+local function listed(list) return #list > 0 and table.concat(list, ", ") or "none" end
+
+-- A run of a history's store, shaped as a JSON report for the comparison:
+-- its record's aggregates, metrics and meta, and its items from the store.
+-- Metrics recorded before their direction was kept count as higher is better.
+local function from_history(hist, key)
+  local rec = hist:find(key)
+  if not rec then
+    local known = {}
+    for _, r in ipairs(hist:records()) do known[#known + 1] = r.label or r.run_id end
+    cli.usage_error("diff: %s has no run %s (runs: %s)", hist.file, key, listed(known))
+  end
+  local dims, values = rec.dims, rec.slice_values
+  if not (dims and values) then -- a record of an earlier evalua: the slices its aggregates hold, sorted
+    local seen
+    dims, seen, values = { "all" }, { all = true }, { all = { "all" } }
+    for _, per in pairs(rec.aggregates) do
+      for d, vals in pairs(per) do
+        if not seen[d] then seen[d], dims[#dims + 1], values[d] = true, d, {} end
+        for v in pairs(vals) do
+          local known = false
+          for _, x in ipairs(values[d]) do known = known or x == v end
+          if not known then values[d][#values[d] + 1] = v end
+        end
+      end
+    end
+    table.sort(dims, function(x, y) return x == "all" or (y ~= "all" and x < y) end)
+    for _, list in pairs(values) do table.sort(list) end
+  end
+  local metrics, dirs, defs = {}, rec.higher_is_better or {}, rec.metric_definitions or {}
+  for i, name in ipairs(rec.metrics) do
+    metrics[i] = { name = name, definition = defs[name], higher_is_better = dirs[name] ~= false }
+  end
+  local items = {}
+  for _, per in pairs(hist:items(rec)) do
+    for _, it in pairs(per) do items[#items + 1] = it end
+  end
+  table.sort(items, function(x, y)
+    if x.system ~= y.system then return x.system < y.system end
+    return tostring(x.id) < tostring(y.id)
+  end)
+  return { systems = rec.systems, dims = dims, metrics = metrics, slice_values = values, aggregates = rec.aggregates,
+           items = items, path = ("%s run %s"):format(hist.file, rec.run_id),
+           meta = { label = rec.label, time = rec.time, judge = rec.judge, dataset = rec.dataset } }
+end
+
+-- The two runs of --history: A and B as given, A and the newest, or the
+-- newest two.
+local function history_pair(dir, keys)
+  if #keys > 2 then cli.usage_error("diff --history takes at most two runs, A and B, got %d", #keys) end
+  local hist = require("evalua.history").open(dir)
+  local recs = hist:records()
+  local a, b = keys[1], keys[2]
+  if not b then
+    if #recs < (a and 1 or 2) then
+      cli.usage_error("diff: %s has %d run%s: nothing to compare", hist.file, #recs, #recs == 1 and "" or "s")
+    end
+    b = recs[#recs].run_id
+    a = a or recs[#recs - 1].run_id
+  end
+  return from_history(hist, a), from_history(hist, b)
+end
+
 -- items[system][id] = item, for the baseline's lookups.
 local function index_items(doc)
   local out = {}
@@ -97,8 +163,6 @@ local function push(pair, x, y)
   local n = #pair[1] + 1
   pair[1][n], pair[2][n] = x, y
 end
-
-local function listed(list) return #list > 0 and table.concat(list, ", ") or "none" end
 
 -- Which system of A each system of B is compared with: the same name; or,
 -- when each report has one system and the names differ, those two. The
@@ -249,12 +313,16 @@ end
 -- main(argv) -> exit status
 function M.main(argv)
   local opt = cli.parse(argv, SPEC)
-  if #opt._ ~= 2 then cli.usage_error("diff needs two JSON reports, A (the baseline) and B, got %d", #opt._) end
+  if opt.history == "" and #opt._ ~= 2 then
+    cli.usage_error("diff needs two JSON reports, A (the baseline) and B, got %d", #opt._)
+  end
   if not (opt.alpha > 0 and opt.alpha < 1) then
     cli.usage_error("--alpha must be a significance level between 0 and 1 (such as 0.05), got '%s'", opt.alpha)
   end
   opt.resamples, opt.seed = math.tointeger(opt.resamples) or 10000, math.tointeger(opt.seed) or 1
-  local a, b = load(opt._[1]), load(opt._[2])
+  local a, b
+  if opt.history ~= "" then a, b = history_pair(opt.history, opt._)
+  else a, b = load(opt._[1]), load(opt._[2]) end
   local cmp = M.compare(a, b, opt)
   if opt.format == "json" then
     io.stdout:write(json.encode(cmp), "\n")

@@ -1,31 +1,37 @@
--- Run history: a folder with history.jsonl (one record per run) and
--- runs/<run_id>.jsonl (that run's per-item scores).
+-- Run history: a folder with history.db, the SQLite store of every run,
+-- its per-item scores and aggregates, and human labels
+-- (evalua.history.store; schema in docs/history.md).
 --
---   local hist = ev.history.open("out/history")
---   local prev = hist:latest()                 -- or hist:find("v1.3") by label or run id
+--   local hist = ev.history.open("out/history")   -- {jsonl = true}: also write history.jsonl (the default
+--                                                  -- when the folder has one)
+--   local prev = hist:latest()                     -- or hist:find("v1.3") by label or run id
 --   local rec  = hist:append(res, { label = "v1.4", notes = "new embedder" })
+--   hist:item_scores("q7"), hist:flips("recall@5"), hist:first_below("recall@5")
 --
--- Appends are crash- and race-safe: the item file is written atomically
--- first, then the record goes into history.jsonl in one write(2) under an
--- exclusive lock, so two runs finishing at once never interleave and a
--- record never points at a missing item file.
+-- A folder of the older format (history.jsonl and runs/<run_id>.jsonl) is
+-- imported on first use: its records at once, a run's item file when that
+-- run's items are first read. Records later appended to history.jsonl (by
+-- an older evalua, by hand) are imported when it is next read.
 local json = require "evalua.core.json"
-local shard = require "evalua.scale.shard"
 local sys = require "evalua._sys"
 local options = require "evalua.core.options"
 local shape = require "evalua.core.shape"
+local store = require "evalua.history.store"
+local jsonl = require "evalua.history.jsonl"
+local record = require "evalua.history.record"
+local labels = require "evalua.history.labels"
+local RECORD, ITEM, text_of, decode_record = record.RECORD, record.ITEM, record.text_of, record.decode
 
 local M = {}
 local History = {}
+local OPEN_OPTIONS = options.set { "jsonl" }
 local DASHBOARD_OPTIONS = options.set { "title" }
 local DASHBOARD_RUNS = 60 -- the runs the trend dashboard draws: the newest
+local COUNTED = { replaced = true } -- json.encode returns the invalid UTF-8 sequences it replaced
 History.__index = History
-
-function M.open(dir)
-  if type(dir) ~= "string" then error("history.open: expected a folder path", 2) end
-  assert(sys.mkdir(dir .. "/runs"))
-  return setmetatable({ dir = dir, file = dir .. "/history.jsonl" }, History)
-end
+-- Each history's connection, out of the script's reach: the table a script
+-- holds has no handle on which to run SQL of its own (under --sandbox too).
+local CONN = setmetatable({}, { __mode = "k" })
 
 local function warn(self, fmt, ...)
   if self.warned then return end
@@ -33,228 +39,128 @@ local function warn(self, fmt, ...)
   io.stderr:write("evalua: warning: ", fmt:format(...), "\n")
 end
 
--- A record's run_id names its item file (runs/<run_id>.jsonl): a name of
--- letters, digits, '.', '_' and '-' that starts with a letter or digit, so
--- a tampered record cannot point outside the folder ("../x").
-local function run_id_shape(v)
-  if type(v) ~= "string" or #v > 128 or not v:find("^[%w][%w._-]*$") then
-    return "a run id (letters, digits, '.', '_', '-'; no '/' or '..')"
-  end
+-- open(dir [, {jsonl = bool}]) -> the history of folder dir, created when
+-- missing. jsonl: every append also writes the older format; by default
+-- it does when the folder has a history.jsonl already (one kept in git
+-- goes on being kept), and false stops it.
+function M.open(dir, opts)
+  if type(dir) ~= "string" then error("history.open: expected a folder path", 2) end
+  opts = opts or {}
+  options.check(opts, OPEN_OPTIONS, "history.open", 2)
+  if opts.jsonl ~= nil and type(opts.jsonl) ~= "boolean" then error("history.open: jsonl must be a boolean", 2) end
+  assert(sys.mkdir(dir))
+  local jsonl_file = dir .. "/history.jsonl"
+  local write_jsonl = opts.jsonl
+  if write_jsonl == nil then write_jsonl = sys.stat(jsonl_file) ~= nil end
+  local self = setmetatable({ dir = dir, file = dir .. "/history.db", jsonl_file = jsonl_file,
+                              write_jsonl = write_jsonl }, History)
+  CONN[self] = store.open(self.file)
+  return self
 end
 
-local AGGREGATE = shape.object { mean = "number?", lo = "number?", hi = "number?" } -- what the readers read
-local RECORD = shape.object {
-  run_id = run_id_shape, time = "string", label = "string|number?", notes = "string|number?", git_commit = "string?",
-  evalua = "string?", report = "string?",
-  dataset = shape.optional(shape.object { path = "string?", hash = "string?", rows = "integer?" }),
-  judge = shape.optional(shape.object { model = "string?", system_fingerprints = "table?" }),
-  systems = shape.list("string"), metrics = shape.list("string"),
-  metric_definitions = shape.optional(shape.map("string")),
-  gates = shape.optional(shape.list(shape.object {
-    system = "string?", metric = "string", dim = "string?", value = "string?", threshold = "number?",
-    status = "string?", higher_is_better = "boolean?" })),
-  aggregates = shape.map(shape.map(shape.map(shape.map(AGGREGATE)))),
-}
-local ITEM = shape.object { id = function(v)
-  if type(v) ~= "string" and math.type(v) ~= "integer" then return "an id (a string or an integer)" end
-end, system = "string", scores = shape.map("number"), slices = shape.optional(shape.map("string")) }
-
--- The newlines in text (string.find with plain = true runs at memchr's
--- speed; a pattern would look at every byte in Lua's matcher).
-local function newlines(text)
-  local n, at = 0, text:find("\n", 1, true)
-  while at do
-    n = n + 1
-    at = text:find("\n", at + 1, true)
-  end
-  return n
+-- close() ends the connection now (else the collector does).
+function History:close()
+  CONN[self]:close()
 end
 
--- The number of the line that starts at byte offset pos (counted only when
--- a message needs it).
-local function line_number(path, pos)
-  local f = io.open(path, "rb")
-  if not f then return "?" end
-  local n, left = 1, pos
-  while left > 0 do
-    local block = f:read(math.min(left, 1 << 16))
-    if not block then break end
-    left = left - #block
-    n = n + newlines(block)
-  end
-  f:close()
-  return n
-end
-
--- A label or note given as a number is text: 5, not 5.0, and found by "5".
-local function text_of(v)
-  if type(v) ~= "number" then return v end
-  return tostring(math.tointeger(v) or v)
-end
-
--- The record on a line, checked: a line that is not a record is an error
--- naming the file, line and field; the history is evidence, not a cache.
-local function decode_record(self, line, pos)
-  local rec, err = json.decode(line)
-  if type(rec) ~= "table" then err = "invalid history record: " .. tostring(err)
-  else err = shape.check(RECORD, rec) end
-  if err then sys.input_error(("%s:%s: %s"):format(self.file, line_number(self.file, pos), err)) end
-  if rec.dataset and rec.dataset.rows then rec.dataset.rows = math.tointeger(rec.dataset.rows) end -- a count: 180, not 180.0
-  rec.label, rec.notes = text_of(rec.label), text_of(rec.notes)
-  return rec
-end
-
-local BLOCK = 1 << 16
-
--- Iterates over the history file's lines from the last to the first,
--- reading blocks from the end: the newest records cost what they weigh,
--- not what the whole history weighs. Each step gives a line and the offset
--- where it starts. A last line without its newline is a record whose
--- append was cut off (sys.append never leaves one, but a power loss can):
--- it is skipped with a warning.
-local function lines_backwards(self)
-  local f = io.open(self.file, "rb")
-  if not f then return function() return nil end end
-  assert(sys.flock(f, "sh")) -- an append in progress is seen whole or not at all
-  local pos = assert(f:seek("end"))
-  local lines, i, carry, tail = {}, 0, {}, true -- carry: pieces of a line whose start is not read yet, last first
-  local function joined(head)
-    local parts = { head }
-    for k = #carry, 1, -1 do parts[#parts + 1] = carry[k] end
-    carry = {}
-    return table.concat(parts)
-  end
-  local function torn(line, at)
-    if #line > 0 then
-      warn(self, "%s:%d: ignoring a torn final record (%d bytes without a newline; the next append removes it)",
-        self.file, line_number(self.file, at), #line)
-    end
-  end
-  local function read_block()
-    local k = math.min(BLOCK, pos)
-    pos = pos - k
-    f:seek("set", pos)
-    local block = f:read(k)
-    lines, i = {}, 0
-    local ends, e = {}, block:find("\n", 1, true)
-    while e do
-      ends[#ends + 1] = e
-      e = block:find("\n", e + 1, true)
-    end
-    if #ends == 0 then
-      carry[#carry + 1] = block
-      return
-    end
-    local last = joined(block:sub(ends[#ends] + 1))
-    if tail then tail = false; torn(last, pos + ends[#ends])
-    else lines[1] = { last, pos + ends[#ends] } end
-    for j = #ends, 2, -1 do lines[#lines + 1] = { block:sub(ends[j - 1] + 1, ends[j] - 1), pos + ends[j - 1] } end
-    carry[1] = block:sub(1, ends[1] - 1)
-  end
-  local function step()
-    while i >= #lines do
-      if pos == 0 then
-        if #carry == 0 then return nil end
-        local first = joined("")
-        if tail then return torn(first, 0) end
-        return first, 0
+-- Imports the records of history.jsonl that the store lacks, when the
+-- file changed since the last import (its size is kept in the store):
+-- on first use, and after an older evalua or a hand appended to it.
+function History:sync()
+  local st = sys.stat(self.jsonl_file)
+  local size = st and st.size or 0
+  if size == (store.meta(CONN[self], "jsonl_size") or 0) then return end
+  local recs, read = jsonl.records(self.jsonl_file, decode_record, function(...) warn(self, ...) end)
+  local replaced = store.transaction(CONN[self], function()
+    local have, n = {}, 0
+    for _, r in ipairs(CONN[self]:rows("SELECT run_id FROM runs")) do have[r.run_id] = true end
+    for _, rec in ipairs(recs) do
+      if not have[rec.run_id] then
+        have[rec.run_id] = true
+        local text, k = json.encode(rec, COUNTED)
+        n = n + k
+        store.insert_run(CONN[self], json.decode(text), text, "jsonl")
       end
-      read_block()
     end
-    i = i + 1
-    return lines[i][1], lines[i][2]
-  end
-  return step, nil, nil, f -- the loop closes f, also when it breaks
+    store.set_meta(CONN[self], "jsonl_size", read)
+    return n
+  end)
+  json.say_replaced(self.file, replaced) -- text an older evalua or a hand wrote
 end
 
--- The newest records, newest first: up to n of them, or until stop(rec)
--- is true (that record included).
-local function newest(self, n, stop)
+local function rows_to_records(self, rows)
   local out = {}
-  for line, pos in lines_backwards(self) do
-    if #out >= n then break end
-    if line:find("%S") then
-      out[#out + 1] = decode_record(self, line, pos)
-      if stop and stop(out[#out]) then break end
-    end
-  end
+  for i, r in ipairs(rows) do out[i] = decode_record(r.record, ("%s: run %s"):format(self.file, r.run_id)) end
   return out
 end
 
--- records() -> every record, oldest first: one pass over the file.
+-- records() -> every record, oldest first.
 function History:records()
-  local f = io.open(self.file, "rb")
-  if not f then return {} end
-  assert(sys.flock(f, "sh"))
-  local text = f:read("a")
-  f:close()
-  local out, pos = {}, 1
-  local e = text:find("\n", 1, true)
-  while e do
-    local line = text:sub(pos, e - 1)
-    if line:find("%S") then out[#out + 1] = decode_record(self, line, pos - 1) end
-    pos = e + 1
-    e = text:find("\n", pos, true)
-  end
-  if pos <= #text then
-    warn(self, "%s:%d: ignoring a torn final record (%d bytes without a newline; the next append removes it)",
-      self.file, line_number(self.file, pos - 1), #text - pos + 1)
-  end
-  return out
+  self:sync()
+  return rows_to_records(self, CONN[self]:rows("SELECT run_id, record FROM runs ORDER BY seq"))
 end
 
--- latest() -> the newest record, or nil; reads only that record.
+-- latest() -> the newest record, or nil.
 function History:latest()
-  return newest(self, 1)[1]
+  self:sync()
+  return rows_to_records(self, CONN[self]:rows("SELECT run_id, record FROM runs ORDER BY seq DESC LIMIT 1"))[1]
 end
 
 -- find(label_or_run_id) -> the newest record with that label or run id
 function History:find(key)
-  local found = newest(self, math.huge, function(rec) return rec.run_id == key or rec.label == key end)
-  local rec = found[#found]
-  return rec and (rec.run_id == key or rec.label == key) and rec or nil
+  self:sync()
+  key = text_of(key)
+  if type(key) ~= "string" then return nil end
+  return rows_to_records(self, CONN[self]:rows(
+    "SELECT run_id, record FROM runs WHERE run_id = ?1 OR label = ?1 ORDER BY seq DESC LIMIT 1", key))[1]
+end
+
+-- The store's row of a run, with its items imported from its item file
+-- when they are still there (a run imported from history.jsonl). nil when
+-- the store has no such run.
+local function run_row(self, run_id)
+  local r = CONN[self]:rows("SELECT seq, items FROM runs WHERE run_id = ?", run_id)[1]
+  if not r or r.items == "store" then return r end
+  local path = self.dir .. "/runs/" .. run_id .. ".jsonl"
+  local items = jsonl.items(path, function(it, where)
+    local err = shape.check(ITEM, it)
+    if err then sys.input_error(("%s: %s"):format(where, err)) end
+    if math.type(it.id) == "float" then it.id = math.tointeger(it.id) end
+  end)
+  if not items then
+    io.stderr:write(("evalua: warning: %s: missing: run %s has no per-item scores to pair with\n"):format(path, run_id))
+    return r
+  end
+  store.transaction(CONN[self], function()
+    local now = CONN[self]:rows("SELECT items FROM runs WHERE seq = ?", r.seq)[1]
+    if now.items == "store" then return end -- another process imported them meanwhile
+    store.insert_items(CONN[self], r.seq, items)
+    CONN[self]:run("UPDATE runs SET items = 'store' WHERE seq = ?", r.seq)
+  end)
+  r.items = "store"
+  return r
 end
 
 -- Per-item scores of a record: { [system] = { [id] = { scores = {...}, slices = {...} } } }
 function History:items(rec)
   local bad = shape.check(RECORD.fields.run_id, rec.run_id, "run_id")
   if bad then sys.input_error(("%s: %s"):format(self.file, bad)) end
-  local path = self.dir .. "/runs/" .. rec.run_id .. ".jsonl"
-  local f = io.open(path, "rb")
-  if not f then
-    io.stderr:write(("evalua: warning: %s: missing: run %s has no per-item scores to pair with\n"):format(path, rec.run_id))
+  self:sync()
+  local r = run_row(self, rec.run_id)
+  if not r then
+    io.stderr:write(("evalua: warning: %s: no run %s: no per-item scores to pair with\n"):format(self.file, rec.run_id))
     return {}
   end
-  local out, n = {}, 0
-  for l in f:lines() do
-    n = n + 1
-    local it, err = json.decode(l)
-    if type(it) ~= "table" then err = "invalid item line: " .. tostring(err) else err = shape.check(ITEM, it) end
-    if err then
-      f:close()
-      sys.input_error(("%s:%d: %s"):format(path, n, err))
-    end
-    out[it.system] = out[it.system] or {}
-    out[it.system][it.id] = it
-  end
-  f:close()
-  return out
+  if r.items ~= "store" then return {} end
+  return store.items_of(CONN[self], r.seq)
 end
 
--- The newest max records, oldest first, and with count the number of all
--- records (the lines are counted, not decoded).
-local function tail_records(self, max, count)
-  local recs = newest(self, max)
-  local n = #recs
-  if count and n == max then
-    n = 0
-    local f = io.open(self.file, "rb")
-    for block in function() return f:read(BLOCK) end do n = n + newlines(block) end
-    f:close()
-  end
-  local out = {}
-  for k = #recs, 1, -1 do out[#out + 1] = recs[k] end
-  return out, n
+-- The newest max records, oldest first, and the number of all records.
+local function tail_records(self, max)
+  self:sync()
+  local recs = rows_to_records(self, CONN[self]:rows(
+    "SELECT run_id, record FROM (SELECT seq, run_id, record FROM runs ORDER BY seq DESC LIMIT ?) ORDER BY seq", max))
+  return recs, CONN[self]:rows("SELECT count(*) AS n FROM runs")[1].n
 end
 
 -- trend(res, n) -> { runs = { {label=, time=, values = {[system] = {[metric] = mean}}} } }
@@ -287,7 +193,7 @@ end
 function History:dashboard(opts)
   opts = opts or {}
   options.check(opts, DASHBOARD_OPTIONS, "history:dashboard", 2)
-  local recs, total = tail_records(self, DASHBOARD_RUNS, true)
+  local recs, total = tail_records(self, DASHBOARD_RUNS)
   local html, replaced = require("evalua.report.dashboard")(recs, { title = opts.title or ("Trend: " .. self.dir),
                                                                    total = total })
   local path = self.dir .. "/index.html"
@@ -420,42 +326,190 @@ local function record_of(res, opts, self_dir)
       for _, m in ipairs(res.metrics) do defs[m.name] = M.definition(m) end
       return defs
     end)(),
+    dims = res.dims, slice_values = res.slice_values, -- the slices in the run's order, for evalua diff --history
+    higher_is_better = (function() -- each metric's direction, for evalua diff --history
+      local dirs = {}
+      for _, m in ipairs(res.metrics) do dirs[m.name] = m.higher_is_better ~= false end
+      return dirs
+    end)(),
     gates = gate_lines(res),
     report = opts.report and relative(self_dir, opts.report) or nil,
     aggregates = res.aggregates,
   }
 end
 
+-- The judge's accounting of the run (requests, tokens, cost, as
+-- judge:stats() gives it), kept in the store's runs.accounting.
+local function encoded_accounting(res)
+  local ok, text = pcall(json.encode, res.meta.judge)
+  return ok and res.meta.judge and text or nil
+end
+
 -- append(res [, {label=, notes=, report=, dashboard=}]) -> the record written.
 -- report: the path of this run's HTML report, linked from the dashboard;
--- dashboard = false leaves index.html as it is.
+-- dashboard = false leaves index.html as it is. The run goes into the
+-- store in one transaction (then, with {jsonl = true}, into the older format).
 local APPEND_OPTIONS = options.set { "label", "notes", "git_commit", "report", "dashboard" }
-local COUNTED = { replaced = true } -- json.encode returns the invalid UTF-8 sequences it replaced
 
 function History:append(res, opts)
   opts = opts or {}
   options.check(opts, APPEND_OPTIONS, "history:append", 2)
-  if shard.skip(res) then return nil end
+  if res:is_part() then return nil end
+  self:sync()
   local rec = record_of(res, opts, self.dir)
-  local lines, replaced, n = {}, 0, 0
-  for i, it in ipairs(res.items) do
-    lines[i], n = json.encode({ id = it.id, system = it.system, scores = it.scores, slices = it.slices }, COUNTED)
-    replaced = replaced + n
-  end
-  local items = self.dir .. "/runs/" .. rec.run_id .. ".jsonl"
-  assert(sys.write_atomic(items, table.concat(lines, "\n") .. "\n"))
-  json.say_replaced(items, replaced)
-  local line
-  line, replaced = json.encode(rec, COUNTED)
-  local ok, dropped = sys.append(self.file, line .. "\n")
-  if not ok then error(dropped, 2) end
-  json.say_replaced(self.file, replaced)
-  if dropped > 0 then
-    io.stderr:write(("evalua: warning: %s: removed a torn final record of %d bytes before appending\n")
-      :format(self.file, dropped))
+  local text, replaced = json.encode(rec, COUNTED)
+  local clean = json.decode(text) -- the record as it reads back: invalid UTF-8 replaced
+  local in_items = store.transaction(CONN[self], function()
+    local seq = store.insert_run(CONN[self], clean, text, "store", encoded_accounting(res))
+    return store.insert_items(CONN[self], seq, res.items)
+  end)
+  json.say_replaced(self.file, replaced + in_items)
+  if self.write_jsonl then
+    local before, after = jsonl.append(self.dir, rec, res.items)
+    store.transaction(CONN[self], function()
+      if (store.meta(CONN[self], "jsonl_size") or 0) == before then store.set_meta(CONN[self], "jsonl_size", after) end
+    end)
   end
   if opts.dashboard ~= false then self:dashboard() end
   return rec
+end
+
+-- Runs whose items are still in their item files, imported now (for the
+-- queries over items of every run).
+local function import_all_items(self)
+  self:sync()
+  for _, r in ipairs(CONN[self]:rows("SELECT run_id FROM runs WHERE items = 'jsonl' ORDER BY seq")) do
+    run_row(self, r.run_id)
+  end
+end
+
+local ITEM_OPTIONS = options.set { "metric", "system" }
+
+-- item_scores(id [, {metric=, system=}]) -> one item's scores across runs,
+-- oldest first: { {run_id=, label=, time=, system=, metric=, value=, reason=} };
+-- value is nil where the item was unmeasured (reason says why).
+function History:item_scores(id, opts)
+  opts = opts or {}
+  options.check(opts, ITEM_OPTIONS, "history:item_scores", 2)
+  if type(id) ~= "string" and math.type(id) ~= "integer" then error("history:item_scores: expected an item id", 2) end
+  import_all_items(self)
+  local sql = { [[SELECT r.run_id, r.label, r.time, s.system, s.metric, s.value, s.reason
+    FROM scores s JOIN runs r ON r.seq = s.run WHERE s.item = ?]] }
+  local args = { id }
+  if opts.metric then sql[#sql + 1], args[#args + 1] = "AND s.metric = ?", opts.metric end
+  if opts.system then sql[#sql + 1], args[#args + 1] = "AND s.system = ?", opts.system end
+  sql[#sql + 1] = "ORDER BY r.seq, s.system, s.metric"
+  return CONN[self]:rows(table.concat(sql, " "), table.unpack(args, 1, #args))
+end
+
+local FLIP_OPTIONS = options.set { "pass", "system" }
+
+-- flips(metric [, {pass = 0.5, system=}]) -> the items whose verdict
+-- changed from one run to the next run that measured them, oldest first:
+-- { {id=, system=, run_id=, label=, before=, after=, from=, to = "pass"|"fail"} }
+-- where pass means a score at or above pass; from is the earlier run's id.
+function History:flips(metric, opts)
+  opts = opts or {}
+  options.check(opts, FLIP_OPTIONS, "history:flips", 2)
+  if type(metric) ~= "string" then error("history:flips: expected a metric name", 2) end
+  local pass = opts.pass or 0.5
+  if type(pass) ~= "number" or pass ~= pass then error("history:flips: pass must be a number", 2) end
+  import_all_items(self)
+  local rows = CONN[self]:rows([[
+    SELECT item AS id, system, run_id, label, value AS after, before, from_run AS "from" FROM (
+      SELECT s.item, s.system, s.run, r.run_id, r.label, s.value,
+             lag(s.value) OVER w AS before, lag(r.run_id) OVER w AS from_run
+      FROM scores s JOIN runs r ON r.seq = s.run
+      WHERE s.metric = ?1 AND s.value IS NOT NULL AND (?2 IS NULL OR s.system = ?2)
+      WINDOW w AS (PARTITION BY s.system, s.item ORDER BY s.run))
+    WHERE before IS NOT NULL AND (before >= ?3) <> (value >= ?3)
+    ORDER BY run, system, item]], metric, opts.system, pass)
+  for _, r in ipairs(rows) do r.to = r.after >= pass and "pass" or "fail" end
+  return rows
+end
+
+local BELOW_OPTIONS = options.set { "system", "threshold", "dim", "value", "higher_is_better", "since" }
+
+-- The gate a run recorded for metric on system and slice dim=value.
+local function gate_of(gates, metric, system, dim, value)
+  for _, g in ipairs(gates or {}) do
+    if g.metric == metric and (g.dim or "all") == dim and (g.value or "all") == value
+      and (g.system == nil or g.system == system) and g.threshold then return g end
+  end
+end
+
+-- first_below(metric [, opts]) -> the oldest run (its record) where the
+-- metric's mean missed its gate, and {mean=, threshold=, previous=} (the
+-- run before it, which met the gate, or nil when the first run missed).
+-- opts: system (default: the newest run's first), dim and value (the
+-- slice, default "all"), threshold (default: the gate each run recorded;
+-- runs without one are passed over), higher_is_better (default: the
+-- gate's, else true; false makes the threshold a maximum), since (a label
+-- or run id: search the runs after it). nil when no run missed.
+function History:first_below(metric, opts)
+  opts = opts or {}
+  options.check(opts, BELOW_OPTIONS, "history:first_below", 2)
+  if type(metric) ~= "string" then error("history:first_below: expected a metric name", 2) end
+  self:sync()
+  local system = opts.system
+  if not system then
+    local newest = self:latest()
+    system = newest and newest.systems[1]
+    if not system then return nil end
+  end
+  local dim, value = opts.dim or "all", opts.value or "all"
+  local after = 0
+  if opts.since then
+    local r = CONN[self]:rows("SELECT seq FROM runs WHERE run_id = ?1 OR label = ?1 ORDER BY seq DESC LIMIT 1",
+      text_of(opts.since))[1]
+    if not r then error(("history:first_below: no run %s in %s"):format(tostring(opts.since), self.file), 2) end
+    after = r.seq
+  end
+  local previous
+  for _, r in ipairs(CONN[self]:rows([[SELECT r.seq, r.run_id, r.gates, a.mean FROM runs r
+      JOIN aggregates a ON a.run = r.seq AND a.system = ? AND a.dim = ? AND a.value = ? AND a.metric = ?
+      WHERE r.seq > ? AND a.mean IS NOT NULL ORDER BY r.seq]], system, dim, value, metric, after)) do
+    local g = gate_of(r.gates and json.decode(r.gates), metric, system, dim, value)
+    local t = opts.threshold or (g and g.threshold)
+    if t then
+      local higher = opts.higher_is_better
+      if higher == nil then higher = not (g and g.higher_is_better == false) end
+      local missed = higher and r.mean < t or (not higher and r.mean > t)
+      if missed then
+        return self:find(r.run_id), { mean = r.mean, threshold = t, previous = previous and self:find(previous) }
+      end
+      previous = r.run_id
+    end
+  end
+  return nil
+end
+
+-- Human labels (docs/history.md#labels).
+-- label{item=, metric=, value=, scale=, rater= [, system=, note=, run=, time=]} -> the label stored
+function History:label(l)
+  return labels.add(CONN[self], l, "history:label")
+end
+
+-- labels([{metric=, rater=, system=}]) -> the labels, oldest first
+function History:labels(opts)
+  return labels.list(CONN[self], opts)
+end
+
+-- item_labels(metric [, {rater=}]) -> one label per item (the lower median
+-- of each rater's newest), and the set of scales they use
+function History:item_labels(metric, opts)
+  if type(metric) ~= "string" then error("history:item_labels: expected a metric name", 2) end
+  return labels.per_item(CONN[self], metric, opts and opts.rater)
+end
+
+-- export_labels(path [, {metric=, rater=, system=}]) -> the number written (JSONL)
+function History:export_labels(path, opts)
+  return labels.export(CONN[self], path, opts)
+end
+
+-- import_labels(path) -> added, already there
+function History:import_labels(path)
+  return labels.import(CONN[self], path)
 end
 
 return M

@@ -84,6 +84,12 @@ uint64_t client_engine_retry(struct client_engine *e, const struct client_result
 /* Requests waiting out a backoff or a server's Retry-After. */
 int client_engine_waiting(const struct client_engine *e);
 
+/* Moves into out (up to max) the ids of requests that began waiting out a
+ * server's Retry-After since the last call, oldest first; returns how
+ * many. Their waiters may step aside meanwhile: ev.map lets the item's
+ * place go to another item (docs/judge.md "ev.map"). */
+int client_engine_parked(struct client_engine *e, uint64_t *out, int max);
+
 /* Drives transfers for up to timeout_ms or until a request finishes, reads
  * every other answer already arrived and gives each freed place to a
  * waiting request, then moves up to max finished requests into out;

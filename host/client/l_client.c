@@ -353,7 +353,25 @@ static void drop_batch(struct engine_ud *u) {
   u->n = u->next = 0;
 }
 
-/* poll(timeout_ms) -> {result...}: waits up to timeout_ms for one to finish. */
+/* Pushes the ids of requests that began waiting out a Retry-After since
+ * the last poll (client_engine_parked) as a list, or nothing; returns how
+ * many values it pushed. */
+static int push_parked(lua_State *L, struct client_engine *e) {
+  uint64_t ids[64];
+  int n = client_engine_parked(e, ids, 64);
+  if (n == 0) return 0;
+  lua_createtable(L, n, 0);
+  for (int k = 0; n > 0; n = client_engine_parked(e, ids, 64))
+    for (int i = 0; i < n; i++) {
+      lua_pushinteger(L, (lua_Integer)ids[i]);
+      lua_rawseti(L, -2, ++k);
+    }
+  return 1;
+}
+
+/* poll(timeout_ms) -> {result...} [, {id...}]: waits up to timeout_ms for
+ * one to finish; the second list, when there is one, names the requests
+ * that began waiting out a server's Retry-After since the last poll. */
 static int l_poll(lua_State *L) {
   struct engine_ud *u = check_engine(L);
   lua_Integer timeout = luaL_optinteger(L, 2, 0);
@@ -369,7 +387,7 @@ static int l_poll(lua_State *L) {
     lua_rawseti(L, -2, u->next);
   }
   u->n = u->next = 0;
-  return 1;
+  return 1 + push_parked(L, u->e);
 }
 
 /* wait_any({engine...}, max_ms): sleeps until one of the engines has news

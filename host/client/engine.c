@@ -28,6 +28,7 @@ enum { WAIT_FIXED, WAIT_BACKOFF, WAIT_TAIL };
 
 struct jreq {
   struct jreq *prev, *next;
+  struct client_engine *engine;
   uint64_t id;
   char *url, *body;
   size_t len;
@@ -47,6 +48,8 @@ struct jreq {
   char *resp;
   size_t resp_len, resp_cap;
   int too_big;
+  int nomem;                /* the meter refused the answer's bytes */
+  size_t charged;           /* bytes charged to the engine's meter for this request */
   long status;
   const char *error;        /* NULL, or msg */
   char msg[320];
@@ -120,7 +123,14 @@ static void list_insert_sorted(struct list *l, struct jreq *r) {
   l->n++;
 }
 
-static void req_free(struct jreq *r) {
+static int charge(struct client_engine *e, struct jreq *r, size_t n) {
+  if (e->c.meter.charge && e->c.meter.charge(e->c.meter.ud, n)) return -1;
+  r->charged += n;
+  return 0;
+}
+
+static void req_free(struct client_engine *e, struct jreq *r) {
+  if (r->charged && e->c.meter.uncharge) e->c.meter.uncharge(e->c.meter.ud, r->charged);
   curl_api()->slist_free_all(r->headers);
   free(r->url);
   free(r->body);
@@ -287,7 +297,7 @@ static void free_list(struct client_engine *e, struct list *l) {
       curl_api()->multi_remove_handle(e->multi, r->easy);
       curl_api()->easy_cleanup(r->easy);
     }
-    req_free(r);
+    req_free(e, r);
   }
   l->head = l->tail = NULL;
   l->n = 0;
@@ -349,12 +359,14 @@ static uint64_t enqueue(struct client_engine *e, const char *path, const char *b
                         double est_tokens, int attempts, const char *operation) {
   struct jreq *r = calloc(1, sizeof *r);
   if (!r) return errno = ENOMEM, 0;
-  if (operation_headers(e, r, operation)) { req_free(r); return errno = ENOMEM, 0; }
+  r->engine = e;
+  if (charge(e, r, sizeof *r + len + 1)) { free(r); return errno = ENOMEM, 0; }
+  if (operation_headers(e, r, operation)) { req_free(e, r); return errno = ENOMEM, 0; }
   r->url = url_request(e->base_url, path);
   r->body = r->url ? malloc(len + 1) : NULL;
   if (!r->body) {
     int err = r->url ? ENOMEM : errno;
-    req_free(r);
+    req_free(e, r);
     errno = err;
     return 0;
   }
@@ -407,6 +419,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud) {
   if (r->resp_len + add + 1 > r->resp_cap) {
     size_t cap = r->resp_cap ? r->resp_cap : 4096;
     while (cap < r->resp_len + add + 1) cap *= 2;
+    if (charge(r->engine, r, cap - r->resp_cap)) { r->nomem = 1; return 0; }
     char *p = realloc(r->resp, cap);
     if (!p) return 0;
     r->resp = p, r->resp_cap = cap;
@@ -592,7 +605,7 @@ static int start(struct client_engine *e, struct jreq *r) {
   if (!h) return -1;
   r->easy = h;
   r->resp_len = 0;
-  r->too_big = 0;
+  r->too_big = r->nomem = 0;
   r->retry_after_ms = -1;
   r->rl_left[QREQ] = r->rl_left[QTOK] = r->rl_reset_ms[QREQ] = r->rl_reset_ms[QTOK] = -1;
   r->rl_limit[QREQ] = r->rl_limit[QTOK] = -1;
@@ -824,6 +837,8 @@ static void classify(struct client_engine *e, struct jreq *r, CURLcode rc) {
     snprintf(why, n, "HTTP %ld", r->status);
     r->retryable = retryable_status(r);
     e->refusals = 0;
+  } else if (r->nomem) {
+    snprintf(why, n, "out of memory: the server's answer does not fit in the memory cap");
   } else if (r->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
     snprintf(why, n, "the server's answer is larger than max_response_bytes (%zu bytes)", r->max_resp);
   } else if (rc == CURLE_OPERATION_TIMEDOUT) {
@@ -1018,6 +1033,10 @@ static void hand_over(struct jreq *r, struct client_result *out) {
   out->retryable = r->retryable;
   out->latency_ms = r->latency_ms;
   out->wait_ms = r->wait_ms;
+  out->nomem = r->nomem;
+  out->charged = r->charged; /* the answer's buffer goes with them */
+  out->meter = r->engine->c.meter;
+  r->charged = 0;
 }
 
 int client_engine_poll(struct client_engine *e, long timeout_ms, struct client_result *out, int max) {
@@ -1042,7 +1061,7 @@ int client_engine_poll(struct client_engine *e, long timeout_ms, struct client_r
   for (struct jreq *r; n < max && (r = e->done.head); n++) {
     list_remove(&e->done, r);
     hand_over(r, &out[n]);
-    req_free(r);
+    req_free(e, r);
   }
   return n;
 }
@@ -1060,6 +1079,8 @@ long client_engine_timeout(struct client_engine *e) {
 void client_result_free(struct client_result *r) {
   free(r->body);
   r->body = NULL;
+  if (r->charged && r->meter.uncharge) r->meter.uncharge(r->meter.ud, r->charged);
+  r->charged = 0;
 }
 
 static struct jreq *find(struct list *l, uint64_t id) {
@@ -1078,7 +1099,7 @@ int client_engine_cancel(struct client_engine *e, uint64_t id) {
       curl_api()->multi_remove_handle(e->multi, r->easy);
       easy_put(e, r->easy);
     }
-    req_free(r);
+    req_free(e, r);
     e->st.cancelled++;
     return 1;
   }

@@ -245,8 +245,23 @@ local function quota_run()
     :format(s.rate_limited, s.attempts, 100 * s.rate_limited / s.attempts, wall, measured))
 end
 
+local function healthy_runs()
+  local ideal = N * LATENCY / CONCURRENCY
+  local walls = {}
+  for run = 1, 3 do
+    local wall, cpu_ms, lat = judged_run()
+    walls[run] = wall
+    print(("%d chat requests, 50 ms latency, concurrency %d, run %d: wall %.3f s = %.3f x ideal %.4f s "
+      .. "(goal <= 1.10); client CPU %.3f ms/request (goal < 0.2); mean latency seen %.1f ms")
+      :format(N, CONCURRENCY, run, wall, wall / ideal, ideal, cpu_ms, lat))
+  end
+  table.sort(walls)
+  print(("  median %.3f x ideal; whole rounds alone (%d x 50 ms) would be %.3f x ideal"):format(
+    walls[2] / ideal, math.ceil(N / CONCURRENCY), math.ceil(N / CONCURRENCY) * LATENCY / ideal))
+end
+
 if only then
-  ({ waiting = waiting_run, faulty = faulty_run, quota = quota_run })[only]()
+  ({ healthy = healthy_runs, waiting = waiting_run, faulty = faulty_run, quota = quota_run })[only]()
   return
 end
 
@@ -255,19 +270,7 @@ print(("mock server, 0 ms latency, bare engine at concurrency %d: %.0f requests/
 print(("  (the 50 ms run below needs %.0f requests/s: %.0f%% of that)"):format(
   CONCURRENCY / LATENCY, CONCURRENCY / LATENCY / rate * 100))
 
-local ideal = N * LATENCY / CONCURRENCY
-local rounds = math.ceil(N / CONCURRENCY) * LATENCY
-local walls = {}
-for run = 1, 3 do
-  local wall, cpu_ms, lat = judged_run()
-  walls[run] = wall
-  print(("%d chat requests, 50 ms latency, concurrency %d, run %d: wall %.3f s = %.3f x ideal %.4f s "
-    .. "(goal <= 1.10); client CPU %.3f ms/request (goal < 0.2); mean latency seen %.1f ms")
-    :format(N, CONCURRENCY, run, wall, wall / ideal, ideal, cpu_ms, lat))
-end
-table.sort(walls)
-print(("  median %.3f x ideal; whole rounds alone (%d x 50 ms) would be %.3f x ideal"):format(
-  walls[2] / ideal, math.ceil(N / CONCURRENCY), rounds / ideal))
+healthy_runs()
 print(("peak RSS after these runs: %.1f MB (goal < 60)"):format(peak_rss_mb()))
 
 local fill, read, fill_cpu = cached_run()

@@ -2,7 +2,7 @@
 # Benchmarks the judge client against two mock servers (50 ms and 0 ms
 # latency) and prints ratios against the ideal bound (bench/judge/bench.lua).
 # usage: bench/judge/run.sh [BUILD_DIR]     (default: build)
-#   BENCH_ONLY=waiting|faulty|quota runs one part (BENCH_SEEDS=N the faulty
+#   BENCH_ONLY=healthy|waiting|faulty|quota runs one part (BENCH_SEEDS=N the faulty
 #   part's first N seeds, BENCH_MAPS="64 16" its map concurrencies); BENCH_WRAP="perf record -g"
 #   runs evalua under a profiler.
 set -eu

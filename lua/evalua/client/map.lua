@@ -3,6 +3,7 @@
 -- sequential code. Results come back in input order; an error in one item
 -- becomes that item's result and the others go on.
 local sched = require "evalua.client.sched"
+local run = require "evalua.core.run"
 local sys = require "evalua._sys"
 local client = require "evalua._client"
 local options = require "evalua.core.options"
@@ -83,6 +84,8 @@ return function(items, fn, opts)
   local n, out, done, failed = #items, {}, 0, 0
   local active, parked, next_i = {}, {}, 1
   local max_parked = concurrency * PARKED_PER_PLACE
+  local cur = run.current()
+  local parks_seen = cur.parks -- the run's count of Retry-After waits begun; looked at when it moves
   local progress = meter(n, opts)
   local body = type(fn) == "function" and fn or function(...) return fn(...) end
   local start = sys.monotonic()
@@ -180,11 +183,15 @@ return function(items, fn, opts)
         parked[k] = parked[#parked]
         parked[#parked] = nil
         if step(w, r) then active[#active + 1] = w end -- waiting again: on a place
+        parks_seen = nil -- room among the parked: look again at the next drive
       end
     end
     if not progressed then
       drive()
-      park()
+      if cur.parks ~= parks_seen then
+        parks_seen = cur.parks
+        park()
+      end
     end
     if progress then progress.update(done, failed) end
   end

@@ -35,6 +35,7 @@ function S.drive(eng, timeout_ms)
     cur.parked[eng] = p
   end
   for i = 1, #parked do p[parked[i]] = true end
+  cur.parks = cur.parks + #parked
   return #done, #parked
 end
 

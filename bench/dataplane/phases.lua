@@ -25,7 +25,11 @@ local function line(what, wall, used, extra)
 end
 line("load", t_load, c_load)
 line("evaluate", t_eval, c_eval)
-for _, f in ipairs { { "json", "compact" }, { "json", "full" }, { "csv" } } do
+-- an evalua from before the items option writes its one form (the full one)
+local _, why = pcall(ev.report.write, res, { dir = out, formats = { "json" }, items = 0 }) -- refused before any work
+local forms = tostring(why):find("unknown option", 1, true) and { { "json" }, { "csv" } }
+  or { { "json", "compact" }, { "json", "full" }, { "csv" } }
+for _, f in ipairs(forms) do
   t, c = clock(), cpu()
   local p = ev.report.write(res, { dir = out, name = "phase", formats = { f[1] }, items = f[2] })[1]
   local dt, dc = clock() - t, cpu() - c

@@ -590,25 +590,22 @@ struct items_hook {
 
 #define BLOCK 8192 /* items a thread writes at a time */
 
-/* Items [lo, hi) after the opening bracket: a comma before each but the first. */
-static void items_range(struct job *j, struct sink *s, size_t lo, size_t hi, int depth) {
-  for (size_t r = lo; r < hi; r++) {
-    if (r) puts_(s, ",");
-    indent(s, depth + 1);
-    item_json(j, s, r);
-  }
-}
+/* Rows [lo, hi) of a report written into s: what two threads share out. */
+struct writer {
+  void (*range)(void *ctx, struct sink *s, size_t lo, size_t hi);
+  void *ctx;
+  lua_State *L;
+};
 
 struct block {
-  struct job *j;
+  const struct writer *w;
   struct sink *s;
   size_t lo, hi;
-  int depth;
 };
 
 static void block_job(void *arg) {
   struct block *b = arg;
-  items_range(b->j, b->s, b->lo, b->hi, b->depth);
+  b->w->range(b->w->ctx, b->s, b->lo, b->hi);
   flush(b->s);
 }
 
@@ -616,38 +613,55 @@ static void block_job(void *arg) {
  * with Lua, when it met a value only Lua can encode. */
 static void take_block(struct block *b, struct sink *out) {
   struct sink *t = b->s;
-  if (t->err) evalua_nomem(b->j->L);
-  if (t->needs_lua) items_range(b->j, out, b->lo, b->hi, b->depth);
+  if (t->err) evalua_nomem(b->w->L);
+  if (t->needs_lua) b->w->range(b->w->ctx, out, b->lo, b->hi);
   else put(out, t->mem, t->memlen), out->replaced += t->replaced;
   t->memlen = t->len = 0, t->replaced = 0, t->needs_lua = 0;
 }
 
-/* Items on two threads, a block each at a time, into memory, then into
- * the report in order: when no item needs Lua (no details, rows from a
- * file) and there are enough of them. */
-static void items_parallel(struct job *j, struct sink *s, int depth) {
-  luaL_checkstack(j->L, 4, "report items");
-  struct sink *t[2] = {sink_open(j->L, NULL), sink_open(j->L, NULL)};
+/* Rows [0, n) on two threads, a block each at a time, into memory, then
+ * into the report in order. For writers that need no Lua. */
+static void write_parallel(const struct writer *w, struct sink *s, size_t n) {
+  luaL_checkstack(w->L, 4, "report rows");
+  struct sink *t[2] = {sink_open(w->L, NULL), sink_open(w->L, NULL)};
   t[0]->no_lua = t[1]->no_lua = 1;
-  size_t n = j->t->n;
   for (size_t lo = 0; lo < n; lo += 2 * BLOCK) {
     size_t mid = lo + BLOCK < n ? lo + BLOCK : n, hi = mid + BLOCK < n ? mid + BLOCK : n;
-    struct block b[2] = {{j, t[0], lo, mid, depth}, {j, t[1], mid, hi, depth}};
+    struct block b[2] = {{w, t[0], lo, mid}, {w, t[1], mid, hi}};
     evalua_run_two(block_job, (void *[]){&b[0], &b[1]});
     take_block(&b[0], s);
     take_block(&b[1], s);
   }
-  lua_pop(j->L, 2);
+  lua_pop(w->L, 2);
 }
 
-/* The items array, where the document holds the marker. */
+struct items_ctx {
+  struct job *j;
+  int depth;
+};
+
+/* Items [lo, hi) after the opening bracket: a comma before each but the first. */
+static void items_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
+  const struct items_ctx *c = ctx;
+  for (size_t r = lo; r < hi; r++) {
+    if (r) puts_(s, ",");
+    indent(s, c->depth + 1);
+    item_json(c->j, s, r);
+  }
+}
+
+/* The items array, where the document holds the marker: on two threads
+ * when no item needs Lua (no details, rows from a file) and there are
+ * enough of them. */
 static void write_items(void *ud, int depth) {
   struct items_hook *h = ud;
   struct job *j = h->j;
   if (!j->t->n) return puts_(h->s, "[]");
   puts_(h->s, "[");
-  if (j->t->n >= 2 * BLOCK && !j->lua_rows && !j->lua_details) items_parallel(j, h->s, depth);
-  else items_range(j, h->s, 0, j->t->n, depth);
+  struct items_ctx c = {j, depth};
+  struct writer w = {items_range, &c, j->L};
+  if (j->t->n >= 2 * BLOCK && !j->lua_rows && !j->lua_details) write_parallel(&w, h->s, j->t->n);
+  else items_range(&c, h->s, 0, j->t->n);
   indent(h->s, depth);
   puts_(h->s, "]");
 }
@@ -694,7 +708,21 @@ static void put_utf8(struct sink *s, const char *p, size_t n) {
  * cell a spreadsheet would run as a formula (= + - @ tab CR first) gets a
  * leading apostrophe (OWASP's advice against CSV injection). */
 static void csv_text(struct sink *s, const char *p, size_t n) {
+  static const unsigned char as_is[256] = { /* printable ASCII but ',' and '"' */
+    [' '] = 1, ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1, ['*'] = 1,
+    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['/'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, [':'] = 1, [';'] = 1, ['<'] = 1, ['='] = 1, ['>'] = 1, ['?'] = 1,
+    ['@'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1,
+    ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1,
+    ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['['] = 1, ['\\'] = 1, [']'] = 1,
+    ['^'] = 1, ['_'] = 1, ['`'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+    ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1,
+    ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['{'] = 1,
+    ['|'] = 1, ['}'] = 1, ['~'] = 1, [0x7f] = 1};
   int formula = n && strchr("=+-@\t\r", p[0]);
+  size_t k = 0;
+  while (k < n && as_is[(unsigned char)p[k]]) k++;
+  if (k == n && !formula) return put(s, p, n); /* most cells: one pass, no quoting, nothing to check */
   int quote = 0;
   for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
   if (!quote) {
@@ -753,7 +781,87 @@ static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sy
   lua_settop(L, top);
 }
 
-/* csv(spec, reason_metrics [, path]): header and one line per row. */
+/* A text cell from column c (no Lua): nothing for an absent column. */
+static void csv_col_text(struct job *j, struct sink *s, size_t r, long c) {
+  if (c < 0) return;
+  const struct evt_cell *cell = &j->t->cols[c].cells[r];
+  char b[40];
+  switch (cell->type) {
+  case EVT_STR: case EVT_JSON: csv_text(s, j->t->text + cell->v.off, cell->len); break;
+  case EVT_INT: put(s, b, (size_t)sprintf(b, "%lld", (long long)cell->v.i)); break;
+  case EVT_NUM: number(s, cell->v.d); break;
+  case EVT_TRUE: puts_(s, "true"); break;
+  case EVT_FALSE: puts_(s, "false"); break;
+  default: break;
+  }
+}
+
+/* What a CSV line needs besides the job: the reason columns, the columns
+ * of query and answer, and the system and slice value cells, each made
+ * once for the whole report. */
+struct csv_ctx {
+  struct job *j;
+  const size_t *rcol;
+  size_t nr;
+  long qcol, acol;
+  const char *cbase;
+  struct qstr *csys, **cval;
+};
+
+static struct qstr *csv_all(lua_State *L, struct sink *s, const char *const *names, size_t n) {
+  struct qstr *q = lua_newuserdatauv(L, (n + 1) * sizeof *q, 0);
+  for (size_t i = 0; i < n; i++) {
+    size_t at = s->memlen + s->len, was = s->replaced;
+    csv_text(s, names[i], strlen(names[i]));
+    q[i] = (struct qstr){at, s->memlen + s->len - at, s->replaced - was};
+  }
+  return q;
+}
+
+static void csv_cells(lua_State *L, struct csv_ctx *c) {
+  struct job *j = c->j;
+  luaL_checkstack(L, (int)j->ndims + 8, "too many slice dimensions");
+  struct sink *s = sink_open(L, NULL);
+  c->csys = csv_all(L, s, j->sysname, j->sys->nvalues);
+  c->cval = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *c->cval, 0);
+  for (size_t k = 0; k < j->ndims; k++) c->cval[k] = csv_all(L, s, j->dval[k], j->dcodes[k]->nvalues);
+  flush(s);
+  if (s->err) evalua_nomem(L);
+  c->cbase = s->mem ? s->mem : "";
+}
+
+static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
+  const struct csv_ctx *c = ctx;
+  struct job *j = c->j;
+  for (size_t r = lo; r < hi; r++) {
+    if (j->lua_rows) csv_cell_text(j, s, r, j->idf);
+    else csv_col_text(j, s, r, j->id_col);
+    uint32_t code = j->sys->code[r];
+    puts_(s, ","), put_q(s, c->cbase, &c->csys[code]);
+    for (size_t k = 0; k < j->ndims; k++) puts_(s, ","), put_q(s, c->cbase, &c->cval[k][j->dcodes[k]->code[r]]);
+    for (size_t m = 0; m < j->nm; m++) {
+      puts_(s, ",");
+      if (!j->sc->miss[m][r]) number(s, j->sc->val[m][r]);
+    }
+    for (size_t m = 0; m < j->nm && j->before; m++) puts_(s, ","), csv_baseline(j, s, r, j->sysname[code], m);
+    for (size_t i = 0; i < c->nr; i++) {
+      uint32_t w = j->sc->why[c->rcol[i]][r];
+      puts_(s, ",");
+      if (w) csv_text(s, j->sc->reasons[w], strlen(j->sc->reasons[w]));
+      else if (j->sc->miss[c->rcol[i]][r]) puts_(s, "unmeasured");
+    }
+    puts_(s, ",");
+    if (j->lua_rows) csv_cell_text(j, s, r, "query");
+    else csv_col_text(j, s, r, c->qcol);
+    puts_(s, ",");
+    if (j->lua_rows) csv_cell_text(j, s, r, "answer");
+    else csv_col_text(j, s, r, c->acol);
+    puts_(s, "\r\n");
+  }
+}
+
+/* csv(spec, reason_metrics [, path]): header and one line per row, on two
+ * threads when no line needs Lua (rows from a file, no baseline). */
 static int l_csv(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */
@@ -769,6 +877,8 @@ static int l_csv(lua_State *L) {
     rcol[i] = (size_t)m;
     lua_pop(L, 1);
   }
+  struct csv_ctx c = {&j, rcol, nr, evt_col_index(j.t, "query", 5), evt_col_index(j.t, "answer", 6), NULL, NULL, NULL};
+  csv_cells(L, &c);
   struct sink *s = sink_open(L, path);
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
@@ -777,31 +887,9 @@ static int l_csv(lua_State *L) {
     puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m])), puts_(s, ".baseline");
   for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
   puts_(s, ",query,answer\r\n");
-  for (size_t r = 0; r < j.t->n; r++) {
-    csv_cell_text(&j, s, r, j.idf);
-    const char *sys = value_of(&j, j.systems, j.sys->code[r]);
-    puts_(s, ","), csv_text(s, sys, strlen(sys));
-    for (size_t k = 0; k < j.ndims; k++) {
-      lua_rawgeti(L, j.dvalues, (lua_Integer)k + 1);
-      const char *v = value_of(&j, lua_gettop(L), j.dcodes[k]->code[r]);
-      puts_(s, ","), csv_text(s, v, strlen(v));
-      lua_pop(L, 1);
-    }
-    for (size_t m = 0; m < j.nm; m++) {
-      puts_(s, ",");
-      if (!j.sc->miss[m][r]) number(s, j.sc->val[m][r]);
-    }
-    for (size_t m = 0; m < j.nm && j.before; m++) puts_(s, ","), csv_baseline(&j, s, r, sys, m);
-    for (size_t i = 0; i < nr; i++) {
-      uint32_t w = j.sc->why[rcol[i]][r];
-      puts_(s, ",");
-      if (w) csv_text(s, j.sc->reasons[w], strlen(j.sc->reasons[w]));
-      else if (j.sc->miss[rcol[i]][r]) puts_(s, "unmeasured");
-    }
-    puts_(s, ","), csv_cell_text(&j, s, r, "query");
-    puts_(s, ","), csv_cell_text(&j, s, r, "answer");
-    puts_(s, "\r\n");
-  }
+  struct writer w = {csv_range, &c, L};
+  if (j.t->n >= 2 * BLOCK && !j.lua_rows && !j.before) write_parallel(&w, s, j.t->n);
+  else csv_range(&c, s, 0, j.t->n);
   return sink_close(L, s, path);
 }
 

@@ -358,6 +358,31 @@ function test_a_large_json_report_has_every_item_in_order()
   end
 end
 
+-- The CSV report past 16,384 rows is written by two threads too: every
+-- line equals the one built here from the items.
+function test_a_large_csv_report_has_every_line_in_order()
+  local lines = {}
+  for i = 1, 20000 do
+    lines[i] = ('{"qid":"q%d","query":"how, %d","answer":"a%d b","gold_answers":["a%d"],"variant":"v%d","retrieved":["d%d"],"gold_doc_ids":["d1"]}')
+      :format(i, i, i % 7, i % 5, i % 3, i % 11)
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1", "mrr" }, system = "variant", slices = { "variant" }, ci = false })
+  local got = {}
+  for line in ev.report.render(res, "csv"):gmatch("([^\r\n]*)\r\n") do got[#got + 1] = line end
+  lu.assertEquals(got[1], "id,system,variant,token_f1,mrr,query,answer")
+  lu.assertEquals(#got, 20001)
+  local bad = 0
+  for i = 1, 20000 do
+    local it = res.items[i]
+    local want = table.concat({ it.id, it.system, it.slices.variant, json.number(it.scores.token_f1),
+      json.number(it.scores.mrr), '"' .. it.row.query .. '"', it.row.answer }, ",")
+    if got[i + 1] ~= want then bad = bad + 1 end
+  end
+  lu.assertEquals(bad, 0)
+end
+
 -- A row field holding JSON is written by Lua's decoder; a thread meeting
 -- one hands its block back, and the report is the same as one thread's.
 function test_a_json_valued_field_in_a_large_full_report()

@@ -149,19 +149,89 @@ local function check_complex(ds, complex, path)
   end
 end
 
+local formats = require "evalua.data.formats"
+
+-- The names of opts.format: evalua's own (jsonl, csv, or evalua for
+-- either by the extension), the peers' (docs/data.md) and auto.
+M.formats = { "evalua", "jsonl", "csv", "ragas", "deepeval", "promptfoo", "beir", "msmarco", "auto" }
+local FORMAT = options.set(M.formats)
+
 local function detect_format(path, opts)
-  if opts.format then return opts.format end
-  if path:match("%.csv$") then return "csv" end
-  return "jsonl"
+  local f = opts.format
+  if f == "auto" then
+    local name, why = formats.detect(path)
+    if not name then sys.input_error(why) end
+    f = name
+  end
+  if f == nil or f == "evalua" then return path:match("%.[cC][sS][vV]$") and "csv" or "jsonl" end
+  return f
 end
 
-local LOAD_KNOWN = options.set { "schema", "mode", "format" }
+-- A missing qid in a file that is a peer's says which format it is.
+local function with_hint(path, msg)
+  if msg:find("field 'qid': missing", 1, true) then return msg .. formats.hint(path) end
+  return msg
+end
+
+-- A mapped row as JSON for the C reader: keys sorted, a nested value the
+-- peer wrote kept as its own text (raw), the rest encoded.
+local function mapped_json(r)
+  local keys = {}
+  for k in pairs(r.row) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do
+    local enc = r.raw[k]
+    if not enc then
+      local ok, e = pcall(json.encode, r.row[k])
+      if not ok then return nil, ("field '%s': %s"):format(k, e) end
+      enc = e
+    end
+    parts[i] = json.encode(k) .. ":" .. enc
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- "field 'contexts': ..." of a row mapped from the peer's 'retrieved_contexts'
+-- names both.
+local function peer_field(msg, from)
+  local key, sub, rest = msg:match("^field '([^'%[%.]+)([^']*)'(.*)$")
+  if key and from[key] and from[key] ~= key then
+    return ("field '%s%s' (read from '%s')%s"):format(key, sub, from[key], rest)
+  end
+  return msg
+end
+
+-- A peer's file or folder, mapped to rows (formats/) and appended to a C
+-- table as if read from JSON lines, each row keeping the peer's line.
+local function load_peer(path, format, spec, mode)
+  local res = formats.rows(path, format, { split = spec.split, corpus = spec.corpus, lenient = mode == "lenient" })
+  local tbl = T.new(spec)
+  local skipped = res.skipped or {}
+  for _, r in ipairs(res.rows) do
+    local text, err = mapped_json(r)
+    local ok = text and tbl:append(text, r.line)
+    if not ok then
+      if text then _, err = tbl:append(text, r.line) end
+      err = peer_field(err, r.from)
+      if mode == "lenient" then skipped[#skipped + 1] = { line = r.line, error = err }
+      else input_error(res.where, r.line, err) end
+    end
+  end
+  return tbl, res.hash, skipped, res.corpus
+end
+
+local LOAD_KNOWN = options.set { "schema", "mode", "format", "split", "corpus" }
 
 -- load(path [, opts]) -> Dataset
 -- opts.schema  extra/overriding field types (see evalua.core.schema); false for none
 -- opts.mode    "strict" (default: the first bad row stops with file:line: field ...)
 --              or "lenient" (bad rows are skipped and listed in ds.skipped)
--- opts.format  "jsonl" | "csv" (default: from the extension)
+-- opts.format  "evalua" (the default: "csv" or "jsonl" by the extension), "ragas",
+--              "deepeval", "promptfoo", "beir", "msmarco" or "auto" (docs/data.md)
+-- opts.split   beir: the qrels file (qrels/SPLIT.tsv, default "test");
+--              msmarco: queries.SPLIT.tsv and qrels.SPLIT.tsv (default "dev.small")
+-- opts.corpus  beir, msmarco: false leaves the corpus unread (ds.corpus nil)
 function M.load(path, opts)
   opts = opts or {}
   options.check(opts, LOAD_KNOWN, "ev.dataset.load", 2)
@@ -169,15 +239,32 @@ function M.load(path, opts)
   if mode ~= "strict" and mode ~= "lenient" then
     error(("dataset.load: mode must be \"strict\" or \"lenient\", got %s"):format(tostring(mode)), 2)
   end
+  if opts.format ~= nil and not FORMAT[opts.format] then
+    error(("dataset.load: format must be one of %s, got %s"):format(table.concat(M.formats, ", "),
+      tostring(opts.format)), 2)
+  end
+  local format = detect_format(path, opts)
+  local folder = format == "beir" or format == "msmarco"
+  if (opts.split ~= nil or opts.corpus ~= nil) and not folder then
+    error(("dataset.load: split and corpus apply to format \"beir\" and \"msmarco\", not \"%s\""):format(format), 2)
+  end
   local spec, complex = c_schema(opts.schema ~= false and opts.schema or nil, opts.schema ~= false)
   spec.lenient = mode == "lenient"
-  local format = detect_format(path, opts)
-  if format ~= "csv" and format ~= "jsonl" then
-    error(("dataset.load: format must be \"jsonl\" or \"csv\", got %s"):format(tostring(format)), 2)
+  local tbl, hash, skipped, corpus
+  if format == "csv" or format == "jsonl" then
+    tbl, hash, skipped = (format == "csv" and T.load_csv or T.load)(path, spec)
+    if not tbl then sys.input_error(with_hint(path, hash)) end
+    if #tbl == 0 and skipped[1] and skipped[1].error:find("field 'qid': missing", 1, true) then
+      local hint = formats.hint(path)
+      if hint ~= "" then input_error(path, skipped[1].line, skipped[1].error .. hint) end
+    end
+  else
+    spec.split, spec.corpus = opts.split, opts.corpus
+    tbl, hash, skipped, corpus = load_peer(path, format, spec, mode)
+    spec.split, spec.corpus = nil, nil
   end
-  local tbl, hash, skipped = (format == "csv" and T.load_csv or T.load)(path, spec)
-  if not tbl then sys.input_error(hash) end
-  local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode }
+  local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode,
+                           corpus = corpus }
   check_complex(ds, complex, path)
   return ds
 end

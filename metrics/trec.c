@@ -532,12 +532,12 @@ static long query_of(struct reader *rd, const char *qid, size_t len) {
 /* The first line decides the columns: trec_eval's four, or three (QID
  * DOCNO REL) as BEIR writes its qrels/SPLIT.tsv, whose first line may be
  * its header "query-id corpus-id score" (a third field that is not a
- * grade), read past. 1 when line l is that header. */
+ * number), read past. 1 when line l is that header. */
 static int qrels_columns(struct evr_trec *t, const struct line *l) {
-  int32_t grade;
+  double v;
   if (t->qrels_width) return 0;
   t->qrels_width = l->n == 3 && !l->more ? 3 : 4;
-  return t->qrels_width == 3 && parse_grade(l->f[2], l->len[2], &grade);
+  return t->qrels_width == 3 && parse_score(l->f[2], l->len[2], &v); /* "0.5" is a bad grade, not a header */
 }
 
 static int qrels_line(void *ctx, size_t no, const struct line *l, struct evr_error *err) {

@@ -71,6 +71,9 @@ and a grade that is not an integer, are errors naming the line:
   $ printf 'query-id\tcorpus-id\tscore\nq1\td1\t0.5\n' > half; "$EVALUA" trec half "$D/run.trec"
   evalua trec: half:2: relevance is not an integer: '0.5'
   [3]
+  $ printf 'q1\td1\t0.5\n' > first; "$EVALUA" trec first "$D/run.trec"
+  evalua trec: first:1: relevance is not an integer: '0.5'
+  [3]
   $ printf 'q1\td1\t1\nq1\td1\t0\n' > twice; "$EVALUA" trec twice "$D/run.trec"
   evalua trec: twice:2: document 'd1' is judged twice for query 'q1' (first at line 1)
   [3]

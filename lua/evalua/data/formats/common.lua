@@ -20,7 +20,7 @@ function M.typename(v)
   if v == records.null then return "null" end
   if type(v) == "table" then return v[1] ~= nil and "a list" or next(v) == nil and "an empty list or object" or "an object" end
   if math.type(v) then return "a number" end
-  return type(v) == "string" and "a string" or type(v)
+  return type(v) == "string" and "a string" or type(v) == "boolean" and "a boolean" or type(v)
 end
 
 function M.is_list(v)

@@ -235,6 +235,14 @@ function test_options_that_do_nothing_are_refused()
   lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small", { format = "ragas" }), "a folder; format \"ragas\" reads a file")
 end
 
+function test_yaml_tests_need_the_yaml_reader()
+  if pcall(require, "evalua._yaml") then return end -- the reader is there: tests of it are its own
+  local path = bad_file("x.yaml", "- vars: {q: hi}\n")
+  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "auto" }),
+    "x.yaml: YAML test files need evalua's YAML reader (evalua._yaml), which this build lacks")
+  os.remove(path)
+end
+
 function test_auto_detection_by_keys()
   lu.assertEquals(ev.dataset.load("tests/data/rows.csv", { format = "auto" }).format, "csv")
   lu.assertEquals(ev.dataset.load("scripts/data/rag_eval.jsonl", { format = "auto" }).format, "jsonl")

@@ -64,6 +64,7 @@ function M.detect(path)
     return nil, ("%s: a folder that is neither BEIR's (corpus.jsonl, queries.jsonl, qrels/) nor MS MARCO's "
       .. "(collection.tsv, queries.SPLIT.tsv, qrels.SPLIT.tsv)"):format(path)
   end
+  if path:lower():find("%.ya?ml$") then return "promptfoo" end -- the only YAML data evalua reads
   local keys, wrapper = first_keys(path)
   if not keys then return nil, ("%s: no record to tell the format by"):format(path) end
   if keys.qid ~= nil then return "evalua" end

@@ -209,17 +209,33 @@ local from_csv = M.test_from_csv_row
 local TEST_KEYS = { "vars", "assert", "description", "options", "threshold", "metadata", "providerOutput", "provider",
                     "providers", "prompts" }
 
+-- A YAML test list through evalua's YAML reader (evalua._yaml, when the
+-- build has it): its decode gives the list; records carry line 1, as the
+-- reader gives no line per item here.
+local function yaml_records(path)
+  local ok, yaml = pcall(require, "evalua._yaml")
+  local decode = ok and type(yaml) == "table" and (yaml.decode or yaml.load)
+  if not decode then
+    c.input_error(("%s: YAML test files need evalua's YAML reader (evalua._yaml), which this build lacks; write "
+      .. "the tests as CSV, JSON or JSON lines"):format(path))
+  end
+  local list, err = decode(require("evalua.data.formats.records").read_file(path))
+  if type(list) == "table" and list[1] == nil and type(list.tests) == "table" then list = list.tests end
+  if type(list) ~= "table" then c.input_error(("%s: %s"):format(path, err or "expected a list of test cases")) end
+  local out = {}
+  for i, t in ipairs(list) do
+    if type(t) ~= "table" then c.input_error(("%s: test %d: expected a test case {vars =, assert =}"):format(path, i)) end
+    out[i] = { line = 1, value = t, raw = {} }
+  end
+  return out, require("evalua._sys").sha256(require("evalua.data.formats.records").read_file(path)), "yaml"
+end
+
 -- tests(path) -> test cases {line =, test = {vars =, assert =, ...}}, hash
 function M.tests(path)
   local ext = (path:match("%.([%w]+)$") or ""):lower()
-  if ext == "yaml" or ext == "yml" then
-    local ok = pcall(require, "evalua._yaml")
-    if not ok then
-      c.input_error(("%s: YAML test files need evalua's YAML reader, which this build lacks; write the tests "
-        .. "as CSV, JSON or JSON lines"):format(path))
-    end
-  end
-  local recs, hash, kind = c.read(path, M.WRAPPERS)
+  local recs, hash, kind
+  if ext == "yaml" or ext == "yml" then recs, hash, kind = yaml_records(path)
+  else recs, hash, kind = c.read(path, M.WRAPPERS) end
   local out, warned = {}, {}
   for i, rec in ipairs(recs) do
     local ok, test = pcall(function()

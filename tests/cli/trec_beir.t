@@ -7,7 +7,7 @@ trec_eval 10.0's long options.
 
 BEIR's EvaluateRetrieval.evaluate(qrels, results, [1, 3], ignore_identical_ids=False):
 
-  $ "$EVALUA" trec -m num_q -m beir.1,3 "$D/qrels.tsv" "$D/run.trec"
+  $ "$EVALUA" trec -m num_q -m beir.1,3 "$D/qrels/test.tsv" "$D/run.trec"
   num_q                 \tall\t2 (esc)
   P_1                   \tall\t1.0000 (esc)
   P_3                   \tall\t0.5000 (esc)
@@ -21,7 +21,7 @@ BEIR's EvaluateRetrieval.evaluate(qrels, results, [1, 3], ignore_identical_ids=F
 and with BEIR's default, ignore_identical_ids=True: q2 loses its only
 result and still counts, as retrieving nothing:
 
-  $ "$EVALUA" trec --ignore-identical-ids -q -m num_q -m num_ret -m beir.1,3 "$D/qrels.tsv" "$D/run.trec" | grep -E '[[:space:]](q2|all)[[:space:]]'
+  $ "$EVALUA" trec --ignore-identical-ids -q -m num_q -m num_ret -m beir.1,3 "$D/qrels/test.tsv" "$D/run.trec" | grep -E '[[:space:]](q2|all)[[:space:]]'
   num_ret               \tq2\t0 (esc)
   P_1                   \tq2\t0.0000 (esc)
   P_3                   \tq2\t0.0000 (esc)
@@ -44,12 +44,12 @@ result and still counts, as retrieving nothing:
 
 -m beir alone is BEIR's default k values, 1, 3, 5, 10, 100 and 1000:
 
-  $ "$EVALUA" trec -m beir "$D/qrels.tsv" "$D/run.trec" | cut -f1 | tr -d ' ' | tr '\n' ' '
+  $ "$EVALUA" trec -m beir "$D/qrels/test.tsv" "$D/run.trec" | cut -f1 | tr -d ' ' | tr '\n' ' '
   P_1 P_3 P_5 P_10 P_100 P_1000 recall_1 recall_3 recall_5 recall_10 recall_100 recall_1000 ndcg_cut_1 ndcg_cut_3 ndcg_cut_5 ndcg_cut_10 ndcg_cut_100 ndcg_cut_1000 map_cut_1 map_cut_3 map_cut_5 map_cut_10 map_cut_100 map_cut_1000  (no-eol)
 
 BEIR's custom MRR@1 divides by every judged query (q3 counts as 0): -c -M 1:
 
-  $ "$EVALUA" trec -c -M 1 -m recip_rank "$D/qrels.tsv" "$D/run.trec"
+  $ "$EVALUA" trec -c -M 1 -m recip_rank "$D/qrels/test.tsv" "$D/run.trec"
   recip_rank            \tall\t0.6667 (esc)
 
 A headed three-column file gives what the same judgements give in
@@ -57,8 +57,8 @@ trec_eval's four columns, byte for byte; so does one without the header:
 
   $ cd "$CRAMTMP"
   $ printf 'q1 0 d1 1\nq1 0 d2 1\nq2 0 q2 1\nq2 0 d4 0\nq3 0 d5 2\n' > four
-  $ tail -n +2 "$D/qrels.tsv" > three
-  $ "$EVALUA" trec -q -a four "$D/run.trec" > a; "$EVALUA" trec -q -a "$D/qrels.tsv" "$D/run.trec" > b; "$EVALUA" trec -q -a three "$D/run.trec" > c
+  $ tail -n +2 "$D/qrels/test.tsv" > three
+  $ "$EVALUA" trec -q -a four "$D/run.trec" > a; "$EVALUA" trec -q -a "$D/qrels/test.tsv" "$D/run.trec" > b; "$EVALUA" trec -q -a three "$D/run.trec" > c
   $ cmp a b && cmp a c && wc -l < a
   291
 

@@ -156,6 +156,38 @@ function test_beir_folder_loads_as_rows_and_corpus()
     "beir_small: no qrels/train.tsv (split 'train'; this folder has dev, test)")
 end
 
+-- BEIR's EvaluateRetrieval.evaluate on its own folder and run, through
+-- ev.evaluate: tests/data/peers/beir/README.md works the values by hand.
+function test_beir_evaluation_through_ev_evaluate()
+  local B = "tests/data/peers/beir"
+  local measures = { "P.1", "P.3", "recall.1", "recall.3", "ndcg_cut.1", "ndcg_cut.3", "map_cut.1", "map_cut.3" }
+  local want = {
+    [false] = { 1, 0.5, 0.75, 1, 1, (1.5 / (1 + 1 / math.log(3, 2)) + 1) / 2, 0.75, (5 / 6 + 1) / 2 },
+    [true] = { 0.5, 1 / 3, 0.25, 0.5, 0.5, 1.5 / (1 + 1 / math.log(3, 2)) / 2, 0.25, 5 / 12 },
+  }
+  for _, drop in ipairs { false, true } do
+    local ds = ev.dataset.load(B, { format = "beir", run = B .. "/run.trec", ignore_identical_ids = drop or nil })
+    lu.assertEquals(ds.n, 3) -- q1, q2, q3: the judged queries
+    lu.assertNil(ds.rows[3].retrieved) -- q3 has no results: unmeasured, not counted
+    lu.assertEquals(#ds.rows[2].retrieved, drop and 0 or 1)
+    local res = ev.evaluate(ds, { metrics = measures, quiet = true })
+    for i, m in ipairs(measures) do
+      local a = res.aggregates.all.all.all[m] -- slice all, value all, the one system
+      lu.assertAlmostEquals(a.mean, want[drop][i], 1e-12, m)
+      lu.assertEquals({ a.measured, a.n }, { 2, 3 }, m) -- q3 unmeasured: BEIR counts q1 and q2
+    end
+  end
+  -- MS MARCO's own run format: QID<TAB>DOCNO<TAB>RANK
+  local path = os.tmpname()
+  local f = assert(io.open(path, "wb"))
+  f:write("1048585\t1\t2\n1048585\t0\t1\n2\t9\t1\n")
+  f:close()
+  local ms = ev.dataset.load(D .. "msmarco_small", { format = "msmarco", run = path })
+  lu.assertEquals(ms.rows[1].retrieved, { "0", "1" })
+  lu.assertEquals(ms.rows[2].retrieved, { "9" })
+  os.remove(path)
+end
+
 function test_msmarco_folder_loads_as_rows_and_corpus()
   local ds = load("msmarco_small")
   lu.assertEquals(ds.format, "msmarco")
@@ -230,7 +262,9 @@ end
 
 function test_options_that_do_nothing_are_refused()
   lu.assertStrContains(err_of(ev.dataset.load, D .. "ragas_single.jsonl", { format = "ragas", split = "x" }),
-    "split and corpus apply to format \"beir\" and \"msmarco\", not \"ragas\"")
+    "split applies to format \"beir\" and \"msmarco\", not \"ragas\"")
+  lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small", { format = "beir", ignore_identical_ids = true }),
+    "ignore_identical_ids applies to the rankings of a run: give run = FILE")
   lu.assertStrContains(err_of(ev.dataset.load, D .. "ragas_single.jsonl", { format = "rags" }), "format must be one of evalua")
   lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small", { format = "ragas" }), "a folder; format \"ragas\" reads a file")
 end

@@ -205,7 +205,8 @@ end
 -- A peer's file or folder, mapped to rows (formats/) and appended to a C
 -- table as if read from JSON lines, each row keeping the peer's line.
 local function load_peer(path, format, spec, mode)
-  local res = formats.rows(path, format, { split = spec.split, corpus = spec.corpus, lenient = mode == "lenient" })
+  local res = formats.rows(path, format, { split = spec.split, corpus = spec.corpus, run = spec.run,
+    ignore_identical_ids = spec.ignore_identical_ids, lenient = mode == "lenient" })
   local tbl = T.new(spec)
   local skipped = res.skipped or {}
   for _, r in ipairs(res.rows) do
@@ -221,7 +222,8 @@ local function load_peer(path, format, spec, mode)
   return tbl, res.hash, skipped, res.corpus
 end
 
-local LOAD_KNOWN = options.set { "schema", "mode", "format", "split", "corpus" }
+local LOAD_KNOWN = options.set { "schema", "mode", "format", "split", "corpus", "run", "ignore_identical_ids" }
+local FOLDER_ONLY = { "split", "corpus", "run", "ignore_identical_ids" }
 
 -- load(path [, opts]) -> Dataset
 -- opts.schema  extra/overriding field types (see evalua.core.schema); false for none
@@ -232,6 +234,10 @@ local LOAD_KNOWN = options.set { "schema", "mode", "format", "split", "corpus" }
 -- opts.split   beir: the qrels file (qrels/SPLIT.tsv, default "test");
 --              msmarco: queries.SPLIT.tsv and qrels.SPLIT.tsv (default "dev.small")
 -- opts.corpus  beir, msmarco: false leaves the corpus unread (ds.corpus nil)
+-- opts.run     beir, msmarco: a run file (TREC's six columns, or MS MARCO's
+--              QID DOCNO RANK) whose rankings become the rows' retrieved
+-- opts.ignore_identical_ids  with run: BEIR's rule, a document whose id is
+--              its query's is dropped from the ranking
 function M.load(path, opts)
   opts = opts or {}
   options.check(opts, LOAD_KNOWN, "ev.dataset.load", 2)
@@ -245,8 +251,13 @@ function M.load(path, opts)
   end
   local format = detect_format(path, opts)
   local folder = format == "beir" or format == "msmarco"
-  if (opts.split ~= nil or opts.corpus ~= nil) and not folder then
-    error(("dataset.load: split and corpus apply to format \"beir\" and \"msmarco\", not \"%s\""):format(format), 2)
+  for _, k in ipairs(FOLDER_ONLY) do
+    if opts[k] ~= nil and not folder then
+      error(("dataset.load: %s applies to format \"beir\" and \"msmarco\", not \"%s\""):format(k, format), 2)
+    end
+  end
+  if opts.ignore_identical_ids ~= nil and opts.run == nil then
+    error("dataset.load: ignore_identical_ids applies to the rankings of a run: give run = FILE", 2)
   end
   local spec, complex = c_schema(opts.schema ~= false and opts.schema or nil, opts.schema ~= false)
   spec.lenient = mode == "lenient"
@@ -259,9 +270,9 @@ function M.load(path, opts)
       if hint ~= "" then input_error(path, skipped[1].line, skipped[1].error .. hint) end
     end
   else
-    spec.split, spec.corpus = opts.split, opts.corpus
+    spec.split, spec.corpus, spec.run, spec.ignore_identical_ids = opts.split, opts.corpus, opts.run, opts.ignore_identical_ids
     tbl, hash, skipped, corpus = load_peer(path, format, spec, mode)
-    spec.split, spec.corpus = nil, nil
+    spec.split, spec.corpus, spec.run, spec.ignore_identical_ids = nil, nil, nil, nil
   end
   local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode,
                            corpus = corpus }

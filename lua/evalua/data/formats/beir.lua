@@ -133,7 +133,79 @@ local function rows_of(order, by, queries, qrels_path)
   return out
 end
 
--- beir(folder, {split =, corpus =}) -> rows, hash, corpus, files
+-- A run's rankings: a TREC run (QID Q0 DOCNO RANK SCORE RUNID, as BEIR's
+-- util.save_runfile writes it), read by evalua trec's reader and ordered
+-- as trec_eval orders it, or MS MARCO's QID<TAB>DOCNO<TAB>RANK; qid ->
+-- retrieved list ({id =, score =} or ids in rank order) for the judged
+-- queries the run has.
+local function read_run(qrels, path)
+  local f = io.open(path, "rb")
+  if not f then c.input_error(("cannot read the run: %s"):format(path)) end
+  local first
+  repeat first = f:read("l") until first == nil or (first:find("%S") and not first:find("^#"))
+  f:close()
+  local out = {}
+  local n = 0
+  for _ in (first or ""):gmatch("%S+") do n = n + 1 end
+  if n == 3 then -- MS MARCO's run
+    local ls = lines(path)
+    local by = {}
+    for no, line in ipairs(ls) do
+      if line:find("%S") then
+        local q, d, r = line:match("^(%S+)%s+(%S+)%s+(%S+)%s*$")
+        local rank = r and math.tointeger(tonumber(r))
+        if not rank or rank < 1 then
+          c.input_error(("%s:%d: expected QID DOCNO RANK (MS MARCO's run), RANK a whole number >= 1"):format(path, no))
+        end
+        by[q] = by[q] or {}
+        local seen = by[q]
+        if seen[d] then c.input_error(("%s:%d: document '%s' is ranked twice for query '%s' (first on line %d)"):format(path, no, d, q, seen[d].line)) end
+        seen[d] = { rank = rank, line = no }
+        seen[#seen + 1] = d
+      end
+    end
+    for q, seen in pairs(by) do
+      table.sort(seen, function(a, b)
+        if seen[a].rank ~= seen[b].rank then return seen[a].rank < seen[b].rank end
+        return a > b
+      end)
+      local ids = {}
+      for i, d in ipairs(seen) do ids[i] = d end
+      out[q] = ids
+    end
+    return out, sys.sha256(records.read_file(path))
+  end
+  local data, err = require("evalua.eval.metrics").load_trec(qrels, path)
+  if not data then c.input_error(err) end
+  for _, r in ipairs(data:rows { complete = false }) do out[r.qid] = r.retrieved end
+  return out, sys.sha256(records.read_file(path))
+end
+
+-- The rows' rankings from a run; with drop, BEIR's ignore_identical_ids: a
+-- document whose id is the query's is dropped, and a ranking left empty
+-- stays (retrieving nothing, which counts as BEIR counts it).
+local function attach_run(rows, qrels, path, drop)
+  local runs, hash = read_run(qrels, path)
+  for _, rec in ipairs(rows) do
+    local ranking = runs[rec.row.qid]
+    if ranking then
+      local kept = {}
+      for _, e in ipairs(ranking) do
+        local id = type(e) == "table" and e.id or e
+        if not (drop and id == rec.row.qid) then kept[#kept + 1] = e end
+      end
+      rec.row.retrieved = setmetatable(kept, json.array)
+    end
+  end
+  return hash
+end
+
+local function with_run(rows, hash, qrels, opts)
+  if opts.run then return sys.sha256(hash .. attach_run(rows, qrels, opts.run, opts.ignore_identical_ids)) end
+  return hash
+end
+
+-- beir(folder, {split =, corpus =, run =, ignore_identical_ids =}) -> rows, hash, corpus, files
 function M.beir(dir, opts)
   local split = opts.split or "test"
   local qrels = ("%s/qrels/%s.tsv"):format(dir, split)
@@ -159,7 +231,7 @@ function M.beir(dir, opts)
     corpus = {}
     for id, d in pairs(docs) do corpus[id] = doc_of(d) end
   end
-  return rows, sys.sha256(qhash .. hq .. hc .. split), corpus, qrels
+  return rows, with_run(rows, sys.sha256(qhash .. hq .. hc .. split), qrels, opts), corpus, qrels
 end
 
 -- MS MARCO's TSV of id<TAB>text (queries, passages) or id url title body (documents).
@@ -192,7 +264,7 @@ local function find(dir, names)
   end
 end
 
--- msmarco(folder, {split =, corpus =}) -> rows, hash, corpus, files
+-- msmarco(folder, {split =, corpus =, run =, ignore_identical_ids =}) -> rows, hash, corpus, files
 function M.msmarco(dir, opts)
   local split = opts.split or "dev.small"
   local qpath = find(dir, { ("queries.%s.tsv"):format(split), ("msmarco-doc%s-queries.tsv"):format(split) })
@@ -219,7 +291,7 @@ function M.msmarco(dir, opts)
     corpus = {}
     for id, d in pairs(docs) do corpus[id] = doc_of(d) end
   end
-  return rows, sys.sha256(rhash .. hq .. hc .. split), corpus, rpath
+  return rows, with_run(rows, sys.sha256(rhash .. hq .. hc .. split), rpath, opts), corpus, rpath
 end
 
 function M.is_beir(dir) return exists(dir .. "/queries.jsonl") and exists(dir .. "/corpus.jsonl") end

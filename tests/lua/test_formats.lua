@@ -252,6 +252,26 @@ function test_bad_peer_input_names_file_line_and_field()
   end
 end
 
+function test_edges_of_the_peer_shapes()
+  -- DeepEval's RetrievedContextData markers: the text is the context, the source kept
+  local p = bad_file("x.json", '[{"input": "q", "retrieval_context": ["deepeval_source=kb/a.md,deepeval_context=Refunds within 30 days.", "plain"]}]')
+  local r = ev.dataset.load(p, { format = "deepeval" }).rows[1]
+  lu.assertEquals(r.contexts, { "Refunds within 30 days.", "plain" })
+  lu.assertEquals(r.retrieval_context_sources, { "kb/a.md", json.null })
+  os.remove(p)
+  -- a RAGAS CSV question that starts with "[" is a question, not a conversation
+  p = bad_file("x.csv", "user_input,response\n[Draft] what is it?,x\n")
+  lu.assertEquals(ev.dataset.load(p, { format = "ragas" }).rows[1].query, "[Draft] what is it?")
+  os.remove(p)
+  -- a peer's JSON list loaded as evalua rows gets the hint too
+  lu.assertStrContains(err_of(ev.dataset.load, D .. "deepeval_goldens.json"),
+    "(this looks like DeepEval test cases: load it with {format = \"deepeval\"}")
+  -- a key kept as written: an empty list stays a list
+  p = bad_file("x.jsonl", '{"user_input": "q", "tags": []}\n')
+  lu.assertEquals(ev.dataset.load(p, { format = "ragas" }).table:get(1, "tags"), "[]")
+  os.remove(p)
+end
+
 function test_lenient_skips_a_bad_peer_row_and_lists_it()
   local path = bad_file("x.jsonl", '{"user_input": "q"}\n{"user_input": 5}\n{"user_input": "r"}\n')
   local ds = ev.dataset.load(path, { format = "ragas", mode = "lenient" })

@@ -169,7 +169,7 @@ end
 
 -- A missing qid in a file that is a peer's says which format it is.
 local function with_hint(path, msg)
-  if msg:find("field 'qid': missing", 1, true) then return msg .. formats.hint(path) end
+  if msg:find("field 'qid': missing", 1, true) or path:lower():find("%.json$") then return msg .. formats.hint(path) end
   return msg
 end
 

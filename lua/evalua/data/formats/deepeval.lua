@@ -92,6 +92,23 @@ local function contexts(v, field, csv)
   return c.strings(v, field, csv, "|")
 end
 
+-- A RetrievedContextData item as save_as writes it,
+-- "deepeval_source=SOURCE,deepeval_context=TEXT": its text is the context,
+-- its source kept in retrieval_context_sources (nil where an item has none).
+local function unmark(list, out)
+  if not list then return nil end
+  local sources, any = {}, false
+  for i, item in ipairs(list) do
+    local src, text = item:match("^deepeval_source=(.-),deepeval_context=(.*)$")
+    if src then list[i], sources[i], any = text, src, true end
+  end
+  if any then
+    for i = 1, #list do if sources[i] == nil then sources[i] = json.null end end
+    out.row.retrieval_context_sources = setmetatable(sources, json.array)
+  end
+  return list
+end
+
 local SINGLE = { input = true, actual_output = true, expected_output = true, retrieval_context = true,
                  tools_called = true, expected_tools = true }
 
@@ -102,7 +119,7 @@ local function single(rec, v, out, csv)
   local e, en = get(v, "expected_output")
   if c.string(e, en) then c.set(out, "gold_answers", setmetatable({ e }, json.array), en) end
   local r, rn = get(v, "retrieval_context")
-  c.set(out, "contexts", contexts(r, rn, csv), rn)
+  c.set(out, "contexts", unmark(contexts(r, rn, csv), out), rn)
   if v.context ~= nil then out.row.context = contexts(v.context, "context", csv) end
   local called, cn = get(v, "tools_called")
   if called ~= nil then

@@ -101,7 +101,12 @@ function M.map(rec, i, csv)
   local v, out = rec.value, c.new_row(rec.line)
   out.row.qid = i
   local input = v.user_input
-  if csv and type(input) == "string" and input:find("^%s*%[") then input = c.value(input, "user_input", csv) end
+  if csv and type(input) == "string" and input:find("^%s*%[") then
+    -- a multi-turn sample's messages, as str() writes them; a question that
+    -- merely starts with "[" stays a question
+    local list = c.structured(input)
+    if type(list) == "table" and c.is_object(list[1]) and (list[1].type ~= nil or list[1].content ~= nil) then input = list end
+  end
   if type(input) == "table" then -- a MultiTurnSample
     c.set(out, "messages", messages(input, "user_input"), "user_input")
     c.set(out, "expected_outcome", c.string(v.reference, "reference"), "reference")

@@ -173,23 +173,26 @@ local function with_hint(path, msg)
   return msg
 end
 
--- A mapped row as JSON for the C reader: keys sorted, a nested value the
--- peer wrote kept as its own text (raw), the rest encoded.
+-- A mapped row as JSON for the C reader: one encoding of its values (a call
+-- per value cost 5 us each, half the load), then the nested values the peer
+-- wrote, kept as their own text (raw).
 local function mapped_json(r)
-  local keys = {}
-  for k in pairs(r.row) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local parts = {}
-  for i, k in ipairs(keys) do
-    local enc = r.raw[k]
-    if not enc then
-      local ok, e = pcall(json.encode, r.row[k])
-      if not ok then return nil, ("field '%s': %s"):format(k, e) end
-      enc = e
-    end
-    parts[i] = json.encode(k) .. ":" .. enc
+  local plain, extra = {}, {}
+  for k, v in pairs(r.row) do
+    local raw = r.raw[k]
+    if raw then extra[#extra + 1] = json.encode(k) .. ":" .. raw else plain[k] = v end
   end
-  return "{" .. table.concat(parts, ",") .. "}"
+  local ok, text = pcall(json.encode, plain)
+  if not ok then -- name the value that cannot be JSON (a Python literal's 1e400)
+    for k, v in pairs(plain) do
+      local fine, why = pcall(json.encode, v)
+      if not fine then return nil, ("field '%s': %s"):format(k, why) end
+    end
+    return nil, text
+  end
+  if #extra == 0 then return text end
+  table.sort(extra)
+  return (text == "{}" and "{" or text:sub(1, -2) .. ",") .. table.concat(extra, ",") .. "}"
 end
 
 -- "field 'contexts': ..." of a row mapped from the peer's 'retrieved_contexts'

@@ -37,6 +37,8 @@ local opt = ev.cli.parse(arg, {
   { "scale", 5, "labels run from 1 to this; judge scores map onto it as round(1 + s * (scale - 1))" },
   { "scores", "", "take the judge's scores from this JSON report instead of judging now", path = "file" },
   { "data", here .. "/data/rag_eval.jsonl", "the rows the labels refer to" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "contexts", 3, "retrieved documents given to the judge", integer = true, min = 1 },
   { "judge", "offline", "offline, or openai", choices = { "offline", "openai" } },
@@ -153,7 +155,7 @@ end
 local function scores_by_judging()
   local wanted = {}
   for _, l in ipairs(labels.rows) do wanted[key(l.qid, l.variant)] = true end
-  local ds = ev.dataset.load(opt.data):filter(function(r) return wanted[key(r.qid, r.variant)] end)
+  local ds = ev.dataset.load(opt.data, { format = opt["data-format"] }):filter(function(r) return wanted[key(r.qid, r.variant)] end)
   ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
   local res = ev.evaluate(ds, { metrics = { ev.rag[opt.metric] or opt.metric },
                                 judge = ev.cli.try(ev.judge.open, opt.judge), quiet = opt.quiet, ci = false })

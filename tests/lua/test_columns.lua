@@ -96,7 +96,7 @@ end
 function test_unknown_load_option_is_refused()
   local ok, err = pcall(ev.dataset.load, dir .. "/rows.jsonl", { mdoe = "lenient" })
   lu.assertFalse(ok)
-  lu.assertStrContains(err, "ev.dataset.load: unknown option 'mdoe' (options: format, mode, schema)")
+  lu.assertStrContains(err, "ev.dataset.load: unknown option 'mdoe' (options: corpus, format, ignore_identical_ids, mode, run, schema, split)")
 end
 
 function test_csv_reads_into_the_same_columns_as_jsonl()

@@ -62,8 +62,8 @@ function test_trajectory_assertions_run_as_metrics_over_rows_and_their_own_lists
 end
 
 function test_a_threshold_stays_required_where_a_type_has_no_default()
-  local _, why = ev.assertions.compile({ type = "similar", value = "x" }, "assert")
-  lu.assertStrContains(why, "'similar' needs a threshold")
+  local _, why = ev.assertions.compile({ type = "latency" }, "assert")
+  lu.assertStrContains(why, "'latency' needs a threshold")
   local c = assert(ev.assertions.compile({ type = "tool-call-f1", value = { "a" } }, "assert"))
   lu.assertEquals(c.threshold, 1)
   _, why = ev.assertions.compile({ type = "tool-call-f1", value = { "a" }, threshold = 2 }, "assert")

@@ -1,0 +1,53 @@
+-- Peers' own assertion cases, kept as data (tests/data/peers/<peer>/*.jsonl,
+-- each line naming the peer file and test it came from): every case runs
+-- through ev.assertions and must give the peer's verdict, and its score
+-- (exactly, or within score_min..score_max where the peer bounds it).
+-- A case whose peer value evalua deliberately does not follow carries
+-- "evalua" (the value evalua gives) and "why"; docs/assertions.md explains.
+local lu = require "luaunit"
+local ev = require "evalua"
+local json = require "evalua.core.json"
+local A = ev.assertions
+
+local function cases(file)
+  local out = {}
+  for line in io.lines(file) do
+    if line:find("%S") then out[#out + 1] = assert(json.decode(line)) end
+  end
+  return out
+end
+
+local function run_file(file, ctx)
+  local n = 0
+  for i, c in ipairs(cases(file)) do
+    local where = ("%s:%d (%s)"):format(file, i, c.from)
+    lu.assertNotNil(c.from, where .. ": a case names the peer file it came from")
+    local compiled, why = A.compile(c.assert, "assert", { base = "tests/data/peers/promptfoo" })
+    if c.refused then
+      lu.assertNil(compiled, where)
+      lu.assertStrContains(why, c.refused, false, where)
+    else
+      lu.assertNotNil(compiled, where .. ": " .. tostring(why))
+      local row = c.row or {}
+      row.answer = c.output
+      local r = A.run(compiled, row, ctx)
+      local want = c.evalua or c
+      lu.assertEquals(r.pass, want.pass, where .. ": " .. tostring(r.reason))
+      if want.score then lu.assertAlmostEquals(r.score, want.score, 1e-9, where) end
+      if want.score_min then lu.assertTrue(r.score >= want.score_min, where .. ": score " .. tostring(r.score)) end
+      if want.score_max then lu.assertTrue(r.score <= want.score_max, where .. ": score " .. tostring(r.score)) end
+      if want.reason then lu.assertStrContains(r.reason, want.reason, false, where) end
+    end
+    n = n + 1
+  end
+  return n
+end
+
+TestPromptfoo = {}
+for _, name in ipairs { "text", "overlap" } do
+  TestPromptfoo["test_" .. name] = function()
+    lu.assertTrue(run_file("tests/data/peers/promptfoo/" .. name .. ".jsonl") > 0)
+  end
+end
+
+os.exit(lu.LuaUnit.run(), true)

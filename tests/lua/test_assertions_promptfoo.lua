@@ -171,4 +171,49 @@ function TestScores:test_max_score_across_cells()
   lu.assertEquals(res:agg("a", "assertions").mean, 0.5)
 end
 
+TestMarkup = {}
+
+function TestMarkup:test_xml()
+  lu.assertEquals({ run({ type = "is-xml" }, "<root><a>1</a></root>") }, { true, "well-formed XML", 1 })
+  local pass, reason = run({ type = "is-xml" }, "<root><a>1</root>")
+  lu.assertEquals(pass, false)
+  lu.assertStrContains(reason, "not well-formed XML (line 1): ")
+  lu.assertEquals({ run({ type = "is-xml", value = "root.a, root.b" }, "<root><a>1</a></root>") },
+    { false, "XML lacks the elements root.b", 0 })
+  lu.assertEquals({ run({ type = "contains-xml", value = { requiredElements = { "note.to" } } },
+    "Here: <note><to>Tove</to></note> bye") }, { true, "contains well-formed XML with note.to", 1 })
+  lu.assertEquals({ run({ type = "contains-xml" }, "a < b and c > d") }, { false, "no XML in the output", 0 })
+  -- an external entity is neither fetched nor read: the document stays well-formed, &e; unexpanded
+  lu.assertTrue((run({ type = "is-xml" }, '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>')))
+end
+
+function TestMarkup:test_html()
+  lu.assertEquals({ run({ type = "is-html" }, "<div><p>Hello</p></div>") }, { true, "HTML with 2 elements", 1 })
+  lu.assertEquals({ run({ type = "is-html" }, "Hello <b>world</b>") }, { false, "text stands outside the HTML elements", 0 })
+  lu.assertEquals({ run({ type = "is-html" }, "<foo>bar</foo>") },
+    { false, "no HTML element in the output (<foo> is not HTML)", 0 })
+  lu.assertEquals({ run({ type = "is-html" }, "<!DOCTYPE html><html><body>Hi</body></html>") },
+    { true, "HTML with 2 elements", 1 })
+  lu.assertEquals({ run({ type = "is-html" }, "<my-widget>x</my-widget>") }, { true, "HTML with 1 element", 1 })
+end
+
+function TestMarkup:test_sql()
+  lu.assertEquals({ run({ type = "is-sql" }, "SELECT id, name FROM users WHERE age > 18;") },
+    { true, "valid SQL (SQLite), 1 statement", 1 })
+  lu.assertEquals({ run({ type = "is-sql" }, "SELECT * FORM users") },
+    { false, 'not valid SQL (SQLite): near "FORM": syntax error', 0 })
+  lu.assertEquals({ run({ type = "is-sql" }, "SELECT a FROM t; DELETE FROM u WHERE x = 1") },
+    { true, "valid SQL (SQLite), 2 statements", 1 })
+  lu.assertEquals({ run({ type = "is-sql" }, "SELECT count(*) FROM orders GROUP BY") },
+    { false, "not valid SQL (SQLite): incomplete input", 0 })
+  lu.assertEquals({ run({ type = "contains-sql" }, "Here:\n```sql\nSELECT 1;\n```\n") },
+    { true, "contains valid SQL (SQLite), 1 statement", 1 })
+  lu.assertEquals({ run({ type = "is-sql", value = { databaseType = "sqlite" } }, "SELECT 1") },
+    { true, "valid SQL (SQLite), 1 statement", 1 })
+  lu.assertEquals(refused { type = "is-sql", value = { databaseType = "MySQL" } },
+    "assert[1].value.databaseType: evalua checks SQLite's dialect only, not \"MySQL\"")
+  lu.assertEquals(refused { type = "is-sql", value = { allowedTables = { "users" } } },
+    "assert[1].value.allowedTables: not supported: evalua checks syntax, not which tables a query reads")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -1,0 +1,143 @@
+/* evalua._xml: libxml2's parsers for the is-xml, contains-xml and is-html
+ * assertions.
+ *
+ *   xml.check(text) -> paths          -- well-formed: the list of element paths ("root.item.name")
+ *                   -> nil, why, line -- libxml2's first error and its line
+ *   xml.html(text) -> {elements =, unknown =, text_outside =, first =}
+ *                                     -- libxml2's HTML parser: known and unknown elements,
+ *                                     -- whether text stands outside every element
+ *   xml.max_bytes                     -- the longest text read
+ *
+ * Neither parser reads the network, loads a DTD or substitutes entities, so
+ * a document cannot make the run fetch or read a file. libxml2 allocates
+ * with its own (process-wide) allocator, outside --mem-limit: the input is
+ * bounded by max_bytes instead, and each tree is freed before returning. */
+#define _GNU_SOURCE /* strcasestr */
+#include <stdio.h>
+#include <string.h>
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <lauxlib.h>
+
+#include "modules.h"
+
+#define MAX_BYTES (16u << 20)
+#define MAX_PATHS 10000
+#define PATH_CHARS 1024
+
+static const char *checked_text(lua_State *L, size_t *len) {
+  const char *s = luaL_checklstring(L, 1, len);
+  luaL_argcheck(L, *len <= MAX_BYTES, 1, "text longer than xml.max_bytes");
+  return s;
+}
+
+/* Every element's dotted path, depth first, each once. */
+static void add_paths(lua_State *L, xmlNode *n, char *buf, size_t used, int *count) {
+  for (; n && *count < MAX_PATHS; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE) continue;
+    const char *name = (const char *)n->name;
+    size_t len = strlen(name), at = used;
+    if (used + len + 2 >= PATH_CHARS) continue; /* too deep to name: left out */
+    if (used) buf[at++] = '.';
+    memcpy(buf + at, name, len + 1);
+    lua_pushlstring(L, buf, at + len);
+    lua_rawseti(L, -2, ++*count);
+    add_paths(L, n->children, buf, at + len, count);
+    buf[used] = '\0';
+  }
+}
+
+static int l_check(lua_State *L) {
+  size_t len;
+  const char *s = checked_text(L, &len);
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (!ctxt) return luaL_error(L, "xml: out of memory");
+  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, s, (int)len, NULL, "UTF-8",
+                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  if (!doc || !ctxt->wellFormed) {
+    const xmlError *e = xmlCtxtGetLastError(ctxt);
+    char why[512];
+    int line = e ? e->line : 0;
+    snprintf(why, sizeof why, "%s", e && e->message ? e->message : "not well-formed");
+    size_t n = strlen(why);
+    while (n && (why[n - 1] == '\n' || why[n - 1] == ' ')) why[--n] = '\0';
+    if (doc) xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
+    lua_pushnil(L);
+    lua_pushstring(L, why);
+    lua_pushinteger(L, line);
+    return 3;
+  }
+  char buf[PATH_CHARS] = "";
+  int count = 0;
+  lua_createtable(L, 8, 0);
+  add_paths(L, xmlDocGetRootElement(doc), buf, 0, &count);
+  xmlFreeDoc(doc);
+  xmlFreeParserCtxt(ctxt);
+  return 1;
+}
+
+struct html_count {
+  int known, unknown, text_outside;
+  const char *first;
+};
+
+/* Elements the parser made up (html, head and body around a fragment, a p
+ * around stray text) are not the output's own: an element counts when the
+ * text opens it ("<name"). */
+static int has_tag(const char *text, const char *name) {
+  char open[64];
+  snprintf(open, sizeof open, "<%s", name);
+  return strcasestr(text, open) != NULL;
+}
+
+static void html_walk(xmlNode *n, const char *text, int in_own, struct html_count *c) {
+  for (; n; n = n->next) {
+    if (n->type == XML_TEXT_NODE && !in_own) {
+      for (const xmlChar *p = n->content; p && *p; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r') { c->text_outside = 1; break; }
+    }
+    if (n->type != XML_ELEMENT_NODE) continue;
+    const char *name = (const char *)n->name;
+    int implied = !has_tag(text, name);
+    if (!implied) {
+      if (htmlTagLookup(n->name)) c->known++; else c->unknown++;
+      if (!c->first) c->first = name;
+    }
+    html_walk(n->children, text, in_own || !implied, c);
+  }
+}
+
+static int l_html(lua_State *L) {
+  size_t len;
+  const char *s = checked_text(L, &len);
+  htmlDocPtr doc = htmlReadMemory(s, (int)len, NULL, "UTF-8",
+                                  HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
+  struct html_count c = {0, 0, 0, NULL};
+  if (doc) html_walk(xmlDocGetRootElement(doc), s, 0, &c);
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, c.known);
+  lua_setfield(L, -2, "elements");
+  lua_pushinteger(L, c.unknown);
+  lua_setfield(L, -2, "unknown");
+  lua_pushboolean(L, c.text_outside);
+  lua_setfield(L, -2, "text_outside");
+  if (c.first) {
+    lua_pushstring(L, c.first);
+    lua_setfield(L, -2, "first");
+  }
+  if (doc) xmlFreeDoc(doc);
+  return 1;
+}
+
+static const luaL_Reg funcs[] = {{"check", l_check}, {"html", l_html}, {NULL, NULL}};
+
+int luaopen_evalua_xml(lua_State *L) {
+  xmlInitParser();
+  luaL_newlib(L, funcs);
+  lua_pushinteger(L, MAX_BYTES);
+  lua_setfield(L, -2, "max_bytes");
+  return 1;
+}

@@ -124,10 +124,10 @@ function TestTypes:test_json_and_schema()
     { false, "$.source: 7 is not one of [1,2,3]" })
   lu.assertEquals({ check({ type = "is-json", value = { type = "array", items = { type = "number" } } }, '[1, "a"]') },
     { false, "$[1]: expected number, got string" })
-  local c, why = A.compile({ type = "json-schema", value = { type = "object", minProperties = 1 } }, "a")
+  local c, why = A.compile({ type = "json-schema", value = { type = "object", minProperty = 1 } }, "a")
   lu.assertNil(c)
-  lu.assertEquals(why, "a.value: schema keyword 'minProperties' is not supported (type, required, properties, "
-    .. "additionalProperties, items, enum, minimum, maximum, minLength, maxLength, minItems, maxItems)")
+  lu.assertEquals(why, "a.value: schema keyword 'minProperty' is not a JSON Schema draft-07 keyword "
+    .. "(did you mean 'minProperties'?)")
   -- the keywords of function schemas: additionalProperties and bounds
   local fn = { type = "object", properties = { n = { type = "integer", minimum = 1, maximum = 3 },
                tags = { type = "array", maxItems = 1 }, s = { type = "string", minLength = 2 } },

@@ -171,6 +171,57 @@ function TestScores:test_max_score_across_cells()
   lu.assertEquals(res:agg("a", "assertions").mean, 0.5)
 end
 
+function TestTypes:test_json_is_read_as_javascript_reads_it()
+  -- cjson would take these; JSON.parse (and so promptfoo) does not
+  for _, text in ipairs { "NaN", "Infinity", "0x10", "01", "[1,]", "{'a': 1}" } do
+    local pass, reason = run({ type = "is-json" }, text)
+    lu.assertEquals(pass, false, text)
+    lu.assertStrContains(reason, "not JSON: ", false, text)
+  end
+  -- [] and {} stay apart
+  lu.assertEquals({ run({ type = "is-json", value = '{"type": "array"}' }, "{}") },
+    { false, "$: expected array, got object", 0 })
+  lu.assertEquals({ run({ type = "equals", value = '[]' }, "[]") }, { true, 'equals "[]"', 1 })
+end
+
+function TestTypes:test_draft7_keywords_users_write()
+  local s = {
+    definitions = { price = { type = "number", exclusiveMinimum = 0 } },
+    type = "object", required = { "id", "when", "price" },
+    properties = {
+      id = { type = "string", pattern = "^[A-Z]{2}\\d{3}$" },
+      when = { type = "string", format = "date-time" },
+      price = { ["$ref"] = "#/definitions/price" },
+      kind = { const = "order" },
+      tags = { type = "array", uniqueItems = true, items = { enum = { "a", "b" } } },
+      contact = { oneOf = { { type = "string", format = "email" }, { type = "null" } } },
+    },
+    additionalProperties = false,
+  }
+  local good = '{"id": "AB123", "when": "2024-02-29T10:00:00Z", "price": 2.5, "kind": "order", "tags": ["a"], '
+    .. '"contact": "x@example.com"}'
+  lu.assertEquals({ run({ type = "is-json", value = s }, good) }, { true, "valid JSON matching the schema", 1 })
+  local function why(text) return select(2, run({ type = "is-json", value = s }, text)) end
+  lu.assertEquals(why('{"id": "AB12", "when": "2024-02-29T10:00:00Z", "price": 1}'),
+    '$.id: "AB12" does not match the pattern /^[A-Z]{2}\\d{3}$/')
+  lu.assertEquals(why('{"id": "AB123", "when": "2023-02-29T10:00:00Z", "price": 1}'),
+    '$.when: "2023-02-29T10:00:00Z" is not a valid date-time')
+  lu.assertEquals(why('{"id": "AB123", "when": "2024-02-29T10:00:00Z", "price": 0}'),
+    "$.price: 0 is not above the exclusiveMinimum 0")
+  lu.assertEquals(why('{"id": "AB123", "when": "2024-02-29T10:00:00Z", "price": 1, "tags": ["a", "a"]}'),
+    "$.tags: items 0 and 1 are equal (uniqueItems)")
+  lu.assertEquals(why('{"id": "AB123", "when": "2024-02-29T10:00:00Z", "price": 1, "contact": 5}'),
+    "$.contact: matches 0 of oneOf, not exactly 1")
+  lu.assertEquals(why('{"id": "AB123", "when": "2024-02-29T10:00:00Z", "price": 1, "kind": "refund"}'),
+    '$.kind: "refund" is not the const "order"')
+  lu.assertEquals(refused { type = "is-json", value = { type = "string", format = "phone" } },
+    "assert[1].value.format: 'phone' is not a format evalua checks (date, date-time, email, hostname, idn-email, "
+    .. "idn-hostname, ipv4, ipv6, iri, iri-reference, json-pointer, regex, relative-json-pointer, time, uri, "
+    .. "uri-reference, uri-template, uuid)")
+  lu.assertEquals(refused { type = "is-json", value = { ["$ref"] = "#/definitions/none" } },
+    "assert[1].value.$ref: '#/definitions/none' names nothing in this schema (references to other documents are not read)")
+end
+
 TestMarkup = {}
 
 function TestMarkup:test_xml()

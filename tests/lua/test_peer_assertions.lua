@@ -50,4 +50,31 @@ for _, name in ipairs { "text", "overlap" } do
   end
 end
 
+-- The JSON-Schema-Test-Suite's draft7 cases (port.py wrote them), read
+-- with the strict reader so that [] and {} stay apart: every schema is read
+-- (or refused where the case says evalua refuses it) and every instance
+-- is valid or not as the suite says.
+local J = require "evalua.experiment.assertions_json"
+local S = require "evalua.experiment.assertions_schema"
+
+TestJsonSchemaSuite = {}
+function TestJsonSchemaSuite:test_draft7()
+  local n, refused = 0, 0
+  for line in io.lines("tests/data/peers/json-schema-test-suite/draft7.jsonl") do
+    local c = assert(J.decode(line))
+    local ok, why = S.validate(c.schema, "schema")
+    if c.evalua and c.evalua.refused then
+      lu.assertNil(ok, c.from)
+      lu.assertStrContains(why, c.evalua.refused, false, c.from)
+      refused = refused + 1
+    else
+      lu.assertTrue(ok, c.from .. ": " .. tostring(why))
+      local bad = S.check(c.schema, c.data)
+      lu.assertEquals(bad == nil, c.valid, c.from .. ": " .. tostring(bad))
+    end
+    n = n + 1
+  end
+  lu.assertEquals({ n, refused }, { 904, 4 })
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -4,8 +4,7 @@
 -- word-count and character-count; and evalua's own lua-pattern,
 -- json-schema, min-length, max-length, min-words and max-words.
 -- docs/assertions.md says where each differs from promptfoo.
-local json = require "evalua.core.json"
-local equal = require "evalua.agent.equal"
+local J = require "evalua.experiment.assertions_json"
 local schema = require "evalua.experiment.assertions_schema"
 local K = require "evalua.experiment.assertions_values"
 
@@ -70,9 +69,9 @@ end
 -- equals: text byte for byte; a JSON value against the answer decoded.
 local function equals(answer, v)
   if v.json ~= nil then
-    local decoded = json.decode(answer)
+    local decoded = J.decode(answer)
     if decoded == nil then return false, "not JSON, so it cannot equal " .. show(v.json) end
-    if equal.equal(decoded, v.json) then return true, "equals " .. show(v.json) .. " as JSON" end
+    if J.equal(decoded, v.json) then return true, "equals " .. show(v.json) .. " as JSON" end
     return false, "differs from " .. show(v.json) .. " as JSON"
   end
   if answer == v.text then return true, "equals " .. show(v.text) end
@@ -87,7 +86,7 @@ local function schema_fit(value, decoded, what)
 end
 
 local function json_check(answer, value)
-  local decoded, err = json.decode(answer)
+  local decoded, err = J.decode(answer)
   if decoded == nil then return false, "not JSON: " .. tostring(err) end
   return schema_fit(value, decoded, "valid JSON")
 end
@@ -121,8 +120,8 @@ function M.json_objects(s)
     i = s:find("{", i, true)
     if not i then return out end
     local e = object_end(s, i)
-    local decoded = e and json.decode(s:sub(i, e))
-    if type(decoded) == "table" then
+    local decoded = e and J.decode(s:sub(i, e))
+    if J.is_object(decoded) then
       out[#out + 1] = decoded
       i = e + 1
     else

@@ -7,6 +7,7 @@
 local json = require "evalua.core.json"
 local regex = require "evalua._regex"
 local schema = require "evalua.experiment.assertions_schema"
+local J = require "evalua.experiment.assertions_json"
 
 local M = { values = {}, thresholds = {} }
 local V = M.values
@@ -66,7 +67,7 @@ function M.file_value(v, what, base)
   local text = f:read("a")
   f:close()
   if path:find("%.json$") then
-    local decoded, jerr = json.decode(text)
+    local decoded, jerr = J.decode(text)
     if decoded == nil then return nil, ("%s: %s is not JSON: %s"):format(what, v, tostring(jerr)) end
     return decoded
   end
@@ -252,8 +253,8 @@ end
 -- A JSON Schema (a table, or its JSON text as promptfoo allows).
 function V.schema(v, what)
   if type(v) == "string" then
-    local decoded = json.decode(v)
-    if type(decoded) ~= "table" then return nil, what .. ": expected a schema (an object, or its JSON text)" end
+    local decoded = J.decode(v)
+    if decoded == nil then return nil, what .. ": expected a schema (an object, or its JSON text)" end
     v = decoded
   end
   local ok, why = schema.validate(v, what)

@@ -326,6 +326,7 @@ function M.check_rows(ds, field, lists, threshold_field)
     local list = row[field]
     local why
     if list ~= nil then
+      local _
       _, why = lists(list, field)
       why = why and M.field_message(why)
     end

@@ -1,0 +1,78 @@
+-- promptfoo's model-graded types against the project's mock server (its
+-- reply set by a directive inside the graded output) and, for those that
+-- run evalua's judged metrics, the same metric on the same row with the
+-- offline judge.
+local lu = require "luaunit"
+local ev = require "evalua"
+local mockmod = require "tests.mock.mock"
+local A = ev.assertions
+
+local mock = mockmod.start()
+
+local function with(reply) return ("Paris. <<mock %s>>"):format(require("evalua.core.json").encode { answer = reply }) end
+
+local function run(a, row, judge)
+  local c = assert(A.compile(a, "a"))
+  local r = A.run(c, row, { judge = judge })
+  return r.pass, r.reason, r.score
+end
+
+TestGraded = {}
+function TestGraded:setUp() mock:reset(); mock:config {} end
+
+function TestGraded:test_llm_rubric()
+  local j = mock:judge()
+  local row = { answer = with('{"pass": true, "score": 0.8, "reason": "names the capital"}') }
+  lu.assertEquals({ run({ type = "llm-rubric", value = "names the capital of France" }, row, j) },
+    { true, "score 0.8: names the capital", 0.8 })
+  -- a threshold above the score fails a pass, as promptfoo's does
+  lu.assertEquals({ run({ type = "llm-rubric", value = "names the capital", threshold = 0.9 }, row, j) },
+    { false, "score 0.8: names the capital", 0.8 })
+  local pass, reason, score = run({ type = "not-llm-rubric", value = "names the capital" }, row, j)
+  lu.assertEquals({ pass, reason }, { false, "not: score 0.8: names the capital" })
+  lu.assertAlmostEquals(score, 0.2, 1e-12)
+  pass, reason = run({ type = "llm-rubric", value = "x" }, { answer = with('{"verdict": 1}') }, j)
+  lu.assertNil(pass)
+  lu.assertStrContains(reason, "llm-rubric: ")
+  lu.assertEquals({ run({ type = "llm-rubric", value = "x" }, row) },
+    { nil, "llm-rubric: no judge: pass judge = ev.judge.open(...) to ev.evaluate" })
+end
+
+function TestGraded:test_closed_qa_and_factuality()
+  local j = mock:judge()
+  lu.assertEquals({ run({ type = "model-graded-closedqa", value = "is a city" },
+    { query = "Capital of France?", answer = with('{"verdict": "Y", "reason": "Paris is a city"}') }, j) },
+    { true, "meets the criterion: Paris is a city", 1 })
+  lu.assertEquals({ run({ type = "closed-qa", value = "is a river" }, { answer = with('{"verdict": "N"}') }, j) },
+    { false, "does not meet the criterion", 0 })
+  lu.assertEquals({ run({ type = "factuality", value = "Paris is the capital." },
+    { answer = with('{"choice": "D", "reason": "they disagree"}') }, j) },
+    { false, "choice D (disagree), score 0: they disagree", 0 })
+  lu.assertEquals({ run({ type = "model-graded-factuality", value = "Paris" }, { answer = with('{"choice": "(A)"}') }, j) },
+    { true, "choice A (subset), score 1", 1 })
+  -- promptfoo's per-choice scores
+  lu.assertEquals({ run({ type = "factuality", value = "Paris", scores = { subset = 0 } },
+    { answer = with('{"choice": "A"}') }, j) }, { false, "choice A (subset), score 0", 0 })
+  lu.assertEquals(select(2, A.compile({ type = "factuality", value = "x", scores = { partial = 1 } }, "a")),
+    "a.scores.partial: not a choice (subset, superset, agree, disagree, differButFactual)")
+end
+
+function TestGraded:test_rag_types_are_evalua_metrics()
+  local off = ev.judge.open("offline")
+  local row = { query = "What is the object size limit?", answer = "The limit is 5 TiB per object.",
+                context = { "Objects can be up to 5 TiB in size.", "Buckets are unlimited." } }
+  local want = ev.rag.faithfulness { fields = { contexts = "context" } }:score(row, off)
+  local pass, reason, score = run({ type = "context-faithfulness", threshold = 0.5 }, row, off)
+  lu.assertAlmostEquals(score, want.score, 1e-12)
+  lu.assertEquals(pass, want.score >= 0.5)
+  lu.assertStrContains(reason, ("context faithfulness %.4f"):format(want.score))
+  want = ev.rag.context_recall { fields = { contexts = "context", reference = function() return "5 TiB" end } }:score(row, off)
+  _, _, score = run({ type = "context-recall", value = "5 TiB" }, row, off)
+  lu.assertAlmostEquals(score, want.score, 1e-12)
+  -- g-eval on the offline judge: it cannot read a criterion, so unmeasured
+  pass, reason = run({ type = "g-eval", value = "The answer is concise." }, row, off)
+  lu.assertNil(pass)
+  lu.assertStrContains(reason, "G-Eval: ")
+end
+
+os.exit(lu.LuaUnit.run(), true)

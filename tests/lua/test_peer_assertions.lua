@@ -77,4 +77,42 @@ function TestJsonSchemaSuite:test_draft7()
   lu.assertEquals({ n, refused }, { 904, 4 })
 end
 
+-- autoevals' own cases for its deterministic scorers (ev.scorers); where
+-- evalua deliberately differs the case holds evalua's score and why.
+TestAutoevals = {}
+function TestAutoevals:test_scorers()
+  local scorers = require "evalua.eval.scorers"
+  local n = 0
+  for line in io.lines("tests/data/peers/autoevals/scorers.jsonl") do
+    local c = assert(J.decode(line))
+    local opts = c.opts or (c.number_scorer and { number_scorer = scorers[c.number_scorer] }) or nil
+    local out, exp = c.output, c.expected
+    if out == J.null then out = nil end
+    if exp == J.null then exp = nil end
+    local got = scorers[c.scorer](out, exp, opts)
+    local want = c.evalua and c.evalua.score or c.score
+    if c.abs then lu.assertAlmostEquals(got, want, c.abs, c.from) end
+    if c.rel then lu.assertAlmostEquals(got, want, c.rel * math.max(1, math.abs(want)), c.from) end
+    if c.score_max_hundredths then lu.assertTrue(math.floor(got * 100 + 0.5) <= c.score_max_hundredths, c.from) end
+    n = n + 1
+  end
+  lu.assertEquals(n, 82)
+end
+
+-- ranx's names in the retrieval registry (ev.metrics.measure), on ranx's
+-- own test rankings; the values are ranx's formulas, as its tests write them.
+TestRanx = {}
+function TestRanx:test_names()
+  local metrics = require "evalua.eval.metrics"
+  local n = 0
+  for line in io.lines("tests/data/peers/ranx/metrics.jsonl") do
+    local c = assert(J.decode(line))
+    local ranking = {} -- ids as text, as the gold map's keys are
+    for i, id in ipairs(c.ranking) do ranking[i] = tostring(id) end
+    lu.assertAlmostEquals(metrics.measure(c.measure, ranking, c.gold), c.value, 1e-12, c.from)
+    n = n + 1
+  end
+  lu.assertEquals(n, 18)
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -222,6 +222,33 @@ function TestTypes:test_draft7_keywords_users_write()
     "assert[1].value.$ref: '#/definitions/none' names nothing in this schema (references to other documents are not read)")
 end
 
+-- METEOR by hand: the NLTK example without a synonym that its stems reach
+-- gives 13 matches; the same words with a WordNet synonym pair gain one.
+function TestTypes:test_meteor()
+  local meteor = require "evalua.experiment.assertions_meteor"
+  lu.assertNotNil(meteor.wordnet_dir(), "WordNet 3.0 (Debian's wordnet-base, install-deps.sh) is not installed")
+  -- 6 words, 5 exact matches in one chunk: P = R = 5/6, Fmean = 5/6, penalty 0.5 (1/5)^3
+  local _, _, s = run({ type = "meteor", value = "the cat sat on the mat" }, "the cat sat on the rug")
+  lu.assertAlmostEquals(s, (1 - 0.5 * (1 / 5) ^ 3) * 5 / 6, 1e-12)
+  -- sofa and couch share a WordNet synset: 6 matches in one chunk
+  _, _, s = run({ type = "meteor", value = "the cat sat on the couch" }, "the cat sat on the sofa")
+  lu.assertAlmostEquals(s, 1 - 0.5 * (1 / 6) ^ 3, 1e-12)
+  -- Porter stems: "sitting" and "sits" both stem to "sit"
+  _, _, s = run({ type = "meteor", value = "the cat sits" }, "the cat sitting")
+  lu.assertAlmostEquals(s, 1 - 0.5 * (1 / 3) ^ 3, 1e-12)
+  -- alpha, beta and gamma as promptfoo's keys: 2 of 3 words in two chunks, P = R = 2/3
+  _, _, s = run({ type = "meteor", value = "a b c", alpha = 0.5, beta = 1, gamma = 0.5, threshold = 0 }, "a x c")
+  lu.assertAlmostEquals(s, (1 - 0.5 * (2 / 2)) * (2 / 3), 1e-12)
+  lu.assertEquals(refused { type = "meteor", value = "x", alpha = 2 }, "assert[1].alpha: expected a number from 0 to 1")
+  local stem = require("evalua.experiment.porter").stem
+  -- Porter's own examples (1980 paper)
+  for word, want in pairs { caresses = "caress", ponies = "poni", relational = "relat", conditional = "condit",
+                            hopping = "hop", filing = "file", generalization = "gener", electrical = "electr",
+                            adjustable = "adjust", controll = "control", roll = "roll" } do
+    lu.assertEquals(stem(word), want, word)
+  end
+end
+
 TestMarkup = {}
 
 function TestMarkup:test_xml()

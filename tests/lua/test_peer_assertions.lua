@@ -23,9 +23,10 @@ local function run_file(file, ctx)
     local where = ("%s:%d (%s)"):format(file, i, c.from)
     lu.assertNotNil(c.from, where .. ": a case names the peer file it came from")
     local compiled, why = A.compile(c.assert, "assert", { base = "tests/data/peers/promptfoo" })
-    if c.refused then
+    local refused = c.evalua and c.evalua.refused or c.refused
+    if refused then
       lu.assertNil(compiled, where)
-      lu.assertStrContains(why, c.refused, false, where)
+      lu.assertStrContains(why, refused, false, where)
     else
       lu.assertNotNil(compiled, where .. ": " .. tostring(why))
       local row = c.row or {}
@@ -44,7 +45,7 @@ local function run_file(file, ctx)
 end
 
 TestPromptfoo = {}
-for _, name in ipairs { "text", "overlap" } do
+for _, name in ipairs { "text", "overlap", "contains", "json" } do
   TestPromptfoo["test_" .. name] = function()
     lu.assertTrue(run_file("tests/data/peers/promptfoo/" .. name .. ".jsonl") > 0)
   end

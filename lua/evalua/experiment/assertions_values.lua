@@ -150,28 +150,45 @@ function V.texts(v, what)
   return text_list(v, what)
 end
 
--- promptfoo's comma-separated values: split at commas outside double
--- quotes, each trimmed, quotes taken off.
+-- promptfoo's comma-separated values: fields split at commas, each
+-- trimmed of spaces and tabs; a field in double quotes keeps its commas,
+-- with "" or \" for a quote and \\ for a backslash inside. Returns the
+-- list, or nil and why (an unterminated quote, text after a closing quote).
 function M.split_commas(s)
-  local out, cur, quoted = {}, {}, false
-  local function flush()
-    local item = table.concat(cur):match("^%s*(.-)%s*$")
-    local inner = item:match('^"(.*)"$')
-    out[#out + 1] = inner or item
-    cur = {}
+  local out, i, n = {}, 1, #s
+  while true do
+    i = s:find("[^ \t]", i) or n + 1
+    if s:sub(i, i) == '"' then
+      local buf, j = {}, i + 1
+      while true do
+        local ch = s:sub(j, j)
+        if ch == "" then return nil, "an unterminated quoted field" end
+        if ch == '"' and s:sub(j + 1, j + 1) == '"' then buf[#buf + 1], j = '"', j + 2
+        elseif ch == '"' then j = j + 1; break
+        elseif ch == "\\" and (s:sub(j + 1, j + 1) == '"' or s:sub(j + 1, j + 1) == "\\") then
+          buf[#buf + 1], j = s:sub(j + 1, j + 1), j + 2
+        else buf[#buf + 1], j = ch, j + 1 end
+      end
+      out[#out + 1] = table.concat(buf)
+      i = s:find("[^ \t]", j) or n + 1
+      if i <= n and s:sub(i, i) ~= "," then return nil, "text after a quoted field where a comma belongs" end
+    else
+      local j = s:find(",", i, true) or n + 1
+      out[#out + 1] = s:sub(i, j - 1):match("^[ \t]*(.-)[ \t]*$")
+      i = j
+    end
+    if i > n then return out end
+    i = i + 1
   end
-  for ch in s:gmatch(".") do
-    if ch == '"' then quoted = not quoted; cur[#cur + 1] = ch
-    elseif ch == "," and not quoted then flush()
-    else cur[#cur + 1] = ch end
-  end
-  flush()
-  return out
 end
 
 -- The -any and -all types: a list, or a string of comma-separated values.
 function V.text_set(v, what)
-  if type(v) == "string" and v ~= "" then return text_list(M.split_commas(v), what) end
+  if type(v) == "string" and v ~= "" then
+    local list, why = M.split_commas(v)
+    if not list then return nil, ("%s: %s (promptfoo's comma-separated values)"):format(what, why) end
+    return text_list(list, what)
+  end
   if type(v) ~= "table" then
     local s, why = one_text(v, what)
     if not s then return nil, (why:gsub("expected a string$", "expected a list of strings or \"a, b\"")) end

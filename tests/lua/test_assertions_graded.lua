@@ -75,4 +75,48 @@ function TestGraded:test_rag_types_are_evalua_metrics()
   lu.assertStrContains(reason, "G-Eval: ")
 end
 
+function TestGraded:test_select_best_asks_once_per_case()
+  local j = mock:judge()
+  local pick = '<<mock {"answer": "{\\"best\\": 1, \\"reason\\": \\"names the limit\\"}"}>>'
+  local rows = {
+    { qid = "q1", system = "a", answer = "I am not sure." },
+    { qid = "q1", system = "b", answer = "5 TiB per object. " .. pick },
+    { qid = "q2", system = "a", answer = "only one cell" },
+  }
+  local m = A.metric { { type = "select-best", value = "names the size limit" } }
+  local before = mock:stats().requests
+  local out = m.batch(rows, { judge = j })
+  lu.assertEquals(mock:stats().requests - before, 1)
+  lu.assertEquals({ out[1].score, out[2].score }, { 0, 1 })
+  lu.assertEquals(out[2].assertions[1].reason, "chosen as the best: names the limit")
+  lu.assertEquals(out[3], { unmeasured = true, reason = "select-best \"names the size limit\": one cell only: nothing to compare",
+    assertions = out[3].assertions })
+end
+
+-- A bad assertion in a data row stops ev.generate before any request.
+function TestGraded:test_bad_rows_stop_generate_before_any_request()
+  local h = require "tests.lua.helpers"
+  local dir = h.tmpdir()
+  local cases = {
+    { '{"qid": "a", "query": "q", "assert": [{"type": "contians", "value": "x"}]}',
+      "field 'assert[1].type': unknown assertion type 'contians' (did you mean 'contains'?)" },
+    { '{"qid": "a", "query": "q", "assert": [{"type": "is-json", "value": {"type": "object", "minLenght": 2}}]}',
+      "field 'assert[1].value': schema keyword 'minLenght' is not a JSON Schema draft-07 keyword (did you mean 'minLength'?)" },
+    { '{"qid": "a", "query": "q", "assert": [{"type": "is-sql", "value": {"databaseType": "MySQL"}}]}',
+      "field 'assert[1].value.databaseType': evalua checks SQLite's dialect only, not \"MySQL\"" },
+    { '{"qid": "a", "query": "q", "threshold": 1.5, "assert": [{"type": "contains", "value": "x"}]}',
+      "field 'threshold': expected a number from 0 to 1, got 1.5" },
+  }
+  for _, c in ipairs(cases) do
+    h.write(dir .. "/cases.jsonl", '{"qid": "z", "query": "fine"}\n' .. c[1] .. "\n")
+    local ds = ev.dataset.load(dir .. "/cases.jsonl")
+    local before = mock:stats().requests
+    local ok, err = pcall(ev.evaluate, ds, { metrics = { A.metric({}) }, judge = mock:judge(), ci = false, quiet = true })
+    lu.assertFalse(ok)
+    lu.assertEquals(tostring(err), dir .. "/cases.jsonl:2: " .. c[2])
+    lu.assertEquals(mock:stats().requests, before)
+  end
+  h.sh("rm -rf " .. dir)
+end
+
 os.exit(lu.LuaUnit.run(), true)

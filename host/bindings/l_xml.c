@@ -12,9 +12,9 @@
  * a document cannot make the run fetch or read a file. libxml2 allocates
  * with its own (process-wide) allocator, outside --mem-limit: the input is
  * bounded by max_bytes instead, and each tree is freed before returning. */
-#define _GNU_SOURCE /* strcasestr */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
@@ -87,10 +87,16 @@ struct html_count {
 /* Elements the parser made up (html, head and body around a fragment, a p
  * around stray text) are not the output's own: an element counts when the
  * text opens it ("<name"). */
+/* Whether the text opens the element itself: "<name" then a space, "/" or
+ * ">" ("a<b) c>d" is code, though the parser makes a b element of it). */
 static int has_tag(const char *text, const char *name) {
-  char open[64];
-  snprintf(open, sizeof open, "<%s", name);
-  return strcasestr(text, open) != NULL;
+  size_t len = strlen(name);
+  for (const char *p = text; (p = strchr(p, '<')) != NULL; p++) {
+    if (strncasecmp(p + 1, name, len)) continue;
+    char c = p[1 + len];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' || c == '>') return 1;
+  }
+  return 0;
 }
 
 static void html_walk(xmlNode *n, const char *text, int in_own, struct html_count *c) {

@@ -1,7 +1,7 @@
 -- The markup and query types of ev.assertions: is-xml and contains-xml
 -- (libxml2; value: the element paths that must exist, "root.item.name", as
--- a list, "a, b" or {requiredElements = {...}}), is-html (libxml2's HTML
--- parser), is-sql and contains-sql (SQLite's own parser; value
+-- a list, "a, b" or {requiredElements = {...}}), is-html and
+-- contains-html (libxml2's HTML parser), is-sql and contains-sql (SQLite's own parser; value
 -- {databaseType = "SQLite"} at most). host/bindings/l_xml.c,
 -- l_sqlparse.c; docs/assertions.md says how each differs from promptfoo.
 local xml = require "evalua._xml"
@@ -88,6 +88,17 @@ local function is_html(answer)
   return true, ("HTML with %d element%s"):format(r.elements + r.unknown, r.elements + r.unknown == 1 and "" or "s")
 end
 
+-- contains-html: an element HTML knows (or a custom one, with a hyphen)
+-- that the output opens itself, anywhere in it.
+local function contains_html(answer)
+  if #answer > xml.max_bytes then return nil, "the output is longer than contains-html reads" end
+  local r = xml.html(answer)
+  if r.elements > 0 or (r.first and r.first:find("-", 1, true)) then
+    return true, ("contains HTML (%d element%s)"):format(r.elements + r.unknown, r.elements + r.unknown == 1 and "" or "s")
+  end
+  return false, "no HTML element in the output" .. (r.first and (" (<" .. r.first .. "> is not HTML)") or "")
+end
+
 local DIALECTS = { sqlite = true }
 
 local function sql_options(v, what)
@@ -137,6 +148,7 @@ function M.add(A)
   T["is-xml"] = { value = "xml_elements", optional = true, check = is_xml }
   T["contains-xml"] = { value = "xml_elements", optional = true, check = contains_xml }
   T["is-html"] = { check = is_html }
+  T["contains-html"] = { check = contains_html }
   T["is-sql"] = { value = "sql_options", optional = true, check = is_sql }
   T["contains-sql"] = { value = "sql_options", optional = true, check = contains_sql }
 end

@@ -165,7 +165,7 @@ end
 
 local function result(c, pass, reason, score)
   return { name = c.name, pass = pass, reason = reason, score = score, weight = c.weight, metric = c.metric,
-           type = c.base, across = c.t and c.t.across or nil }
+           type = c.type, across = c.t and c.t.across or nil }
 end
 
 -- run(c, row [, ctx]) -> {name=, pass = true|false|nil, score=, reason=, weight=, metric=}

@@ -119,4 +119,23 @@ function TestGraded:test_bad_rows_stop_generate_before_any_request()
   h.sh("rm -rf " .. dir)
 end
 
+-- webhook: the output and context POSTed to the grader, whose JSON is the verdict.
+function TestGraded:test_webhook()
+  local url = mock.url:gsub("/v1$", "") .. "/grade/x"
+  local function hook(answer) return run({ type = "webhook", value = url }, { answer = answer, vars = { city = "Oslo" } }) end
+  lu.assertEquals({ hook('Oslo <<mock {"answer": "{\\"pass\\": true, \\"score\\": 0.9, \\"reason\\": \\"fine\\"}"}>>') },
+    { true, "fine", 0.9 })
+  lu.assertEquals({ hook('x <<mock {"answer": "{\\"pass\\": false}"}>>') }, { false, "the script failed it", 0 })
+  lu.assertEquals({ hook('x <<mock {"answer": "[1]"}>>') },
+    { nil, "the script returned [1], not a boolean, a number or {pass =, score =, reason =}" })
+  local seen = mock:requests()
+  local body = seen[#seen].body
+  lu.assertEquals(body.context.vars, { city = "Oslo" })
+  local h = require "tests.lua.helpers"
+  local r = h.run_script(('local ev = require "evalua"\nev.assertions.metric { { type = "webhook", value = %q } }\n'):format(url),
+    "--sandbox")
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, "assertions[1].value: webhook sends the output to a server, which --sandbox does not allow")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -46,6 +46,9 @@ function TestValues:test_file_values()
   lu.assertEquals(A.run(c, { answer = "up to 5 TiB" }).reason, 'contains "5 TiB"')
   local _, why = A.compile({ type = "equals", value = "file://none.json" }, "a", { base = dir })
   lu.assertStrContains(why, "a.value: cannot read file://none.json: ")
+  _, why = A.compile({ type = "equals", value = "file://expected.py:get" }, "a", { base = dir })
+  lu.assertEquals(why, "a.value: file://expected.py:get: a script that computes the value is promptfoo's form; "
+    .. "write a lua assertion")
   h.sh("rm -rf " .. dir)
 end
 
@@ -138,6 +141,11 @@ function TestScores:test_weights_threshold_and_sets()
   lu.assertEquals({ r.score, r.pass, r.reason:sub(1, 43) }, { 0.625, true, "aggregate score 0.6250 >= threshold 0.6; fa" })
   r = A.metric(list, { threshold = 0.7 }).fn { answer = "5 TiB" }
   lu.assertEquals({ r.score, r.weighted_score }, { 0, 0.625 })
+  -- named scores: per metric name, the weighted mean of its assertions' scores
+  r = A.metric { { type = "contains", value = "TiB", metric = "facts", weight = 3 },
+                 { type = "contains", value = "GiB", metric = "facts" },
+                 { type = "max-words", value = 1, metric = "style" } }.fn { answer = "5 TiB" }
+  lu.assertEquals(r.named_scores, { facts = 0.75, style = 0 })
   -- weight 0: reported, never failing, and out of the score
   r = A.metric { { type = "contains", value = "TiB" }, { type = "contains", value = "GiB", weight = 0 } }.fn { answer = "5 TiB" }
   lu.assertEquals({ r.score, r.weighted_score }, { 1, 1 })

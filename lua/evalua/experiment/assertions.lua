@@ -346,6 +346,23 @@ function M.evaluate(compiled, row, field, lists, ctx)
   return out
 end
 
+-- promptfoo's named scores: per `metric` name, the weighted mean of the
+-- scores of the assertions (and sets) that carry it; nil when none does.
+function M.named_scores(results)
+  local sum, weight, any = {}, {}, false
+  for _, r in ipairs(results) do
+    if r.metric and r.score ~= nil then
+      sum[r.metric] = (sum[r.metric] or 0) + r.score * r.weight
+      weight[r.metric] = (weight[r.metric] or 0) + r.weight
+      any = true
+    end
+  end
+  if not any then return nil end
+  local out = {}
+  for k, s in pairs(sum) do out[k] = weight[k] > 0 and s / weight[k] or 0 end
+  return out
+end
+
 -- A metric value from results: score 1 when the row passes, 0 when it
 -- fails (or, with score = "weighted", promptfoo's weighted score);
 -- unmeasured when it cannot tell. The weighted score is in the detail.
@@ -356,7 +373,8 @@ local function verdict(results, threshold, scoring)
   local pass, score, reason = M.aggregate(counted, threshold)
   if pass == nil then return { unmeasured = true, reason = reason, assertions = results } end
   local value = scoring == "weighted" and score or (pass and 1 or 0)
-  return { score = value, pass = pass, weighted_score = score, reason = reason, assertions = results }
+  return { score = value, pass = pass, weighted_score = score, reason = reason, assertions = results,
+           named_scores = M.named_scores(counted) }
 end
 M.verdict = verdict
 

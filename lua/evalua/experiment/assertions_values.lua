@@ -58,8 +58,9 @@ M.is_list = is_list
 function M.file_value(v, what, base)
   local path = v:sub(8)
   if path == "" then return nil, what .. ": file:// names no file" end
-  if path:find(":[%w_]+$") and not path:find("^%a:") then
-    return nil, ("%s: %s: a function inside a file is promptfoo's script form; write a lua assertion"):format(what, v)
+  if (path:find(":[%w_]+$") and not path:find("^%a:")) or path:find("%.[cm]?js$") or path:find("%.ts$")
+     or path:find("%.py$") or path:find("%.rb$") then
+    return nil, ("%s: %s: a script that computes the value is promptfoo's form; write a lua assertion"):format(what, v)
   end
   if not path:find("^/") and base and base ~= "" then path = base:gsub("/*$", "/") .. path end
   local f, err = io.open(path, "rb")

@@ -1,7 +1,7 @@
 /* evalua._xml: libxml2's parsers for the is-xml, contains-xml and is-html
  * assertions.
  *
- *   xml.check(text) -> paths          -- well-formed: the list of element paths ("root.item.name")
+ *   xml.check(text) -> paths          -- well-formed: the element paths ("root.item.name", "root.item.1.name")
  *                   -> nil, why, line -- libxml2's first error and its line
  *   xml.html(text) -> {elements =, unknown =, text_outside =, first =}
  *                                     -- libxml2's HTML parser: known and unknown elements,
@@ -12,6 +12,7 @@
  * a document cannot make the run fetch or read a file. libxml2 allocates
  * with its own (process-wide) allocator, outside --mem-limit: the input is
  * bounded by max_bytes instead, and each tree is freed before returning. */
+#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -33,25 +34,66 @@ static const char *checked_text(lua_State *L, size_t *len) {
   return s;
 }
 
-/* Every element's dotted path, depth first, each once. */
+static void push_path(lua_State *L, const char *buf, size_t len, int *count) {
+  if (*count >= MAX_PATHS) return;
+  lua_pushlstring(L, buf, len);
+  lua_rawseti(L, -2, ++*count);
+}
+
+/* Same-named element siblings of n (n included), and n's place among them. */
+static int siblings(xmlNode *n, int *place) {
+  int total = 0;
+  *place = 0;
+  for (xmlNode *m = n->parent ? n->parent->children : n; m; m = m->next) {
+    if (m->type != XML_ELEMENT_NODE || strcmp((const char *)m->name, (const char *)n->name)) continue;
+    if (m == n) *place = total;
+    total++;
+  }
+  return total;
+}
+
+/* Every element's dotted path, depth first, as promptfoo's parser names
+ * them: "root.item.name"; where a name repeats among siblings, the list
+ * ("root.item") and each item by index ("root.item.1.name"). */
 static void add_paths(lua_State *L, xmlNode *n, char *buf, size_t used, int *count) {
   for (; n && *count < MAX_PATHS; n = n->next) {
     if (n->type != XML_ELEMENT_NODE) continue;
     const char *name = (const char *)n->name;
     size_t len = strlen(name), at = used;
-    if (used + len + 2 >= PATH_CHARS) continue; /* too deep to name: left out */
+    if (used + len + 16 >= PATH_CHARS) continue; /* too deep to name: left out */
     if (used) buf[at++] = '.';
     memcpy(buf + at, name, len + 1);
-    lua_pushlstring(L, buf, at + len);
-    lua_rawseti(L, -2, ++*count);
-    add_paths(L, n->children, buf, at + len, count);
+    size_t end = at + len;
+    int place, total = siblings(n, &place);
+    push_path(L, buf, end, count);
+    if (total > 1) end += (size_t)snprintf(buf + end, PATH_CHARS - end, ".%d", place), push_path(L, buf, end, count);
+    add_paths(L, n->children, buf, end, count);
     buf[used] = '\0';
   }
+}
+
+/* XML wants a space between DOCTYPE and the name; libxml2 2.9 lets
+ * "<!DOCTYPEroot>" through. */
+static int doctype_unspaced(const char *s, size_t len, int *line) {
+  const char *p = memmem(s, len, "<!DOCTYPE", 9);
+  if (!p || (size_t)(p - s) + 9 >= len) return 0;
+  char c = p[9];
+  if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return 0;
+  *line = 1;
+  for (const char *q = s; q < p; q++) *line += *q == '\n';
+  return 1;
 }
 
 static int l_check(lua_State *L) {
   size_t len;
   const char *s = checked_text(L, &len);
+  int dline = 0;
+  if (doctype_unspaced(s, len, &dline)) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "a space must follow <!DOCTYPE");
+    lua_pushinteger(L, dline);
+    return 3;
+  }
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   if (!ctxt) return luaL_error(L, "xml: out of memory");
   xmlDocPtr doc = xmlCtxtReadMemory(ctxt, s, (int)len, NULL, "UTF-8",

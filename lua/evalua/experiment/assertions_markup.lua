@@ -43,35 +43,54 @@ local function is_xml(answer, want)
 end
 
 -- Spans of text that may be XML: from each "<name" to the last matching
--- "</name>" (or its own "/>"), outermost first.
+-- "</name>" (or its own "/>"), the longest first.
 local function xml_spans(s)
   local out = {}
-  for start, name in s:gmatch("()<([%a_][%w_.:-]*)") do
+  for start, name in s:gmatch("()<([%a_\128-\255][%w_.:\128-\255-]*)") do
     local close = "</" .. name .. ">"
     local last
     local at = s:find(close, start, true)
     while at do last = at + #close - 1; at = s:find(close, at + 1, true) end
-    if last then out[#out + 1] = s:sub(start, last) end
+    if last then out[#out + 1] = { s = start, e = last } end
     local self_end = s:match("^<[^<>]-/>()", start)
-    if self_end then out[#out + 1] = s:sub(start, self_end - 1) end
+    if self_end then out[#out + 1] = { s = start, e = self_end - 1 } end
   end
-  table.sort(out, function(a, b) return #a > #b end)
+  table.sort(out, function(a, b)
+    if a.e - a.s ~= b.e - b.s then return a.e - a.s > b.e - b.s end
+    return a.s < b.s
+  end)
   return out
 end
 
+-- contains-xml: a well-formed fragment with every required path, as
+-- promptfoo reads it: paths count from each fragment's own root, a
+-- fragment inside a well-formed one is not read again, and the paths of
+-- several top-level fragments together may meet the requirement.
 local function contains_xml(answer, want)
   local spans = xml_spans(answer)
   if #spans == 0 then return false, "no XML in the output" end
-  local first
-  for _, span in ipairs(spans) do
-    local paths = xml.check(span)
-    if paths then
-      local ok, why = xml_verdict(paths, want)
-      if ok then return true, "contains " .. why end
-      first = first or why
+  local containers, union, first = {}, {}, nil
+  for _, sp in ipairs(spans) do
+    local inside = false
+    for _, c in ipairs(containers) do
+      if sp.s >= c.s and sp.e <= c.e then inside = true; break end
+    end
+    if not inside then
+      local paths = xml.check(answer:sub(sp.s, sp.e))
+      if paths then
+        containers[#containers + 1] = sp
+        local ok, why = xml_verdict(paths, want)
+        if ok then return true, "contains " .. why end
+        first = first or why
+        for _, p in ipairs(paths) do union[#union + 1] = p end
+      end
     end
   end
-  return false, first or "no well-formed XML in the output"
+  if #containers == 0 then return false, "no well-formed XML in the output" end
+  if #containers > 1 and #missing(union, want) == 0 then
+    return true, ("contains well-formed XML with %s, across %d fragments"):format(table.concat(want, ", "), #containers)
+  end
+  return false, first
 end
 
 -- is-html: libxml2's HTML parser finds an element HTML knows (a custom

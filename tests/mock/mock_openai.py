@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An OpenAI-compatible HTTP/1.1 server for evalua's judge tests and benchmark.
 
-It serves POST /v1/chat/completions and /v1/embeddings on 127.0.0.1 (a free
+It serves POST /v1/chat/completions and /v1/embeddings (and /grade/..., a
+webhook assertion's grader answering the directive's "answer") on 127.0.0.1 (a free
 port chosen at start, written to --port-file), with keep-alive. Faults are
 scripted per request by a directive in the request's text:
 
@@ -640,6 +641,8 @@ def find_directive(req, body):
     texts = [str(m.get("content", "")) for m in req.get("messages") or []]
     inp = req.get("input")
     texts += [inp] if isinstance(inp, str) else [str(s) for s in inp or []]
+    if isinstance(req.get("output"), str):  # a webhook assertion's body
+        texts.append(req["output"])
     for t in texts:
         m = DIRECTIVE.search(t)
         if m:
@@ -848,6 +851,8 @@ class Server:
             return self.fault_answer(fault, directive, headers), False, latency
         if path.startswith("/hooks/"):  # a chat webhook (Slack, Mattermost) answers "ok"
             return response(200, b"ok", extra, "text/plain"), False, latency
+        if path.startswith("/grade/"):  # a webhook assertion's grader: the directive's answer, as JSON
+            return response(200, directive.get("answer", "{}").encode(), extra, "application/json"), False, latency
         if path.endswith("/embeddings"):
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):

@@ -22,6 +22,7 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3, EXIT_UNDECIDED = 4, EXIT_
 
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
+  "       evalua run [OPTIONS] CONFIG.yaml [ARG...]  run a promptfoo config (evalua run x.yaml --help)\n"
   "       evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS] [-Z FILE]\n"
   "                   [-m MEASURE]... QRELS RUN    trec_eval's report (evalua trec --help)\n"
   "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
@@ -68,6 +69,7 @@ struct job {
   const char *path; /* the script's file: argv[script], or a bundled script */
   const char *module; /* or a Lua module whose main(...) gets the arguments */
   const char *out;    /* run --out DIR, which the script takes through ev.cli */
+  int config;         /* argv[script] is a promptfoo config, the module's first argument */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -185,9 +187,9 @@ static int pmain(lua_State *L) {
     return 1;
   }
   if (status == LUA_OK) {
-    int nargs = j->argc - j->script - 1;
+    int first = j->script + !j->config, nargs = j->argc - first;
     luaL_checkstack(L, nargs, "too many arguments");
-    for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
+    for (int i = first; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
     status = lua_pcall(L, nargs, 1, -(nargs + 2));
   }
   int code = exit_code_of(L, status);
@@ -262,6 +264,12 @@ static int run_job(struct job *j) {
   return code;
 }
 
+/* A promptfoo config (docs/promptfoo.md): a SCRIPT named *.yaml or *.yml. */
+static int is_config(const char *s) {
+  size_t n = strlen(s);
+  return (n > 5 && !strcmp(s + n - 5, ".yaml")) || (n > 4 && !strcmp(s + n - 4, ".yml"));
+}
+
 static int cmd_run(int argc, char **argv) {
   struct job j = {.argc = argc, .argv = argv};
   j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
@@ -271,6 +279,7 @@ static int cmd_run(int argc, char **argv) {
     evalua_runtime_free(&j.rt);
     return code == EXIT_HELPED ? 0 : code;
   }
+  if (is_config(argv[j.script])) j.module = "evalua.experiment.promptfoo", j.config = 1;
   evalua_arm_limits(&j.rt);
   return run_job(&j);
 }

@@ -51,6 +51,7 @@ local Doc = {}
 Doc.__index = Doc
 
 function Doc:line(t, key)
+  if self.fixed then return self.fixed end -- a CSV record: every field on its line
   local l = type(t) == "table" and self.lines[t]
   if not l then return 0 end
   return key ~= nil and l[key] or l[0] or 0

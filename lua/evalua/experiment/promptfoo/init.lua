@@ -62,7 +62,8 @@ local function read_all(path, opt)
   if cfg.description ~= nil and type(cfg.description) ~= "string" then
     problems:add(doc.file, doc:line(cfg, "description"), "description: expected a string")
   end
-  local cache = opt["no-cache"] and false or (opt.cache ~= "" and opt.cache or nil)
+  local cache = opt.cache ~= "" and opt.cache or nil
+  if opt["no-cache"] then cache = false end
   local prompts = prompts_mod.read(problems, doc, cfg)
   local providers = providers_mod.read(problems, doc, cfg, { cache = cache, no_key = os.getenv("EVALUA_PROMPTFOO_NO_KEY") == "1" })
   for _, e in ipairs(providers) do

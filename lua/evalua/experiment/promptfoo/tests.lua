@@ -108,7 +108,7 @@ local function from_csv(problems, path, text)
   if not header then return {} end
   local out = {}
   for _, r in ipairs(records) do
-    local t = { vars = {}, assert = {}, options = {}, _file = path, _line = r.line }
+    local t = { vars = {}, assert = {}, options = {} }
     if not (#r.fields == 1 and r.fields[1] == "") then
       for c, name in ipairs(header.fields) do
         local v = r.fields[c] or ""
@@ -131,7 +131,7 @@ local function from_csv(problems, path, text)
       end
       if t._metric then for _, a in ipairs(t.assert) do a.metric = t._metric end end
       t._metric = nil
-      out[#out + 1] = t
+      out[#out + 1] = { test = t, line = r.line }
     end
   end
   return out
@@ -149,7 +149,11 @@ local function from_file(problems, doc, spec, line, out)
     if not text then
       problems:add(doc.file, line, "tests: cannot read %s: %s", path, tostring(err))
     elseif ext == "csv" then
-      for _, t in ipairs(from_csv(problems, path, text)) do out[#out + 1] = { test = t, doc = config.doc(path, {}, config.dir_of(path)), line = t._line } end
+      for _, e in ipairs(from_csv(problems, path, text)) do
+        local cdoc = config.doc(path, {}, config.dir_of(path))
+        cdoc.fixed = e.line
+        out[#out + 1] = { test = e.test, doc = cdoc, line = e.line }
+      end
     elseif ext == "yaml" or ext == "yml" or ext == "json" then
       local v, fdoc = config.decode_yaml(path, text) -- JSON is YAML
       if v == nil then problems:add_text(path, tonumber(fdoc:match(":(%d+):%d+: ")) or 0, fdoc)

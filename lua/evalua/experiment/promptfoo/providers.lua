@@ -313,9 +313,14 @@ local function entry_of(problems, doc, v, i, list)
   if type(v) ~= "table" or config.is_list(v) then
     return problems:add(doc.file, line, "%s: expected a provider id or {id =, config =}", where)
   end
-  if v.id == nil then -- {"openai:gpt-4o-mini": {config: ...}}
+  if v.id == nil then
     local k, inner = next(v)
-    if k ~= nil and next(v, k) == nil and type(inner) == "table" then v, line = inner, doc:line(v, k); v.id = k end
+    if k ~= nil and next(v, k) == nil and type(inner) == "table" then -- {"openai:gpt-4o-mini": {config: ...}}
+      v, line = inner, doc:line(v, k)
+      v.id = k
+    elseif k == "exec" and next(v, k) == nil and type(inner) == "string" then -- - exec: cmd, unquoted, is a mapping
+      return { id = "exec:" .. inner, config = {}, where = where, line = line }
+    end
   end
   config.check_keys(problems, doc, v, where, ENTRY, ENTRY_HINTS)
   if type(v.id) ~= "string" then return problems:add(doc.file, line, "%s.id: expected a provider id", where) end

@@ -69,7 +69,7 @@ struct job {
   const char *path; /* the script's file: argv[script], or a bundled script */
   const char *module; /* or a Lua module whose main(...) gets the arguments */
   const char *out;    /* run --out DIR, which the script takes through ev.cli */
-  int config;         /* argv[script] is a promptfoo config, the module's first argument */
+  int config;         /* argv[script] is a promptfoo config: the module's main gets arg */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -187,9 +187,10 @@ static int pmain(lua_State *L) {
     return 1;
   }
   if (status == LUA_OK) {
-    int first = j->script + !j->config, nargs = j->argc - first;
+    int nargs = j->argc - j->script - 1;
     luaL_checkstack(L, nargs, "too many arguments");
-    for (int i = first; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
+    if (j->config) nargs = 1, lua_getglobal(L, "arg"); /* the config's main(arg), arg as for a script */
+    else for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
     status = lua_pcall(L, nargs, 1, -(nargs + 2));
   }
   int code = exit_code_of(L, status);

@@ -65,7 +65,7 @@ local function read_all(path, opt)
   local cache = opt.cache ~= "" and opt.cache or nil
   if opt["no-cache"] then cache = false end
   local prompts = prompts_mod.read(problems, doc, cfg)
-  local providers = providers_mod.read(problems, doc, cfg, { cache = cache, no_key = os.getenv("EVALUA_PROMPTFOO_NO_KEY") == "1" })
+  local providers = providers_mod.read(problems, doc, cfg, { cache = cache })
   for _, e in ipairs(providers) do
     if type(e.transform) == "string" then
       local fn, why = score.compile_transform(e.transform, e.where .. ".transform")
@@ -237,10 +237,12 @@ local function exit_status(totals, all, verdicts)
   return 0
 end
 
--- main(config_path, ...): the command (host/cli/main.c dispatches *.yaml and *.yml here).
-function M.main(path, ...)
+-- main(arg): the command; arg as a script's (arg[0] the config, arg[1..]
+-- its options, the words before it at negative indices). host/cli/main.c
+-- dispatches a SCRIPT named *.yaml or *.yml here.
+function M.main(argv)
   local ev = require "evalua"
-  local argv = { [0] = path, ... }
+  local path = argv[0]
   local opt = ev.cli.parse(argv, usage_spec(path))
   if opt["no-cache"] and opt.cache ~= "" then ev.cli.usage_error("give --cache or --no-cache, not both") end
   nunjucks.install()

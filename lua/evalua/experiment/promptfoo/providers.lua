@@ -94,7 +94,6 @@ local function openai(problems, doc, e, model, cfg, opts)
     o.api_key_env = name
   end
   if cfg.apiKeyEnvar ~= nil then o.api_key_env = cfg.apiKeyEnvar end
-  if opts.no_key then o.api_key_env = false end
   o.headers = config.value(cfg.headers)
   local ok, p = pcall(provider.openai, o)
   if not ok then
@@ -338,7 +337,7 @@ local function entry_of(problems, doc, v, i, list)
 end
 
 -- read(problems, doc, cfg, opts) -> list of {name, p, transform = source, ...}
--- opts: cache, concurrency, no_key (tests only: send no key).
+-- opts: cache (a folder, false, or nil for the judge's), concurrency.
 function M.read(problems, doc, cfg, opts)
   local spec = cfg.providers or cfg.targets
   local key = cfg.providers ~= nil and "providers" or "targets"

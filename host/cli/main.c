@@ -22,7 +22,6 @@ enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_SCRIPT = 3, EXIT_UNDECIDED = 4, EXIT_
 
 static const char usage_text[] =
   "usage: evalua run [OPTIONS] SCRIPT [ARG...]   run a Lua script\n"
-  "       evalua run [OPTIONS] CONFIG.yaml [ARG...]  run a promptfoo config (evalua run x.yaml --help)\n"
   "       evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS] [-Z FILE]\n"
   "                   [-m MEASURE]... QRELS RUN    trec_eval's report (evalua trec --help)\n"
   "       evalua merge [RUN-OPTIONS --] PART... [--out DIR] [--allow-missing]\n"
@@ -34,7 +33,9 @@ static const char usage_text[] =
   "       evalua --help                          this text\n"
   "\n"
   "SCRIPT is a file, or the name of a bundled script installed with evalua\n"
-  "(rag_report, nightly, calibrate, ...: see 'man evalua').\n"
+  "(rag_report, nightly, calibrate, ...: see 'man evalua'). A SCRIPT named\n"
+  "*.yaml or *.yml is a promptfoo config, run as it is ('evalua run CONFIG.yaml\n"
+  "--help' lists its options).\n"
   "\n"
   "run options (before SCRIPT; everything after SCRIPT goes to the script):\n"
   "  --sandbox          run an untrusted script: no processes, C modules, debug\n"

@@ -112,6 +112,7 @@ local function rows_of(all)
   for i, c in ipairs(all.cases) do
     local r = { qid = c.id, query = c.description or "", vars = next(c.vars) and c.vars or setmetatable({}, nil) }
     if c.description then r.description = c.description end
+    if c.metadata ~= nil then r.metadata = c.metadata end -- shown with the case in the JSON report
     for k in ipairs(all.prompts) do r["pf_prompt_" .. k] = c.texts[k] end
     rows[i] = r
   end

@@ -33,7 +33,7 @@ local function project(edit)
 end
 
 local function run(dir, args)
-  return h.run(("cd %s && OPENAI_API_KEY=mock-key %s run promptfooconfig.yaml --quiet --out %s/out %s")
+  return h.run(("cd %s && OPENAI_API_KEY=mock-key SVC_TOKEN='Bearer svc-secret' %s run promptfooconfig.yaml --quiet --out %s/out %s")
     :format(dir, h.bin, dir, args or "--no-cache"))
 end
 
@@ -59,7 +59,7 @@ local EXPECTED = {
   { "U", nil, "U", nil },         -- cost: neither provider reports one
   { "P", 1, "F", 0.5 },           -- question list, first: "ok a" / "no"
   { "P", 1, "P", 1 },             -- question list, second: "ok b" / "ok"
-  { "P", 1, "F", 0.5 },           -- similar kitten 0.8: "sitting" is 1 - 3/7 = 0.571
+  { "P", 1, "F", 0.5 },           -- more.yaml: similar kitten 0.8: "sitting" is 1 - 3/7 = 0.571
   { "P", 1, "F", 0.5 },           -- CSV __expected "icontains: yes": "nope"
   { "P", 1, "P", 1 },             -- CSV __expected "42" (equals)
 }
@@ -109,12 +109,12 @@ function TestPromptfoo:test_what_reaches_the_servers()
   local s = server:stats()
   lu.assertEquals(s.by_path["/v1/chat/completions"], 60) -- 3 prompts x 20 cases, no cache
   lu.assertEquals(s.by_path["/generate"], 60)
-  local chat, terse, http = nil, nil, nil
+  local chat, terse, http, http_headers = nil, nil, nil, nil
   for _, q in ipairs(server:requests()) do
     local body = type(q.body) == "table" and q.body or cjson.decode(q.body)
     if q.path == "/v1/chat/completions" and body.messages[1].role == "system" then chat = chat or body end
     if q.path == "/v1/chat/completions" and body.messages[1].content:find("^Answer tersely%. Sum%?") then terse = body end
-    if q.path == "/generate" and body.q:find("^Q: What is 2%+2%?") then http = body end
+    if q.path == "/generate" and body.q:find("^Q: What is 2%+2%?") then http, http_headers = body, q.headers end
   end
   -- the chat prompt (prompts/chat.json, the question through | dump) is sent as its two messages
   lu.assertNotNil(chat)
@@ -126,6 +126,8 @@ function TestPromptfoo:test_what_reaches_the_servers()
   -- the text file's prompt, for a CSV case; the http body's templates, with defaultTest's lang
   lu.assertEquals(terse.messages, { { role = "user", content = 'Answer tersely. Sum? <<mock {"answer": "42", "http_answer": "42"}>>' } })
   lu.assertEquals(http, { q = 'Q: What is 2+2? <<mock {"answer": "4", "http_answer": "four"}>>', lang = "en" })
+  lu.assertEquals(http_headers["x-team"], "evals")
+  lu.assertEquals(http_headers.authorization, "Bearer svc-secret") -- '{{ env.SVC_TOKEN }}': the whole value from the environment
   h.sh("rm -rf " .. dir)
 end
 
@@ -141,6 +143,38 @@ function TestPromptfoo:test_a_rerun_comes_from_the_cache()
   lu.assertEquals(again.status, 1)
   lu.assertStrContains(again.stdout, "(120 answers from the cache, counted as when they were asked)")
   lu.assertEquals(again.stdout:match("Successes.-Rate: [%d.]+%%"), first.stdout:match("Successes.-Rate: [%d.]+%%"))
+  h.sh("rm -rf " .. dir)
+end
+
+-- exec: promptfoo's contract (the prompt, the options and the context as the
+-- last three arguments; stdout trimmed is the output; a non-zero exit is an
+-- error quoting stderr), and echo, which sends nothing.
+function TestPromptfoo:test_exec_and_echo_providers()
+  local dir = h.tmpdir()
+  h.write(dir .. "/reply.sh", [=[
+case "$1" in *fail*) echo boom >&2; exit 3;; esac
+printf '\033[1margs=%s\033[0m prompt=%s opts=%s ctx=%s\n\n' "$#" "$1" "$2" "$3"
+]=])
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: ["Tell {{ who }}"]
+providers:
+  - exec: sh ./reply.sh
+  - echo
+tests:
+  - vars: {who: "O'Neil"}
+    assert: [{type: starts-with, value: Tell}]
+  - vars: {who: fail}
+]])
+  local r = run(dir)
+  lu.assertEquals(r.status, 1, r.stderr) -- the script's output does not start with Tell
+  local rows = {}
+  for _, it in ipairs(cjson.decode(h.read(dir .. "/out/promptfoo.json")).items) do rows[it.system .. "#" .. it.id] = it.row end
+  lu.assertEquals(rows["prompt 1/exec:sh ./reply.sh#1"].answer, "args=3 prompt=Tell O'Neil "
+    .. 'opts={"config":{},"id":"exec:sh ./reply.sh"} ctx={"prompt":{"raw":"Tell O\'Neil"},"vars":{"who":"O\'Neil"}}')
+  lu.assertEquals(rows["prompt 1/exec:sh ./reply.sh#2"].output_error, "'sh ./reply.sh' exited with status 3: boom")
+  lu.assertEquals(rows["prompt 1/echo#1"].answer, "Tell O'Neil")
+  lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 1\nErrors: 1\nUnmeasured: 1\n") -- case 2 has no assertions
+  lu.assertEquals(server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
 end
 
@@ -165,17 +199,17 @@ function TestPromptfoo:test_unsupported_keys_are_listed_before_any_request()
   lu.assertEquals(err, table.concat({
     "promptfooconfig.yaml:20: providers[1].config.frequency_penalty: not supported: evalua's openai provider sends "
       .. "temperature, top_p, max_tokens, seed and stop",
-    "promptfooconfig.yaml:32: evaluateOptions: not supported: concurrency, caching and retries are evalua's client's: "
+    "promptfooconfig.yaml:34: evaluateOptions: not supported: concurrency, caching and retries are evalua's client's: "
       .. "use --concurrency, --cache and --no-cache",
-    "promptfooconfig.yaml:42: tests[1].provider: not supported: a per-test provider is not supported; every case "
+    "promptfooconfig.yaml:44: tests[1].provider: not supported: a per-test provider is not supported; every case "
       .. "runs on every provider",
     "evalua: 3 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
 end
 
 function TestPromptfoo:test_malformed_yaml_names_line_and_column()
   local err = refused(function(text) return text:gsub("    vars: {question: 'What is 2%+2%?", "    vars: {question: What is [2+2?", 1) end)
-  -- by hand: "[" (line 39, column 30) opens a list inside the flow mapping that began at column 11
-  lu.assertEquals(err, "promptfooconfig.yaml:39:30: did not find expected ',' or '}' (while parsing a flow mapping on line 39)\n")
+  -- by hand: "[" (line 41, column 30) opens a list inside the flow mapping that began at column 11
+  lu.assertEquals(err, "promptfooconfig.yaml:41:30: did not find expected ',' or '}' (while parsing a flow mapping on line 41)\n")
   err = refused(nil, { ["tests.csv"] = "question,__expected,__config\nq,x,y\n" })
   lu.assertStrContains(err, "tests.csv:1: the column __config is not supported (vars, __expected, __description, "
     .. "__metric, __threshold, __prefix and __suffix are)\n")
@@ -186,11 +220,11 @@ function TestPromptfoo:test_unknown_assertion_type_and_missing_variable()
     return text:gsub("      %- type: equals\n        value: \"4\"", "      - type: contians\n        value: \"4\"", 1)
       :gsub('value: "{{ expected }}"', 'value: "{{ expectd }}"', 1)
   end, { ["prompts/terse.txt"] = "Answer tersely. {{ questoin }}\n" })
-  lu.assertStrContains(err, "promptfooconfig.yaml:41: tests[1].assert[1].type: unknown assertion type 'contians' "
+  lu.assertStrContains(err, "promptfooconfig.yaml:43: tests[1].assert[1].type: unknown assertion type 'contians' "
     .. "(did you mean 'contains'?)\n")
-  lu.assertStrContains(err, "promptfooconfig.yaml:38: tests[1] (equals): prompt 'terse' (prompts/terse.txt:1): "
+  lu.assertStrContains(err, "promptfooconfig.yaml:40: tests[1] (equals): prompt 'terse' (prompts/terse.txt:1): "
     .. "missing variable 'questoin'\n")
-  lu.assertStrContains(err, "promptfooconfig.yaml:125: tests[12].assert[1].value: missing variable 'expectd'\n")
+  lu.assertStrContains(err, "promptfooconfig.yaml:127: tests[12].assert[1].value: missing variable 'expectd'\n")
   lu.assertStrContains(err, "tests.csv:2: test (from the CSV: icontains): prompt 'terse' (prompts/terse.txt:1): "
     .. "missing variable 'questoin'\n")
   lu.assertStrContains(err, "nothing was sent\n")

@@ -262,7 +262,11 @@ local function exec(problems, doc, e, cmd, cfg, opts)
     x.cmd = ("%s %s %s %s"):format(cmd, shell_quote(prompt), shell_quote(json.encode { id = "exec:" .. cmd, config = {} }),
       shell_quote(json.encode { vars = row.vars or {}, prompt = { raw = prompt } }))
     local r = sender.run(x, "", function() return true end)
-    if not r.ok then return { ok = false, error = r.error, dry_run = r.dry_run } end
+    if not r.ok then -- named by the command as configured, not with the prompt's arguments
+      local err = r.error
+      if err and err:sub(1, #x.cmd + 2) == "'" .. x.cmd .. "'" then err = "'" .. cmd .. "'" .. err:sub(#x.cmd + 3) end
+      return { ok = false, error = err, dry_run = r.dry_run }
+    end
     local out = r.body:gsub("\27%[[0-?]*[ -/]*[@-~]", ""):match("^%s*(.-)%s*$")
     return { ok = true, answer = out, latency_ms = r.latency_ms, cached = r.cached }
   end

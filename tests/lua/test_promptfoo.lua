@@ -49,7 +49,7 @@ local EXPECTED = {
   { "P", 1, "F", 2 / 3 },         -- contains-all [red, green] fails on "red"; contains-any passes
   { "F", 0.5, "P", 1 },           -- not-icontains cannot
   { "P", 1, "F", 0.4 },           -- weights 1 + 3 (+1), threshold 0.7: "alpha" gets (1 + 0 + 1) / 5
-  { "F", 1, "F", 1 },             -- contains "no" of weight 0 fails: score 1, yet the case fails
+  { "P", 1, "P", 1 },             -- contains "no" of weight 0 fails, but weight 0 never fails a case
   { "P", 1, "F", 0.5 },           -- transform output:upper(): "HELLO" / "BYE"
   { "P", 1, "F", 0.5 },           -- an assertion's transform json.decode(output).answer: x1 / y2
   { "P", 1, "P", 0.75 },          -- assert-set threshold 0.5: "cat" scores 0.5 and passes; (1 + 0.5) / 2
@@ -92,10 +92,13 @@ function TestPromptfoo:test_realistic_config_case_by_case()
   lu.assertEquals(got["chat/model#12"].scores.accuracy, 1)
   lu.assertEquals(got["chat/svc#12"].scores.accuracy, 0)
   lu.assertNil(got["chat/svc#1"].scores.accuracy)
-  -- promptfoo's summary: 3 x (17 + 6) passes, 3 x (2 + 13) failures, 6 unmeasured
+  -- promptfoo's summary: 3 x (18 + 7) passes, 3 x (1 + 12) failures, 6 unmeasured
   lu.assertStrContains(r.stdout, "promptfooconfig.yaml: 3 prompts x 2 providers x 20 test cases = 120 outputs")
-  lu.assertStrContains(r.stdout, "\nSuccesses: 69\nFailures: 45\nErrors: 0\nUnmeasured: 6\nPass Rate: 57.50%\n")
-  lu.assertStrContains(r.stdout, "plain/model                 17     2      0           1     85.00%")
+  lu.assertStrContains(r.stdout, "\nSuccesses: 75\nFailures: 39\nErrors: 0\nUnmeasured: 6\nPass Rate: 62.50%\n")
+  -- the score column: the mean of the 19 measured weighted scores; the model's (18 + 0.5) / 19, the
+  -- service's the sum of the column above (12.8167) / 19
+  lu.assertStrContains(r.stdout, "\nplain/model                 18     1      0           1     90.00%   0.974\n")
+  lu.assertStrContains(r.stdout, "\nchat/svc                     7    12      0           1     35.00%   0.675\n")
   lu.assertStrContains(r.stdout, "metric accuracy: plain/model 1.000, plain/svc 0.000")
   lu.assertNotNil(h.read(dir .. "/out/promptfoo_side_by_side.html"))
   lu.assertNotNil(h.read(dir .. "/out/promptfoo.md"))

@@ -92,8 +92,10 @@ end
 
 function TestScoring:test_weight_zero_and_unmeasured()
   local v = verdict("- {type: contains, value: a}\n- {type: contains, value: z, weight: 0}\n", "a")
-  lu.assertFalse(v.pass) -- a failure of weight 0 fails the case, as in promptfoo
+  lu.assertTrue(v.pass) -- promptfoo forces a weight-0 assertion to pass: it only reports its score
   lu.assertEquals(v.weighted, 1)
+  lu.assertEquals(v.results[2].score, 0)
+  lu.assertEquals(v.results[2].reason, 'lacks "z" (weight 0: reported, never failing)')
   v = verdict("- {type: contains, value: z, weight: 0}\n", "a")
   lu.assertEquals(v.weighted, 0) -- every weight 0: score 0
   -- an assertion that cannot tell (no cost recorded) leaves the case unmeasured ...
@@ -104,10 +106,12 @@ function TestScoring:test_weight_zero_and_unmeasured()
   v = verdict("- {type: contains, value: z}\n- {type: cost, threshold: 1}\n", "a")
   lu.assertFalse(v.pass)
   lu.assertNil(v.weighted)
-  -- under a threshold an open assertion of weight 0 does not count
+  -- an open assertion of weight 0 does not count, with a threshold or without
   v = verdict("- {type: contains, value: a}\n- {type: cost, threshold: 1, weight: 0}\n", "a", 0.5)
   lu.assertTrue(v.pass)
   lu.assertEquals(v.weighted, 1)
+  v = verdict("- {type: contains, value: a}\n- {type: cost, threshold: 1, weight: 0}\n", "a")
+  lu.assertTrue(v.pass)
   v = verdict("[]", "a")
   lu.assertNil(v.pass)
   lu.assertEquals(v.reason, "no assertions")

@@ -96,6 +96,10 @@ local function prepare(problems, e, vars)
   local a, d, where = e.a, e.doc, e.where
   if not config.is_map(a) then problems:add(d.file, e.line, "%s: an assertion is a mapping {type, value}", where) return nil end
   local item = { weight = config.value(a.weight) or 1, metric = config.value(a.metric) }
+  if nunjucks.has_tags(item.metric) then -- promptfoo renders metric names with the case's vars
+    local t = nunjucks.compile(item.metric, where .. ".metric")
+    item.metric = t and nunjucks.render(t, vars) or item.metric
+  end
   if type(item.weight) ~= "number" or item.weight ~= item.weight or item.weight < 0 or item.weight == math.huge then
     problems:add(d.file, d:line(a, "weight"), "%s.weight: expected a number >= 0", where)
     return nil
@@ -146,6 +150,11 @@ local function prepare(problems, e, vars)
     problems:add(d.file, key and d:line(a, key) or e.line, "%s", why)
     return nil
   end
+  if c.t and c.t.across then -- select-best, max-score: a verdict over a case's cells, not one output
+    problems:add(d.file, d:line(a, "type"), "%s.type: '%s' compares the outputs of a case's cells, which evalua run "
+      .. "CONFIG.yaml does not score yet", where, tostring(a.type))
+    return nil
+  end
   item.c, item.name = c, c.name
   return item
 end
@@ -181,7 +190,11 @@ local function run_item(item, output, row, context)
   end
   local r = assertions.run(item.c, setmetatable({ answer = out }, { __index = row }))
   local score = type(r.score) == "number" and r.score or (r.pass == true and 1 or r.pass == false and 0 or nil)
-  return { name = r.name, pass = r.pass, score = score, reason = r.reason, weight = item.weight, metric = item.metric }
+  local pass, reason = r.pass, r.reason
+  if item.weight == 0 and pass == false then -- promptfoo: weight 0 reports its score and never fails
+    pass, reason = true, reason .. " (weight 0: reported, never failing)"
+  end
+  return { name = r.name, pass = pass, score = score, reason = reason, weight = item.weight, metric = item.metric }
 end
 
 -- The verdict of a list: {pass = true|false|nil, weighted, reason, results, named}.
@@ -192,7 +205,7 @@ function run_list(items, output, row, context, threshold)
     local r = run_item(item, output, row, context)
     results[i] = r
     if r.pass == nil or r.score == nil then
-      if r.weight > 0 or threshold == nil then open = open or r end
+      if r.weight > 0 then open = open or r end -- weight 0 can neither fail the case nor change its score
       if r.metric then named_open[r.metric] = r.name .. ": " .. r.reason end
     else
       total, wsum = total + r.score * r.weight, wsum + r.weight

@@ -93,6 +93,24 @@ M.FILTERS = {
   end,
 }
 M.FILTERS.e = M.FILTERS.escape
+-- promptfoo's own filter: a JSON text parsed (promptfoo adds load to Nunjucks)
+M.FILTERS.load = function(v)
+  if type(v) ~= "string" then return v end
+  local x, why = json.decode(v)
+  if x == nil then error("filter 'load': not JSON: " .. tostring(why), 0) end
+  return x
+end
+-- (x | load).a.b: the path after a parenthesised expression, as a filter
+M.FILTERS.pf_path = function(v, a)
+  for seg in tostring(a[1] or ""):gmatch("[^%.]+") do
+    if type(v) ~= "table" then return nil end
+    local x = v[seg]
+    if x == nil and tonumber(seg) then x = v[tonumber(seg)] end
+    v = x
+  end
+  if v == nil then error(("no value at '%s'"):format(tostring(a[1])), 0) end
+  return v
+end
 
 -- Filter names as Nunjucks spells them -> ev.template's.
 local RENAMED = { d = "default", tojson = "dump" }
@@ -111,8 +129,28 @@ local function path_of(expr)
   return out
 end
 
+local expression
+
+-- "(inner).a[0]": the inner expression converted, then its path as a filter.
+local function grouped(body)
+  local inner, rest = body:match("^%s*(%b())(.*)$")
+  if not inner then return nil end
+  local tail, filters = rest:match("^([%.%[][^|]*)(.*)$")
+  if not tail then return nil end
+  local path = path_of(tail:match("^(.-)%s*$")):gsub("^%.", "")
+  if not path:match("^[%w_%.]+$") then return nil end
+  local e, why = expression(inner:sub(2, -2))
+  if not e then return nil, why end
+  return ("%s | pf_path('%s')%s"):format(e, path, filters:match("^%s*$") and "" or (" " .. filters:match("^%s*(.-)%s*$")))
+end
+
 -- One {{ ... }} body in ev.template's syntax, or nil and why.
-local function expression(body)
+function expression(body)
+  if body:match("^%s*%(") then
+    local e, why = grouped(body)
+    if e then return e end
+    if why then return nil, why end
+  end
   local parts, cur, quote = {}, {}, nil
   for ch in body:gmatch(".") do
     if quote then

@@ -149,6 +149,27 @@ function TestPromptfoo:test_a_rerun_comes_from_the_cache()
   h.sh("rm -rf " .. dir)
 end
 
+-- Under --sandbox: the config and its files read under --read, the reports
+-- written under run's --out, the servers the operator's; a header from the
+-- environment is refused at its line, as the sandbox refuses it to scripts.
+function TestPromptfoo:test_under_the_sandbox()
+  local dir = project()
+  local cmd = ("cd %s && OPENAI_BASE_URL=%s EVALUA_JUDGE_URLS='%s/generate' OPENAI_API_KEY=k %s run --sandbox --read %s "
+    .. "--out %s/out promptfooconfig.yaml --no-cache --quiet"):format(dir, server.url, server.root, h.bin, dir, dir)
+  local r = h.run(cmd)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, "promptfooconfig.yaml:20: providers[2]: judge header 'Authorization': values from the "
+    .. "environment are not available in --sandbox mode\nevalua: 1 problem in promptfooconfig.yaml; nothing was sent\n")
+  lu.assertEquals(server:stats().requests, 0)
+  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub('        Authorization: "{{ env.SVC_TOKEN }}"\n', "")
+  h.write(dir .. "/promptfooconfig.yaml", text)
+  r = h.run(cmd)
+  lu.assertEquals(r.status, 1, r.stderr)
+  lu.assertStrContains(r.stdout, "\nSuccesses: 75\nFailures: 39\nErrors: 0\nUnmeasured: 6\n")
+  lu.assertNotNil(h.read(dir .. "/out/promptfoo_side_by_side.html"))
+  h.sh("rm -rf " .. dir)
+end
+
 -- exec: promptfoo's contract (the prompt, the options and the context as the
 -- last three arguments; stdout trimmed is the output; a non-zero exit is an
 -- error quoting stderr), and echo, which sends nothing.

@@ -187,8 +187,9 @@ providers:
 tests:
   - vars: {who: "O'Neil"}
     assert: [{type: starts-with, value: Tell}]
-  - vars: {who: fail}
+  - vars: file://vars.yaml
 ]])
+  h.write(dir .. "/vars.yaml", "who: fail\n")
   local r = run(dir)
   lu.assertEquals(r.status, 1, r.stderr) -- the script's output does not start with Tell
   local rows = {}

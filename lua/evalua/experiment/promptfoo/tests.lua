@@ -193,6 +193,12 @@ end
 local function read_vars(problems, d, vars, where, line)
   vars = config.value(vars)
   if vars == nil then return {} end
+  local f = type(vars) == "string" and vars:match("^file://(.*)$")
+  if f then -- vars: file://vars.yaml, a mapping of its own
+    local x, why = config.file_value(config.resolve(d.dir, f))
+    if x == nil then problems:add(d.file, line, "%s.vars: %s", where, why) return {} end
+    vars = x
+  end
   if not config.is_map(vars) then problems:add(d.file, line, "%s.vars: expected a mapping", where) return {} end
   local out = {}
   for k, v in pairs(vars) do

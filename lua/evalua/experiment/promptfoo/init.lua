@@ -110,7 +110,7 @@ end
 local function rows_of(all)
   local rows = {}
   for i, c in ipairs(all.cases) do
-    local r = { qid = c.id, query = c.description or "", vars = next(c.vars) and c.vars or setmetatable({}, nil) }
+    local r = { qid = c.id, query = c.description or "", vars = c.vars }
     if c.description then r.description = c.description end
     if c.metadata ~= nil then r.metadata = c.metadata end -- shown with the case in the JSON report
     for k in ipairs(all.prompts) do r["pf_prompt_" .. k] = c.texts[k] end

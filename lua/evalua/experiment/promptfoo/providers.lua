@@ -84,6 +84,10 @@ local function openai(problems, doc, e, model, cfg, opts)
     if v ~= nil then o[k], req[k] = v, v end
   end
   o.base_url = config.value(cfg.apiBaseUrl)
+  if nunjucks.has_tags(o.base_url) then
+    return problems:add(doc.file, doc:line(cfg, "apiBaseUrl"), "%s.config.apiBaseUrl: a template is not rendered "
+      .. "here; give the URL (or leave it out for $OPENAI_BASE_URL)", e.where)
+  end
   local key = config.value(cfg.apiKey)
   if key ~= nil then
     local name = env_name(key)
@@ -198,6 +202,10 @@ end
 local function http(problems, doc, e, id, cfg, opts)
   local url = config.value(cfg.url) or (id:match("^https?://") and id)
   if type(url) ~= "string" then return problems:add(doc.file, e.line, "%s.config.url: missing", e.where) end
+  if nunjucks.has_tags(url) then
+    return problems:add(doc.file, doc:line(cfg, "url"), "%s.config.url: a template is not rendered here; give the URL",
+      e.where)
+  end
   local method = config.value(cfg.method)
   if method ~= nil and tostring(method):upper() ~= "POST" then
     return problems:add(doc.file, doc:line(cfg, "method"), "%s.config.method: evalua's client sends POST only, "

@@ -176,6 +176,7 @@ local function collect(problems, doc, cfg)
   end
   for i, t in ipairs(spec) do
     local l = doc:line(spec, i)
+    if l == 0 then l = line end -- tests: file://x.csv, one path
     if type(t) == "string" then
       local f = t:match("^file://(.*)$")
       if f then from_file(problems, doc, f, l, out)

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -16,8 +17,10 @@
 
 static volatile sig_atomic_t stop_requested;
 
+/* The first SIGINT or SIGTERM stops the server after the request at hand;
+ * a second one, while a long request keeps it busy, ends the process. */
 static void on_signal(int sig) {
-  (void)sig;
+  if (stop_requested) _exit(128 + sig);
   stop_requested = 1;
 }
 

@@ -56,6 +56,8 @@ async function post(name, obj) {
 /* The exported data answers the same questions, filtering in the page. */
 function local(name, p) {
   const run = DATA.runs_detail[p.run || DATA.newest];
+  if (!run && ['run', 'item', 'items'].includes(name)) throw new Error(`run ${p.run} is not in this export`);
+  if (!run.items && ['item', 'items'].includes(name)) throw new Error('this export holds the items of the newest run only');
   switch (name) {
     case 'info': return DATA.info;
     case 'runs': return DATA.runs;
@@ -66,6 +68,7 @@ function local(name, p) {
     case 'compare': return DATA.compare[`${p.a}\u0000${p.b}`] || { error: 'not exported' };
     case 'item': {
       const it = run.items.find((x) => x.system === p.system && JSON.stringify(x.item) === p.id);
+      if (!it) throw new Error(`item ${p.id} is not in this export`);
       return it.full;
     }
     case 'items': {
@@ -80,7 +83,8 @@ function local(name, p) {
         });
       }
       const per = Number(p.per || 50), page = Number(p.page || 1);
-      return { total: rows.length, rows: rows.slice((page - 1) * per, page * per), page, per };
+      return { total: rows.length, rows: rows.slice((page - 1) * per, page * per), page, per,
+               exported: run.items.length, of: run.total };
     }
   }
   throw new Error(`no ${name} in the export`);
@@ -364,10 +368,11 @@ async function pageItems(args) {
   const pages = Math.max(1, Math.ceil(res.total / res.per));
   const nav = h('div', { class: 'filters' },
     h('span', { id: 'total', text: `${res.total} items · page ${page} of ${pages}` }),
+    res.of > res.exported ? h('span', { class: 'bad', text: `this export holds the first ${res.exported} of the run's ${res.of} items` }) : null,
     page > 1 ? h('button', { text: '← previous', onclick: () => go('items', Object.assign({}, args, { page: page - 1 })) }) : null,
     page < pages ? h('button', { text: 'next →', onclick: () => go('items', Object.assign({}, args, { page: page + 1 })) }) : null);
   show(h('h1', { text: `Items of ${run.label || run.run_id}` }), filters, labelBar(metrics), nav,
-    h('table', { id: 'items' }, head, body), run.texts_missing ? h('p', { class: 'muted', text: `texts: ${run.texts_missing}` }) : null);
+    h('table', { id: 'items' }, head, body), res.texts_missing ? h("p", { class: "muted", text: `texts: ${res.texts_missing}` }) : null);
   markSel([...document.querySelectorAll('tr.row')]);
   labelKeys(open);
 }

@@ -4,7 +4,7 @@
 -- which argument and why.
 local json = require "evalua.core.json"
 local labels = require "evalua.history.labels"
-local source = require "evalua.view.source"
+local index = require "evalua.view.index"
 local items = require "evalua.view.items"
 local runs = require "evalua.view.runs"
 local queue = require "evalua.view.queue"
@@ -62,14 +62,13 @@ function GET.items(src, args)
     local dim = k:match("^slice%.(.+)$")
     if dim then slices[dim] = v end
   end
-  local texts = source.texts(src, r.record)
   local f = { seq = r.seq, system = args.system ~= "" and args.system or nil, metric = args.metric ~= "" and args.metric or nil,
-              below = number_arg(args, "below"), unmeasured = args.unmeasured == "1", why = args.why,
+              below = number_arg(args, "below"), unmeasured = args.unmeasured == "1",
               failing = args.failing == "1", disagree = args.disagree == "1", slices = slices, q = args.q,
               sort = args.sort, desc = args.desc == "1", page = int_arg(args, "page", 1, 1, 1e9),
               per = int_arg(args, "per", 50, 1, 500) }
   if f.below and not f.metric then bad("below: needs metric (the metric that is below it)") end
-  return items.page(src.db, f, texts)
+  return items.page(src, index.build(src, r), f)
 end
 
 function GET.item(src, args)

@@ -21,7 +21,9 @@ local SPEC = {
   { "scale", "1..5", "the labels' scale: LO..HI (1..5) or pass/fail; a criterion labelled already keeps its scale" },
   { "history", "", "with REPORT.json: the history folder whose store holds the report's run and the labels "
     .. "(default: REPORT's folder/view-history)" },
-  { "export", "", "write the app with the data embedded, read-only, to this folder instead of serving" },
+  { "export", "", "write the app with the data embedded, read-only, to DIR/index.html instead of serving" },
+  { "export-items", 5000, "with --export: the newest run's items embedded (the first N by system and id)",
+    integer = true, min = 1 },
 }
 
 local function dirname(path)
@@ -54,8 +56,9 @@ function M.main(argv)
   local tree = src.exe:match("^(.*)/[^/]*/[^/]*$")
   src.calibrate = (tree and sys.stat(tree .. "/scripts/calibrate.lua")) and tree .. "/scripts/calibrate.lua" or "calibrate"
   if opt.export ~= "" then
-    local n = require("evalua.view.export").write(src, opt.export)
-    io.stdout:write(("evalua view: wrote %s/index.html (%d runs, read-only)\n"):format(opt.export, n))
+    local n, k, total = require("evalua.view.export").write(src, opt.export, opt["export-items"])
+    io.stdout:write(("evalua view: wrote %s/index.html (read-only): %d runs, %d of the newest run's %d items%s\n")
+      :format(opt.export, n, k, total, k < total and " (--export-items)" or ""))
     return 0
   end
   require("evalua._view").serve {

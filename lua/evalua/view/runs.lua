@@ -2,7 +2,6 @@
 -- summary (slices with intervals, paired deltas against a baseline run,
 -- score distributions), one item, two runs compared, the calibration.
 local json = require "evalua.core.json"
-local source = require "evalua.view.source"
 
 local M = {}
 
@@ -108,16 +107,29 @@ function M.summary(src, r, baseline_key)
       deltas[#deltas + 1] = paired(db, base.seq, r.seq, p.system, p.metric)
     end
   end
-  local hist = db:rows([[SELECT system, metric, min(9, max(0, CAST(value * 10 AS INTEGER))) AS bin, count(*) AS n
-      FROM scores WHERE run = ? AND value IS NOT NULL AND value BETWEEN 0 AND 1 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3]], r.seq)
-  local unmeasured = db:rows([[SELECT system, metric, reason, count(*) AS n FROM scores WHERE run = ? AND value IS NULL
-      GROUP BY 1, 2, 3 ORDER BY n DESC LIMIT 100]], r.seq)
-  local counts = db:rows("SELECT system, count(*) AS n FROM items WHERE run = ? GROUP BY system", r.seq)
-  local _, why = source.texts(src, rec)
+  -- Distributions, counts and unmeasured causes from the run's wide table (the items page needs it anyway):
+  -- one pass over a few MB instead of every score row with its reason.
+  local idx = require("evalua.view.index").build(src, r)
+  local hist, unmeasured = {}, {}
+  for i, m in ipairs(idx.list) do
+    for _, b in ipairs(db:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
+        .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, idx.table, i))) do
+      b.metric = m
+      hist[#hist + 1] = b
+    end
+    for _, u in ipairs(db:rows(("SELECT t.system, s.reason, count(*) AS n FROM %s t JOIN scores s ON s.run = ? AND "
+        .. "s.system = t.system AND s.item = t.item AND s.metric = ? WHERE t.u%d = 1 GROUP BY 1, 2"):format(idx.table, i),
+        r.seq, m)) do
+      u.metric = m
+      unmeasured[#unmeasured + 1] = u
+    end
+  end
+  table.sort(unmeasured, function(a, b) return a.n > b.n end)
+  local counts = db:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(idx.table))
   return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
-           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts), texts_missing = why }
+           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts) }
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
@@ -130,16 +142,17 @@ function M.item(src, r, system, id)
   local scores = db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
     .. "ORDER BY metric", r.seq, it.system, id)
   for _, s in ipairs(scores) do s.detail = decode(s.detail) end
-  local texts, why = source.texts(src, r.record)
-  local row = texts[it.system] and texts[it.system][id]
+  local idx = require("evalua.view.index").build(src, r)
+  local raw = db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
+    :format(idx.table, idx.text), it.system, id)[1]
+  local row = raw and raw.row and json.decode(raw.row)
+  local why = idx.why
   local across = db:rows([[SELECT r.run_id, r.label, r.time, s.metric, s.value, s.reason FROM scores s
       JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
   local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
       AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
-  local clean = {}
-  for k, v in pairs(row or {}) do if k ~= "__hay" then clean[k] = v end end
   return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices) or {}, scores = A(scores),
-           row = row and clean or nil, texts_missing = not row and (why or "the report has no row for this item") or nil,
+           row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
            across = A(across), labels = A(labs) }
 end
 

@@ -175,6 +175,7 @@ def run(work, procs):
     d = Driver(dport)
     try:
         browse(d, url, base, token, items)
+        exported_page(d, hist, work, items)
     finally:
         d.quit()
 
@@ -204,6 +205,43 @@ def run(work, procs):
 LABELLED = []
 
 
+def hay(it):
+    """The texts the search reads, as this test reads them from the report: the row (query, answer, contexts...)."""
+    return json.dumps(it.get("row", {}), ensure_ascii=False).lower()
+
+
+def exported_page(d, hist, work, items):
+    """evalua view --export: one read-only file that opens with no server and asks for nothing."""
+    out = os.path.join(work, "export")
+    said = subprocess.run([EVALUA, "view", hist, "--export", out], capture_output=True, text=True, check=True).stdout
+    check(f"{len(items)} of the newest run's {len(items)} items" in said, f"--export says what it embedded: {said.strip()}")
+    d.perf_log()  # empties the log: what follows is the export's
+    d.go("file://" + os.path.join(out, "index.html") + "#/items")
+    d.wait("return document.querySelectorAll('#items tr.row').length", "the exported items table")
+    check(d.js("return document.getElementById('status').textContent").endswith("read-only"),
+          "the exported page says it is read-only")
+    total = d.js("return document.getElementById('total').textContent")
+    check(total.startswith(f"{len(items)} items"), f"the export holds every item: {total}")
+    d.js("const q = document.getElementById('f-q'); q.value = 'bucket'; q.dispatchEvent(new Event('change'));")
+    want = sum("bucket" in hay(it) for it in items)
+    d.wait(f"return document.getElementById('total').textContent.startsWith('{want} items')", "the export's search")
+    labs = d.js("const s = document.getElementById('label-metric'); s.value = 'faithfulness'; "
+                "s.dispatchEvent(new Event('change')); return 1")
+    d.js("document.activeElement.blur()")
+    d.keys("3")
+    d.wait("return document.getElementById('status').textContent.startsWith('label not saved')", "the refusal")
+    check("read-only" in d.js("return document.getElementById('status').textContent"),
+          "a label key in the export is refused as read-only")
+    d.js("document.querySelector('#items tr.row a').click()")
+    d.wait("return document.querySelector('h1').textContent.startsWith('Item ')", "the exported item page")
+    schemes = set()
+    for entry in d.perf_log():
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            schemes.add(msg["params"]["request"]["url"].split(":")[0])
+    check(schemes <= {"file", "data"}, f"the export asked for nothing but its own file: {sorted(schemes)}")
+
+
 def browse(d, url, base, token, items):
     d.go(url + "#/items")
     d.wait("return document.querySelectorAll('#items tr.row').length", "the items table")
@@ -211,16 +249,12 @@ def browse(d, url, base, token, items):
     check(total.startswith(f"{len(items)} items"), f"the items page counts every item of the run: {total}")
 
     # Filter: a text search over query, answer and contexts, counted here from the report.
-    def hay(it):
-        row = it.get("row", {})
-        ctx = [c.get("text", "") if isinstance(c, dict) else str(c) for c in row.get("contexts", []) or []]
-        return "\n".join([str(row.get("query", "")), str(row.get("answer", ""))] + ctx).lower()
     want = sorted(it["id"] for it in items if "bucket" in hay(it))
     d.js("const q = document.getElementById('f-q'); q.value = 'bucket'; q.dispatchEvent(new Event('change'));")
     d.wait(f"return document.getElementById('total') && document.getElementById('total').textContent.startsWith('{len(want)} items')",
            "the search's count")
     shown = sorted(d.js("return [...document.querySelectorAll('#items tr.row')].map(r => JSON.parse(r.dataset.id))"))
-    check(shown == want and len(want) > 0, f"searching 'bucket' keeps the {len(want)} items whose texts contain it: {shown}")
+    check(shown == want and len(want) > 0, f"searching 'bucket' keeps the {len(want)} items whose row contains it: {shown}")
 
     # Open an item: its query as the report has it, and its scores with reasons.
     first = want[0]

@@ -278,7 +278,7 @@ function M.load(path, opts)
     spec.split, spec.corpus, spec.run, spec.ignore_identical_ids = nil, nil, nil, nil
   end
   local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode,
-                           corpus = corpus }
+                           corpus = corpus, from_file = true }
   check_complex(ds, complex, path)
   return ds
 end

@@ -257,6 +257,20 @@ function TestTypes:test_meteor()
   end
 end
 
+-- docs/assertions.md names every type of the registry (or sends the reader
+-- to agents.md for the trajectory ones).
+function TestTypes:test_every_type_is_documented()
+  local f = assert(io.open((os.getenv("EVALUA_SRC") or ".") .. "/docs/assertions.md"))
+  local doc = f:read("a")
+  f:close()
+  for _, name in ipairs(A.type_names()) do
+    if not name:find("^trajectory:") and name ~= "tool-call-f1" then
+      lu.assertStrContains(doc, "`" .. name .. "`", false, name .. " is not in docs/assertions.md")
+    end
+  end
+  lu.assertStrContains(doc, "agents.md#assertions")
+end
+
 TestMarkup = {}
 
 function TestMarkup:test_xml()

@@ -124,6 +124,18 @@ function TestTypes:test_lua_scripts()
     { false, "the script returned false", 0 })
   lu.assertEquals({ run({ type = "lua", value = "error('boom')" }, "x") }, { nil, "the script raised: a.value:2: boom" })
   lu.assertStrContains(refused { type = "lua", value = "return (" }, "assert[1].value: bad Lua: ")
+  -- code from a row sees no files, processes or modules
+  lu.assertEquals({ run({ type = "lua", value = "io.open('/etc/passwd')" }, "x") },
+    { nil, "the script raised: a.value:2: attempt to index a nil value (global 'io')" })
+  lu.assertEquals({ run({ type = "lua", value = "json.decode(output).n == 2" }, '{"n": 2}') },
+    { true, "the script returned true", 1 })
+  -- a loop that never ends is stopped
+  local S = require "evalua.experiment.assertions_script"
+  local was = S.max_instructions
+  S.max_instructions = 100000
+  lu.assertEquals({ run({ type = "lua", value = "while true do end" }, "x") },
+    { nil, "the script raised: the script ran over 100000 instructions" })
+  S.max_instructions = was
   lu.assertEquals(refused { type = "webhook", value = "ftp://x" }, "assert[1].value: expected an http:// or https:// URL")
 end
 

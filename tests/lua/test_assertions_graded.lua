@@ -138,4 +138,20 @@ function TestGraded:test_webhook()
   lu.assertStrContains(r.stderr, "assertions[1].value: webhook sends the output to a server, which --sandbox does not allow")
 end
 
+-- A script's own Lua function may ask the judge: its requests park in
+-- ev.map's scheduler like any judged metric's.
+function TestGraded:test_a_lua_function_may_ask_the_judge()
+  local j = mock:judge()
+  local m = A.metric { { type = "lua", value = function(output)
+    local sims = j:similarity({ output }, { { "5 TiB per object" } })
+    return sims[1] ~= nil and sims[1][1] > 0.5
+  end } }
+  local before = mock:stats().requests
+  local res = ev.evaluate({ { qid = "a", answer = "5 TiB per object", system = "s" },
+                            { qid = "b", answer = "5 TiB per object", system = "s" } },
+                          { metrics = { m }, judge = j, system = "system", ci = false, quiet = true })
+  lu.assertEquals(res:agg("s", "assertions").mean, 1)
+  lu.assertTrue(mock:stats().requests > before)
+end
+
 os.exit(lu.LuaUnit.run(), true)

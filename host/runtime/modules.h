@@ -19,5 +19,6 @@ int luaopen_evalua_regex(lua_State *L);
 int luaopen_evalua_xml(lua_State *L);
 int luaopen_evalua_sqlparse(lua_State *L);
 int luaopen_evalua_sqlite(lua_State *L);
+int luaopen_evalua_yaml(lua_State *L);
 
 #endif

@@ -22,6 +22,7 @@ the binary links):
   libssl3
   libutf8proc2
   libxml2
+  libyaml-0-2
   lua-cjson
 
   $ apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "./$(ls evalua_*.deb)" > "$CRAMTMP/apt.log" 2>&1 || cat "$CRAMTMP/apt.log"

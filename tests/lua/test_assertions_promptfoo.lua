@@ -60,6 +60,21 @@ function TestTypes:test_equals_is_json_aware()
   lu.assertEquals({ run({ type = "equals", value = { 1, 2 } }, "[2, 1]") }, { false, "differs from [1,2] as JSON", 0 })
 end
 
+function TestTypes:test_overlap_scores_by_hand()
+  -- BLEU: "the cat sat" against itself: every precision 1 but the 4-gram's (no 4-grams: 0, smoothed to
+  -- 1e-7), brevity 1: exp(0.25 ln 1e-7)
+  local _, _, s = run({ type = "bleu", value = "the cat sat", threshold = 0 }, "the cat sat")
+  lu.assertAlmostEquals(s, math.exp(0.25 * math.log(1e-7)), 1e-12)
+  lu.assertEquals({ run({ type = "bleu", value = "x" }, "   ") },
+    { nil, "BLEU: the output or the reference has no words to score" })
+  -- GLEU: "a b c" against "a b d": 1-grams 2 of 3, 2-grams 1 of 2, 3-grams 0 of 1: min(3/6, 3/6)
+  _, _, s = run({ type = "gleu", value = "a b d", threshold = 0 }, "a b c")
+  lu.assertAlmostEquals(s, 0.5, 1e-12)
+  -- ROUGE-N: "a b c d" against "a b": P = 2/4, R = 1, F1 = 2/3
+  _, _, s = run({ type = "rouge-n", value = "a b", threshold = 0 }, "a b c d")
+  lu.assertAlmostEquals(s, 2 / 3, 1e-12)
+end
+
 function TestTypes:test_counts()
   lu.assertEquals({ run({ type = "word-count", value = 3 }, "  one two\tthree ") }, { true, "3 words, within exactly 3", 1 })
   lu.assertEquals({ run({ type = "word-count", value = { min = 4 } }, "one two three") },

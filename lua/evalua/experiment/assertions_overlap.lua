@@ -101,7 +101,7 @@ end
 -- Sentence BLEU-4 with uniform weights, as promptfoo computes it.
 function M.bleu(candidate, references)
   local cw = lower_words(candidate)
-  if #cw == 0 then return 0 end
+  if #cw == 0 then return nil end -- promptfoo raises on an empty candidate
   local refs, closest = {}, nil
   for i, r in ipairs(references) do
     refs[i] = lower_words(r)

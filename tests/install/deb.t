@@ -21,6 +21,7 @@ the binary links):
   libsqlite3-0
   libssl3
   libutf8proc2
+  libxml2
   libyaml-0-2
   lua-cjson
 

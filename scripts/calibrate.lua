@@ -133,11 +133,18 @@ local function scores_from_report(path)
   if type(doc) ~= "table" or type(doc.items) ~= "table" then
     ev.input_error(path .. ": not an evalua JSON report (no items)")
   end
+  -- the variant: the row's (items = "full"), or the item's system, which
+  -- the bundled scripts take from it (compact items have no row)
+  local one_system = #(doc.systems or {}) == 1 and doc.systems[1] == "all"
+  local function variant(it)
+    if it.row then return it.row.variant end
+    if not one_system then return it.system end
+  end
   local out = {}
   for _, it in ipairs(doc.items) do
     local s = it.scores and it.scores[opt.metric]
     if s then
-      local k = key(it.id, from_store and it.system or it.row and it.row.variant)
+      local k = key(it.id, from_store and it.system or variant(it))
       out[k] = s
       note_slice(k, it)
     end

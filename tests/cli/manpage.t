@@ -9,7 +9,7 @@ Commands:
   $ "$EVALUA" --help | grep -oE '^(usage:)? +evalua [a-z-]+' | awk '{ print $NF }' | sort > "$CRAMTMP/help.txt"
   $ man_items COMMANDS > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  --help diff init merge run trec version  (no-eol)
+  --help diff init merge run trec version view  (no-eol)
 
 Options of run:
 
@@ -57,7 +57,7 @@ ENVIRONMENT:
   >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/bindings/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
   > } | sort -u > "$CRAMTMP/env.txt"
   $ wc -l < "$CRAMTMP/env.txt"
-  28
+  29
   $ environment=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' docs/evalua.1)
   $ while read -r v; do grep -qw -- "$v" <<< "$environment" || echo "$v is not in the man page"; done < "$CRAMTMP/env.txt"
 

@@ -289,11 +289,18 @@ function test_options_that_do_nothing_are_refused()
   lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small", { format = "ragas" }), "a folder; format \"ragas\" reads a file")
 end
 
-function test_yaml_tests_need_the_yaml_reader()
-  if pcall(require, "evalua._yaml") then return end -- the reader is there: tests of it are its own
-  local path = bad_file("x.yaml", "- vars: {q: hi}\n")
-  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "auto" }),
-    "x.yaml: YAML test files need evalua's YAML reader (evalua._yaml), which this build lacks")
+function test_promptfoo_yaml_tests()
+  local ds = load("promptfoo_tests.yaml")
+  lu.assertEquals(ds.format, "promptfoo")
+  lu.assertEquals(ds.n, 2)
+  lu.assertEquals({ ds.rows[1].question, ds.rows[1]._line, ds.rows[2]._line }, { "What is the capital of France?", 1, 7 })
+  lu.assertEquals(ds.rows[1].assert, { { type = "icontains", value = "paris" }, { type = "not-contains", value = "London" } })
+  lu.assertEquals(ds.rows[2].context, { "Refunds within 30 days.", "No fee." })
+  local path = bad_file("x.yaml", "- vars: {q: hi}\n- vars: [1\n")
+  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "promptfoo" }), path .. ":")
+  os.remove(path)
+  path = bad_file("x.yaml", "- vars: {q: hi}\n- asert: []\n")
+  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "promptfoo" }), path .. ":2: field 'asert': not a key of a promptfoo test case")
   os.remove(path)
 end
 

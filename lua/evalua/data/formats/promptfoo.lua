@@ -4,8 +4,8 @@
 -- JSON-lines lists of test cases {vars, assert, description, options,
 -- threshold, metadata, providerOutput}. tests(path) gives the test cases in
 -- promptfoo's own shape (for a config's `tests: file://...`); map() makes a
--- test an evaluation row. YAML test lists are read once evalua has a YAML
--- reader (evalua._yaml); until then a .yaml file is refused naming it.
+-- test an evaluation row. YAML test lists go through evalua's YAML reader
+-- (evalua._yaml).
 local c = require "evalua.data.formats.common"
 local json = require "evalua.core.json"
 
@@ -209,25 +209,28 @@ local from_csv = M.test_from_csv_row
 local TEST_KEYS = { "vars", "assert", "description", "options", "threshold", "metadata", "providerOutput", "provider",
                     "providers", "prompts" }
 
--- A YAML test list through evalua's YAML reader (evalua._yaml, when the
--- build has it): its decode gives the list; records carry line 1, as the
--- reader gives no line per item here.
+-- A YAML test list (or {tests = [...]}) through evalua's YAML reader
+-- (evalua._yaml, libyaml), each test with the line its item starts on.
 local function yaml_records(path)
   local ok, yaml = pcall(require, "evalua._yaml")
-  local decode = ok and type(yaml) == "table" and (yaml.decode or yaml.load)
-  if not decode then
+  if not ok or type(yaml) ~= "table" or type(yaml.decode) ~= "function" then
     c.input_error(("%s: YAML test files need evalua's YAML reader (evalua._yaml), which this build lacks; write "
       .. "the tests as CSV, JSON or JSON lines"):format(path))
   end
-  local list, err = decode(require("evalua.data.formats.records").read_file(path))
+  local records = require "evalua.data.formats.records"
+  local text = records.read_file(path)
+  local list, lines = yaml.decode(text, path)
+  if list == nil then c.input_error(lines) end
   if type(list) == "table" and list[1] == nil and type(list.tests) == "table" then list = list.tests end
-  if type(list) ~= "table" then c.input_error(("%s: %s"):format(path, err or "expected a list of test cases")) end
+  if not c.is_list(list) then c.input_error(("%s:1: expected a list of test cases (or tests: [...])"):format(path)) end
+  local where = lines[list] or {}
   local out = {}
   for i, t in ipairs(list) do
-    if type(t) ~= "table" then c.input_error(("%s: test %d: expected a test case {vars =, assert =}"):format(path, i)) end
-    out[i] = { line = 1, value = t, raw = {} }
+    local line = where[i] or 1
+    if not c.is_object(t) then c.input_error(("%s:%d: test %d: expected a test case {vars =, assert =}"):format(path, line, i)) end
+    out[i] = { line = line, value = records.strip_nulls(t), raw = {} }
   end
-  return out, require("evalua._sys").sha256(require("evalua.data.formats.records").read_file(path)), "yaml"
+  return out, require("evalua._sys").sha256(text), "yaml"
 end
 
 -- tests(path) -> test cases {line =, test = {vars =, assert =, ...}}, hash

@@ -188,6 +188,14 @@ function test_beir_evaluation_through_ev_evaluate()
   os.remove(path)
 end
 
+function test_trec_rows_from_beirs_qrels()
+  local B = "tests/data/peers/beir"
+  local ds = ev.dataset.trec(B .. "/qrels/test.tsv", B .. "/run.trec")
+  lu.assertEquals(ds.n, 2) -- q1 and q2: judged and retrieved
+  lu.assertEquals(ds.rows[1].gold_doc_ids, { "d1", "d2" })
+  lu.assertEquals(ds.rows[1].retrieved[1], { id = "d1", score = 3 })
+end
+
 function test_msmarco_folder_loads_as_rows_and_corpus()
   local ds = load("msmarco_small")
   lu.assertEquals(ds.format, "msmarco")

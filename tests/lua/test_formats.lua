@@ -87,6 +87,33 @@ function test_deepeval_goldens_json_jsonl_and_csv()
   lu.assertEquals(c.additional_metadata, { team = "support" })
 end
 
+-- DeepEval's own files and the assertions of its test_dataset.py
+-- (tests/data/peers/deepeval/README.md).
+function test_deepeval_loads_its_own_test_datasets()
+  local P = "tests/data/peers/deepeval/"
+  for _, f in ipairs { "goldens.json", "goldens.csv" } do
+    local ds = ev.dataset.load(P .. f, { format = "auto" })
+    lu.assertEquals({ ds.format, ds.n }, { "deepeval", 15 }, f)
+    for _, r in ds:rows() do
+      lu.assertIsString(r.query, f)
+      if f == "goldens.json" then lu.assertIsString(r.name, f) else lu.assertIsString(r.comments, f) end
+    end
+  end
+  local first = ev.dataset.load(P .. "goldens.csv", { format = "deepeval" }).rows[1]
+  lu.assertEquals(first.contexts, { "Mountain heights list", "Moutain list" })
+  lu.assertEquals(first.expected_tool_calls, { { name = "mountain_lookup", arguments = { query = "tallest mountain" } } })
+  for _, f in ipairs { "convo_goldens.json", "convo_goldens.csv" } do
+    local ds = ev.dataset.load(P .. f, { format = "auto" })
+    lu.assertEquals({ ds.format, ds.n }, { "deepeval", 15 }, f)
+    ev.agent.check(ds)
+    for _, r in ds:rows() do
+      lu.assertIsString(r.scenario, f)
+      if f == "convo_goldens.json" then lu.assertIsString(r.name, f) else lu.assertIsString(r.comments, f) end
+    end
+    lu.assertEquals(ds.rows[1].messages[2], { role = "assistant", content = "It's expected to be rainy with temperatures around 18°C." })
+  end
+end
+
 function test_deepeval_conversational_goldens_become_conversations()
   local ds = load("deepeval_conversations.json")
   ev.agent.check(ds)

@@ -47,6 +47,31 @@ function test_ragas_csv_reads_python_lists_as_to_csv_writes_them()
   lu.assertEquals({ json_ds.n, json_ds.rows[2]._line, json_ds.rows[2].answer }, { 2, 8, "4" })
 end
 
+-- RAGAS's own samples (tests/data/peers/ragas/samples.jsonl, each naming
+-- the RAGAS test or code it comes from), one record to a file.
+function test_ragas_samples_of_its_own_tests()
+  local n = 0
+  for line in io.lines("tests/data/peers/ragas/samples.jsonl") do
+    local case = json.decode(line)
+    n = n + 1
+    local path = os.tmpname() .. ".jsonl"
+    local f = assert(io.open(path, "wb"))
+    f:write(json.encode(case.record), "\n")
+    f:close()
+    local ok, ds = pcall(ev.dataset.load, path, { format = "ragas" })
+    if case.error then
+      lu.assertFalse(ok, case.source)
+      lu.assertStrContains(tostring(ds), path .. ":1: " .. case.error, false, case.source)
+    else
+      lu.assertTrue(ok, case.source .. ": " .. tostring(ds))
+      ev.agent.check(ds)
+      lu.assertEquals(ds.rows[1]:table(), setmetatable(case.expected, nil), case.source)
+    end
+    os.remove(path)
+  end
+  lu.assertEquals(n, 7)
+end
+
 function test_ragas_multi_turn_samples_become_conversations()
   local ds = load("ragas_multi.jsonl")
   ev.agent.check(ds)

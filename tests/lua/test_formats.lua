@@ -191,6 +191,24 @@ function test_promptfoo_csv_rows_agree_with_promptfoos_tests()
   lu.assertEquals(n, 17)
 end
 
+-- promptfoo's own cases for assertionFromString (test/csv.test.ts).
+function test_promptfoo_assertion_strings_agree_with_promptfoos_tests()
+  local n = 0
+  for line in io.lines("tests/data/peers/promptfoo/assertion_strings.jsonl") do
+    local case = json.decode(line)
+    n = n + 1
+    local ok, got = pcall(promptfoo.assertion, case.input, "__expected")
+    if case.error then
+      lu.assertFalse(ok, case.source)
+      lu.assertStrContains(("field '%s': %s"):format(got.field, got.msg), case.error, false, case.source)
+    else
+      lu.assertTrue(ok, case.source)
+      lu.assertEquals(json.decode(json.encode(got)), case.expected, case.source)
+    end
+  end
+  lu.assertEquals(n, 87)
+end
+
 function test_beir_folder_loads_as_rows_and_corpus()
   local ds = load("beir_small")
   lu.assertEquals(ds.format, "beir")

@@ -344,6 +344,12 @@ function test_edges_of_the_peer_shapes()
   -- a peer's JSON list loaded as evalua rows gets the hint too
   lu.assertStrContains(err_of(ev.dataset.load, D .. "deepeval_goldens.json"),
     "(this looks like DeepEval test cases: load it with {format = \"deepeval\"}")
+  -- a BEIR folder loaded as evalua rows says what it is
+  lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small"), "(this looks like a BEIR folder: load it with {format = \"beir\"}")
+  -- an Excel sep= line before the header
+  p = bad_file("x.csv", "sep=;\nuser_input;response\nq;a\n")
+  lu.assertEquals(ev.dataset.load(p, { format = "auto" }).rows[1].answer, "a")
+  os.remove(p)
   -- a key kept as written: an empty list stays a list
   p = bad_file("x.jsonl", '{"user_input": "q", "tags": []}\n')
   lu.assertEquals(ev.dataset.load(p, { format = "ragas" }).table:get(1, "tags"), "[]")

@@ -169,7 +169,10 @@ end
 
 -- A missing qid in a file that is a peer's says which format it is.
 local function with_hint(path, msg)
-  if msg:find("field 'qid': missing", 1, true) or path:lower():find("%.json$") then return msg .. formats.hint(path) end
+  local st = sys.stat(path)
+  if msg:find("field 'qid': missing", 1, true) or path:lower():find("%.json$") or (st and st.dir) then
+    return msg .. formats.hint(path)
+  end
   return msg
 end
 

@@ -17,10 +17,13 @@ the binary links):
   libc6
   libcurl4
   liblua5.4-0
+  libmicrohttpd12
   libpcre2-8-0
   libsqlite3-0
   libssl3
   libutf8proc2
+  libxml2
+  libyaml-0-2
   lua-cjson
 
   $ apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "./$(ls evalua_*.deb)" > "$CRAMTMP/apt.log" 2>&1 || cat "$CRAMTMP/apt.log"

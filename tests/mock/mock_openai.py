@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An OpenAI-compatible HTTP/1.1 server for evalua's judge tests and benchmark.
 
-It serves POST /v1/chat/completions and /v1/embeddings on 127.0.0.1 (a free
+It serves POST /v1/chat/completions and /v1/embeddings (and /grade/..., a
+webhook assertion's grader answering the directive's "answer") on 127.0.0.1 (a free
 port chosen at start, written to --port-file), with keep-alive. Faults are
 scripted per request by a directive in the request's text:
 
@@ -41,6 +42,12 @@ The directive's JSON may hold:
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
   embed_dim    the length of this input's embedding (default 8)
+  http_answer  the reply of POST /generate (default: answer)
+
+POST /generate... is a service of one's own, as an http provider calls one:
+the directive may be in any string of its JSON body, and the reply is
+{"result": {"text": ...}}: http_answer, else answer, else "echo: " and the
+body's strings.
 
 Without "answer", chat replies are heuristic: a request whose
 X-Evalua-Operation header names a judge operation (the judge sends it) gets a
@@ -634,12 +641,30 @@ def embed_response(req):
             "usage": {"prompt_tokens": n, "total_tokens": n}}
 
 
+def strings_of(v):
+    """Every string inside a JSON value (a service's own request body); a
+    string holding JSON (a chat prompt sent whole) is searched inside first."""
+    if isinstance(v, str):
+        try:
+            inner = json.loads(v)
+        except ValueError:
+            return [v]
+        return (strings_of(inner) if isinstance(inner, (list, dict)) else []) + [v]
+    if isinstance(v, dict):
+        v = list(v.values())
+    return [s for x in v for s in strings_of(x)] if isinstance(v, list) else []
+
+
 def find_directive(req, body):
     if b"<<mock" not in body:
         return {}
     texts = [str(m.get("content", "")) for m in req.get("messages") or []]
     inp = req.get("input")
     texts += [inp] if isinstance(inp, str) else [str(s) for s in inp or []]
+    if "messages" not in req and "input" not in req:  # /generate: anywhere in the body
+        texts = strings_of(req)
+    if isinstance(req.get("output"), str):  # a webhook assertion's body
+        texts.append(req["output"])
     for t in texts:
         m = DIRECTIVE.search(t)
         if m:
@@ -848,7 +873,12 @@ class Server:
             return self.fault_answer(fault, directive, headers), False, latency
         if path.startswith("/hooks/"):  # a chat webhook (Slack, Mattermost) answers "ok"
             return response(200, b"ok", extra, "text/plain"), False, latency
-        if path.endswith("/embeddings"):
+        if path.startswith("/grade/"):  # a webhook assertion's grader: the directive's answer, as JSON
+            return response(200, directive.get("answer", "{}").encode(), extra, "application/json"), False, latency
+        if path.startswith("/generate"):  # a service of one's own, for http providers
+            text = directive.get("http_answer", directive.get("answer", "echo: " + " ".join(strings_of(req))))
+            out = json.dumps({"result": {"text": text}}, ensure_ascii=False).encode()
+        elif path.endswith("/embeddings"):
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):
             answer = chat_response(req, directive, cfg, headers.get("x-evalua-operation"))

@@ -74,4 +74,26 @@ print(mapped())
   lu.assertEquals(r.stdout, "false\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\ntrue\n")
 end
 
+-- libxml2 and libmicrohttpd too (host/runtime/lazy_lib.c, xml_load.c,
+-- mhd_load.c): a script that loads the library maps none of the four
+-- libraries opened on first use.
+function test_a_script_maps_no_library_it_does_not_call()
+  local r = run([[
+local ev = require "evalua"
+local _ = ev.dataset, ev.report, ev.map, ev.text
+local seen = {}
+for line in io.lines("/proc/self/maps") do
+  for _, lib in ipairs { "libcurl", "libcrypto", "libxml2", "libmicrohttpd", "libgnutls", "libicu" } do
+    if line:find(lib, 1, true) then seen[lib] = true end
+  end
+end
+local names = {}
+for lib in pairs(seen) do names[#names + 1] = lib end
+table.sort(names)
+print(#names == 0 and "none" or table.concat(names, " "))
+]])
+  lu.assertEquals(r.stderr, "")
+  lu.assertEquals(r.stdout, "none\n")
+end
+
 os.exit(lu.LuaUnit.run(), true)

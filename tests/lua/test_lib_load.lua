@@ -1,7 +1,8 @@
--- libxml2 and libmicrohttpd are opened on first use (host/bindings/xml_load.c,
--- host/view/mhd_load.c; host/runtime/lib_load.c): an empty script maps
--- neither, nor their trees (ICU, GnuTLS); the XML assertions' module maps
--- libxml2 and parses with it.
+-- libxml2 and libmicrohttpd are opened on first use (host/runtime/lazy_lib.c,
+-- xml_load.c, mhd_load.c; test_client_load.lua checks an empty script):
+-- compiling an XML assertion maps neither, nor their trees (ICU, GnuTLS);
+-- the first XML check maps libxml2 and parses with it; the binary does not
+-- list them as needed.
 local lu = require "luaunit"
 local h = require "tests.lua.helpers"
 

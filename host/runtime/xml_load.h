@@ -1,4 +1,4 @@
-/* libxml2 opened on first use (xml_load.c). */
+/* libxml2 opened on first use (xml_load.c, lazy_lib.h). */
 #ifndef EVALUA_XML_LOAD_H
 #define EVALUA_XML_LOAD_H
 

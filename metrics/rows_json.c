@@ -145,8 +145,7 @@ static int string_body(struct jp *j, size_t *len) {
   size_t w = 0;
   for (;;) {
     const char *s = j->p;
-    size_t k = evt_plain(s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
-    memcpy(o + w, s, k);
+    size_t k = evt_copy_plain(o + w, s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
     w += k, j->p += k;
     if (j->p >= j->end) return syntax(j, "unterminated string");
     unsigned char c = (unsigned char)*j->p;

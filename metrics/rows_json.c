@@ -21,6 +21,7 @@ struct jp {
   char *err;
   size_t errlen;
   unsigned lists_seen; /* bit k: list k already read in this row */
+  size_t next_col;     /* the column the next scalar key likely names: rows repeat their keys' order */
 };
 
 static int fail(struct jp *j, const char *fmt, ...) {
@@ -144,8 +145,7 @@ static int string_body(struct jp *j, size_t *len) {
   size_t w = 0;
   for (;;) {
     const char *s = j->p;
-    size_t k = evt_plain(s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
-    memcpy(o + w, s, k);
+    size_t k = evt_copy_plain(o + w, s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
     w += k, j->p += k;
     if (j->p >= j->end) return syntax(j, "unterminated string");
     unsigned char c = (unsigned char)*j->p;
@@ -155,11 +155,13 @@ static int string_body(struct jp *j, size_t *len) {
       if (escape(j, o, &w)) return -1;
     } else if (c < 0x20) {
       return syntax(j, "a control character in a string");
-    } else {
-      size_t n = utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
-      if (!n) return syntax(j, "invalid UTF-8 in a string");
-      memcpy(o + w, j->p, n);
-      w += n, j->p += n;
+    } else { /* a run of multibyte sequences (Chinese text) before scanning again */
+      do {
+        size_t n = utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
+        if (!n) return syntax(j, "invalid UTF-8 in a string");
+        memcpy(o + w, j->p, n);
+        w += n, j->p += n;
+      } while (j->p < j->end && (unsigned char)*j->p >= 0x80);
     }
   }
   j->p++;
@@ -366,7 +368,7 @@ static int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, cons
   int64_t v;
   double d;
   if (j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !number(j, &is_int, &v, &d)) {
-    const char *k = is_int ? "integer" : kind_at(&(struct jp){at, j->p, j->base, j->t, j->sc, j->err, j->errlen, 0});
+    const char *k = is_int ? "integer" : kind_at(&(struct jp){at, j->p, j->base, j->t, j->sc, j->err, j->errlen, 0, 0});
     if (strcmp(k, "integer")) return j->p = at, field_fail(j, name, i, suffix, want, k);
     size_t n = (size_t)(j->p - at);
     char *o = evt_text_room(j->t, n > 24 ? n : 24);
@@ -440,6 +442,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
 }
 
 static int key_is(const char *k, size_t len, const char *name) {
+  if (len && name[0] != k[0]) return 0; /* most keys differ at once: no strlen */
   return strlen(name) == len && memcmp(k, name, len) == 0;
 }
 
@@ -593,8 +596,12 @@ static int scalar_member(struct jp *j, const char *k, size_t len) {
   enum evt_want w = j->sc->rag ? documented_scalar(k, len) : EVT_W_ANY;
   const struct evt_field *f = user_field(j->sc, k, len);
   if (f) w = f->want;
-  struct evt_col *col = evt_col_get(j->t, k, len, 1);
+  struct evt_table *t = j->t;
+  struct evt_col *col = j->next_col < t->ncols && t->cols[j->next_col].name_len == len &&
+                        memcmp(t->cols[j->next_col].name, k, len) == 0
+                      ? &t->cols[j->next_col] : evt_col_get(t, k, len, 1);
   if (!col) return fail(j, "not enough memory");
+  j->next_col = (size_t)(col - t->cols) + 1;
   struct evt_cell *c = &col->cells[j->t->n];
   if (cell_value(j, c)) { /* the message names the field only now: its text costs nothing on good rows */
     c->type = EVT_ABSENT;
@@ -698,7 +705,7 @@ static int object(struct jp *j) {
 int evt_json_row(struct evt_table *t, const char *s, size_t len, uint32_t line, const struct evt_schema *sc,
                  char *err, size_t errlen) {
   if (evt_row_begin(t, line)) return EVT_ROW_NOMEM;
-  struct jp j = {s, s + len, s, t, sc, err, errlen, 0};
+  struct jp j = {s, s + len, s, t, sc, err, errlen, 0, 0};
   err[0] = '\0';
   if (object(&j)) {
     evt_row_abort(t);
@@ -716,7 +723,7 @@ int evt_want_parse(const char *type, size_t len, enum evt_want *want) {
 
 int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char *s, size_t len,
                    const struct evt_schema *sc, char *err, size_t errlen) {
-  struct jp j = {s, s + len, s, t, sc, err, errlen, 0};
+  struct jp j = {s, s + len, s, t, sc, err, errlen, 0, 0};
   err[0] = '\0';
   int rc = -1;
   if (sc->rag)
@@ -731,7 +738,7 @@ int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char
 }
 
 int evt_row_check(struct evt_table *t, const struct evt_schema *sc, char *err, size_t errlen) {
-  struct jp j = {NULL, NULL, NULL, t, sc, err, errlen, 0};
+  struct jp j = {NULL, NULL, NULL, t, sc, err, errlen, 0, 0};
   err[0] = '\0';
   return required(&j) ? EVT_ROW_BAD : EVT_ROW_OK;
 }

@@ -41,7 +41,36 @@ size_t evt_plain_portable(const char *p, size_t n) {
   return plain_bytes(p, i, n);
 }
 
+size_t evt_copy_plain_portable(char *o, const char *p, size_t n) {
+  size_t i = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    memcpy(o + i, &x, 8); /* o has room for n: the bytes past the stop are written over later */
+    uint64_t m = stops(x);
+    if (m) return i + (size_t)__builtin_ctzll(m) / 8;
+  }
+#endif
+  size_t k = plain_bytes(p, i, n);
+  memcpy(o + i, p + i, k - i);
+  return k;
+}
+
 #if defined(__SSE2__)
+size_t evt_copy_plain_sse2(char *o, const char *p, size_t n) {
+  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    _mm_storeu_si128((__m128i *)(void *)(o + i), v);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)), _mm_cmplt_epi8(v, space));
+    unsigned bits = (unsigned)_mm_movemask_epi8(m);
+    if (bits) return i + (size_t)__builtin_ctz(bits);
+  }
+  return i + evt_copy_plain_portable(o + i, p + i, n - i);
+}
+
 size_t evt_plain_sse2(const char *p, size_t n) {
   const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
   size_t i = 0;

@@ -18,7 +18,7 @@ dir=${BENCH_DIR:-${TMPDIR:-/tmp}/evalua-bench-dataplane}
 mkdir -p "$dir"
 data=$dir/rows.$rows.jsonl
 [ -f "$data" ] || "$bin" run "$src/gen.lua" "$data" "$rows"
-input_kb=$(( $(stat -c %s "$data") / 1024 ))
+input_kb=$(( $(stat -L -c %s "$data") / 1024 ))
 
 # cpu (user+sys) and wall seconds, peak RSS in KB, of one run
 measure() {

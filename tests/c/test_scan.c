@@ -1,6 +1,7 @@
 /* The JSON reader's structural pass (evalua/scan.h): the SSE2 path and the
  * portable one against a byte loop, on strings with every kind of byte
- * that stops a string at every place and every alignment. */
+ * that stops a string at every place and every alignment; the copying
+ * forms copy exactly the plain bytes they count. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -29,8 +30,11 @@ int main(void) {
           size_t want = naive(p, n);
           if (at < n && want != at) bad_portable = -1000; /* the test itself is wrong */
           bad_portable += evt_plain_portable(p, n) != want;
+          char o[96];
+          bad_portable += evt_copy_plain_portable(o, p, n) != want || memcmp(o, p, want) != 0;
 #if defined(__SSE2__)
           bad_sse2 += evt_plain_sse2(p, n) != want;
+          bad_sse2 += evt_copy_plain_sse2(o, p, n) != want || memcmp(o, p, want) != 0;
 #endif
           runs++;
         }

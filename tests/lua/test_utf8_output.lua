@@ -43,7 +43,7 @@ local rows = {
 local res = ev.evaluate(ev.dataset.from_rows(rows, "rows"), { slices = { "query_class" }, metrics = {
   { name = "judged", fn = function(r) return { score = 0.5, reason = "the judge said \xE2\x82" } end },
 } })
-ev.report.write(res, { dir = "out", name = "r", formats = { "json", "csv" } })
+ev.report.write(res, { dir = "out", name = "r", formats = { "json", "csv" }, items = "full" }) -- the rows too
 local hist = ev.history.open("h", { jsonl = true })
 hist:append(res, { label = "v\xFF1", git_commit = false })
 ]]

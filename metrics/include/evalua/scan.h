@@ -12,11 +12,17 @@
 /* Bytes of p[0..n) before the first '"', '\\', control byte (< 0x20) or
  * byte >= 0x80; n when there is none. */
 size_t evt_plain_portable(const char *p, size_t n);
+/* The same, copying those bytes to o, which has room for n (bytes past
+ * the returned count may be written too). */
+size_t evt_copy_plain_portable(char *o, const char *p, size_t n);
 #if defined(__SSE2__)
 size_t evt_plain_sse2(const char *p, size_t n);
+size_t evt_copy_plain_sse2(char *o, const char *p, size_t n);
 #define evt_plain evt_plain_sse2
+#define evt_copy_plain evt_copy_plain_sse2
 #else
 #define evt_plain evt_plain_portable
+#define evt_copy_plain evt_copy_plain_portable
 #endif
 
 #endif

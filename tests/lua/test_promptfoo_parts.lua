@@ -18,17 +18,45 @@ function TestNunjucks:test_conversion()
   lu.assertEquals(nunjucks.convert("{{ x | d('none') | upper }}"), "{{x | default('none') | upper}}")
   lu.assertEquals(nunjucks.convert("a{# a comment #}b"), "ab")
   lu.assertEquals(nunjucks.convert("a \n {{- x -}} \n b"), "a{{x}}b") -- whitespace control trims both sides
-  lu.assertEquals({ nunjucks.convert("one\ntwo {% if x %}y{% endif %}") },
-    { nil, "the Nunjucks tag '{% if x %}' is not supported: evalua renders variables and filters, not tags (if, for, set ...)", 2 })
+  lu.assertEquals({ nunjucks.convert("one\ntwo {% set x = 1 %}") },
+    { nil, "the Nunjucks tag '{% set x = 1 %}' is not supported: evalua converts if, elif, else and for, not set, "
+      .. "macro, include or other tags", 2 })
+  lu.assertEquals({ nunjucks.convert("{% if a == 'b' %}x{% endif %}") },
+    { nil, "{% if a == 'b' %}: cannot read 'a == 'b'' (a variable or a dotted path) (conditions are a variable or 'not' a variable)", 1 })
+  lu.assertEquals({ nunjucks.convert("a\n{% for x in xs %}\n{{ x }}") }, { nil, "{% for %} is never closed", 2 })
+  lu.assertEquals({ nunjucks.convert("{% for e in xs %}{% for f in e.ys %}{{ e.q }}{% endfor %}{% endfor %}") },
+    { nil, "the outer loop's variable 'e' inside an inner loop is not supported", 1 })
   lu.assertEquals({ nunjucks.convert("{{ a + b }}") },
     { nil, "the Nunjucks expression '{{  a + b  }}' is not supported (a variable, a dotted path or an index, with filters)", 1 })
   lu.assertEquals({ nunjucks.convert("x\n\n{{ a") }, { nil, "'{{' is never closed", 3 })
+end
+
+function TestNunjucks:test_if_and_for_tags()
+  -- an if is an inverted section whose else part holds the then part: rendered in the same scope
+  lu.assertEquals(nunjucks.convert("{% if a %}A{% elif b %}B{% else %}C{% endif %}"),
+    "{{^a}}{{^b}}C{{else}}B{{/b}}{{else}}A{{/a}}")
+  lu.assertEquals(nunjucks.convert("{% for e in xs %}{{ loop.index }}:{{ e.q }}{% else %}none{% endfor %}"),
+    "{{#xs}}{{@index}}:{{q}}{{else}}none{{/xs}}")
 end
 
 local function render(src, vars)
   nunjucks.install()
   local t = assert(nunjucks.compile(src, "t"))
   return assert(nunjucks.render(t, vars))
+end
+
+function TestNunjucks:test_tags_render_as_nunjucks_does()
+  local src = "{% if a %}A{% elif b %}B{% else %}C{% endif %}"
+  lu.assertEquals({ render(src, { a = "x" }), render(src, { b = true }), render(src, {}), render(src, { a = false, b = "" }) },
+    { "A", "B", "C", "C" })
+  lu.assertEquals(render("{% if not a %}no{% else %}yes{% endif %}|{% if not b %}no{% endif %}", { a = "x" }), "yes|no")
+  local loop = "{% for e in xs %}[{{ loop.index }}:{{ e.q | upper }}{% if e.ok %}!{% endif %}]{% else %}none{% endfor %}"
+  lu.assertEquals(render(loop, { xs = { { q = "a", ok = true }, { q = "b" } } }), "[1:A!][2:B]")
+  lu.assertEquals(render(loop, { xs = {} }), "none")
+  lu.assertEquals(render("{% for e in xs %}{{ e }}{% if not loop.last %}, {% endif %}{% endfor %}", { xs = { "p", "q" } }), "p, q")
+  -- a tag alone on its line takes the line with it (evalua's rule; Nunjucks keeps the line break)
+  lu.assertEquals(render("Examples:\n{% for e in xs %}\n- {{ e }}\n{% endfor %}\nEnd", { xs = { "a", "b" } }),
+    "Examples:\n- a\n- b\nEnd")
 end
 
 function TestNunjucks:test_filters_by_nunjucks_rules()

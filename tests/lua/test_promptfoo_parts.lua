@@ -74,6 +74,30 @@ function TestNunjucks:test_filters_by_nunjucks_rules()
   lu.assertEquals({ nunjucks.render(t, {}) }, { nil, "missing variable 'missing'" }) -- Nunjucks would print ""
 end
 
+-- The converter's contract on any text: a template that renders (or says
+-- which variable is missing), or nil, why and a line; never a raise.
+function TestNunjucks:test_never_raises()
+  local pieces = { "{{", "}}", "{%", "%}", "{#", "#}", " if ", " for x in xs ", " endfor ", " endif ", " else ",
+                   " elif b ", "x", "xs", ".", "[0]", "|", " upper ", "(", ")", "'", '"', "-", "\n", "loop.index",
+                   " not ", "a.b", "dump", "load", " set " }
+  math.randomseed(7)
+  local compiled = 0
+  for _ = 1, 5000 do
+    local t = {}
+    for _ = 1, math.random(1, 14) do t[#t + 1] = pieces[math.random(#pieces)] end
+    local src = table.concat(t)
+    local ok, tpl, why, line = pcall(nunjucks.compile, src, "f")
+    lu.assertTrue(ok, src)
+    if tpl then
+      compiled = compiled + 1
+      lu.assertTrue((pcall(nunjucks.render, tpl, { x = "v", xs = { "p", { q = 1 } }, a = { b = 2 }, b = true })), src)
+    else
+      lu.assertEquals({ type(why), math.type(line) }, { "string", "integer" }, src)
+    end
+  end
+  lu.assertTrue(compiled > 1000) -- the pieces make both kinds
+end
+
 TestExpected = {}
 
 function TestExpected:test_promptfoo_expected_forms()

@@ -231,6 +231,16 @@ function TestPromptfoo:test_unsupported_keys_are_listed_before_any_request()
     "evalua: 3 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
 end
 
+function TestPromptfoo:test_sharding_is_refused()
+  local dir = project()
+  local r = run(dir, "--no-cache --shard 1/2")
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: a promptfoo config cannot be sharded (--shard, --parts, $EVALUA_SHARD): evalua "
+    .. "merge replays Lua scripts; write a script around ev.generate to shard (try --help)\n")
+  lu.assertEquals(server:stats().requests, 0)
+  h.sh("rm -rf " .. dir)
+end
+
 function TestPromptfoo:test_malformed_yaml_names_line_and_column()
   local err = refused(function(text) return text:gsub("    vars: {question: 'What is 2%+2%?", "    vars: {question: What is [2+2?", 1) end)
   -- by hand: "[" (line 41, column 30) opens a list inside the flow mapping that began at column 11

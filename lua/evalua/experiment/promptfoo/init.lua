@@ -48,7 +48,19 @@ local function usage_spec(config_path)
     { "no-cache", false, "ask every provider again, keep nothing" },
     { "dry-run", false, "count the requests not in the cache; send none" },
     { "quiet", false, "no progress on stderr" },
+    -- declared so that ev.cli does not shard: evalua merge replays Lua scripts, not configs
+    { "shard", "", "not supported for a promptfoo config (evalua merge replays Lua scripts)" },
+    { "parts", "", "not supported for a promptfoo config" },
   }
+end
+
+-- Sharding is refused: a part could not be merged (evalua merge reruns a Lua script).
+local function refuse_shards(ev, opt)
+  local env = require("evalua._sys").shard_env("EVALUA_SHARD")
+  if opt.shard ~= "" or opt.parts ~= "" or (env and env ~= "") then
+    ev.cli.usage_error("%s", "a promptfoo config cannot be sharded (--shard, --parts, $EVALUA_SHARD): evalua merge "
+      .. "replays Lua scripts; write a script around ev.generate to shard")
+  end
 end
 
 -- Every part of the config, checked; problems stop the run before any request.
@@ -246,6 +258,7 @@ function M.main(argv)
   local path = argv[0]
   local opt = ev.cli.parse(argv, usage_spec(path))
   if opt["no-cache"] and opt.cache ~= "" then ev.cli.usage_error("give --cache or --no-cache, not both") end
+  refuse_shards(ev, opt)
   nunjucks.install()
   local all = read_all(path, opt)
   prepare_cases(all)
@@ -259,14 +272,13 @@ function M.main(argv)
                                 concurrency = opt.concurrency > 0 and opt.concurrency or nil })
   local verdicts = {}
   local metrics, named = metrics_of(all, verdicts)
-  local res = ev.evaluate(out, { metrics = metrics, system = "system", ci = false, quiet = opt.quiet })
+  local res = ev.evaluate(out, { metrics = metrics, system = "system", ci = false, quiet = opt.quiet, shard = false })
   if opt["dry-run"] then
     local n = 0
     for _, p in ipairs(providers) do n = n + (p:stats().dry_run or 0) end
     print(("dry run: %d outputs, %d requests not in the cache; nothing was sent"):format(out.n, n))
     return 0
   end
-  if ev.shard.skip(res) then return 0 end
   local totals = summarize(all, out, res, verdicts, named)
   local title = "promptfoo: " .. (type(all.cfg.description) == "string" and all.cfg.description or path)
   local paths = ev.report.write(res, { dir = opt.out, name = "promptfoo", formats = opt.format, title = title })

@@ -231,6 +231,12 @@ function TestPromptfoo:test_unsupported_keys_are_listed_before_any_request()
     "evalua: 3 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
 end
 
+function TestPromptfoo:test_a_missing_config_is_a_usage_error()
+  local r = h.run(("cd %s && %s run nothere.yaml"):format(h.tmpdir(), h.bin))
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: cannot open config 'nothere.yaml' (no such file)\n")
+end
+
 function TestPromptfoo:test_sharding_is_refused()
   local dir = project()
   local r = run(dir, "--no-cache --shard 1/2")

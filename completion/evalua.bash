@@ -4,7 +4,7 @@ _evalua() {
   local cur prev words cword
   _init_completion || return
   if [ "$cword" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run trec merge diff init version --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "run trec merge diff view init version --help" -- "$cur"))
     return
   fi
   case "${words[1]}" in
@@ -56,6 +56,16 @@ _evalua() {
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--slices --format --alpha --pass --resamples --seed --history --help" -- "$cur"))
       else _filedir json; fi
+      ;;
+    view)
+      case "$prev" in
+        --port|--rater) return ;;
+        --scale) COMPREPLY=($(compgen -W "1..5 pass/fail" -- "$cur")); return ;;
+        --history|--export) _filedir -d; return ;;
+      esac
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--port --rater --scale --history --export --help" -- "$cur"))
+      else _filedir; fi
       ;;
     init) _filedir -d ;;
   esac

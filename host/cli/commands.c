@@ -7,5 +7,6 @@ const struct evalua_command evalua_commands[] = {
   {"init", evalua_init_main},
   {"trec", evalua_trec_main},
   {"diff", evalua_diff_main},
+  {"view", evalua_view_main},
   {NULL, NULL},
 };

@@ -17,6 +17,8 @@ int evalua_trec_main(int argc, char **argv);
 
 /* evalua diff: two saved JSON reports compared (diff_cmd.c, lua/evalua/history/diff.lua). */
 int evalua_diff_main(int argc, char **argv);
+/* evalua view: the interactive viewer (host/view/view_cmd.c, lua/evalua/view/). */
+int evalua_view_main(int argc, char **argv);
 
 
 #endif

@@ -28,6 +28,8 @@ static const char usage_text[] =
   "                                              one run's reports from its shards' parts\n"
   "       evalua diff [OPTIONS] A.json B.json    compare two saved JSON reports\n"
   "                   (--history DIR [A [B]]: two runs of a history)\n"
+  "       evalua view [OPTIONS] HISTORY_DIR|REPORT.json\n"
+  "                                              the viewer: runs, items, labels\n"
   "       evalua init [DIR]                      start an evaluation project in DIR\n"
   "       evalua version                         versions of evalua and its libraries\n"
   "       evalua --help                          this text\n"

@@ -9,7 +9,7 @@ Commands:
   $ "$EVALUA" --help | grep -oE '^(usage:)? +evalua [a-z-]+' | awk '{ print $NF }' | sort > "$CRAMTMP/help.txt"
   $ man_items COMMANDS > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  --help diff init merge run trec version  (no-eol)
+  --help diff init merge run trec version view  (no-eol)
 
 Options of run:
 
@@ -20,14 +20,14 @@ Options of run:
 
 Options of trec:
 
-  $ "$EVALUA" trec --help | grep -oE '^  -[a-zA-Z]' | tr -d ' ' | sort > "$CRAMTMP/help.txt"
+  $ "$EVALUA" trec --help | grep -oE '^  -[a-zA-Z]|^  --[a-z-]+' | tr -d ' ' | sort > "$CRAMTMP/help.txt"
   $ man_items "TREC OPTIONS" > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  -J -M -N -R -T -Z -a -c -l -m -n -q  (no-eol)
+  --ignore-identical-ids -J -M -N -R -T -Z -a -c -l -m -n -q -v  (no-eol)
 
 The synopsis names every trec option too:
 
-  $ for o in $(cat "$CRAMTMP/man.txt"); do grep -q -- "^\.RB \[ \\\\$o" docs/evalua.1 || echo "$o missing from the synopsis"; done
+  $ for o in $(cat "$CRAMTMP/man.txt"); do sed 's/\\-/-/g' docs/evalua.1 | grep -q -- "^\.RB \[ $o" || echo "$o missing from the synopsis"; done
 
 Bundled scripts named in the man page exist:
 
@@ -57,7 +57,7 @@ ENVIRONMENT:
   >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/bindings/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
   > } | sort -u > "$CRAMTMP/env.txt"
   $ wc -l < "$CRAMTMP/env.txt"
-  28
+  29
   $ environment=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' docs/evalua.1)
   $ while read -r v; do grep -qw -- "$v" <<< "$environment" || echo "$v is not in the man page"; done < "$CRAMTMP/env.txt"
 

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""bench/view: open and filter times of evalua view on a generated run
+(see run.sh). Python 3 standard library only."""
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+BIN, ROWS = sys.argv[1], int(sys.argv[2])
+
+
+def report(tmp):
+    """evalua's own JSON report of ROWS generated rows (bench/dataplane/gen.lua, two systems)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    rows = os.path.join(tmp, "rows.jsonl")
+    subprocess.run([BIN, "run", os.path.join(root, "bench/dataplane/gen.lua"), rows, str(ROWS), "2"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([BIN, "run", os.path.join(root, "bench/view/make_run.lua"), rows, tmp], check=True)
+    return os.path.join(tmp, "run.json")
+
+
+def get(base, token, name, params):
+    url = f"{base}/api/{name}?{urllib.parse.urlencode(params)}"
+    req = urllib.request.Request(url, headers={"X-Evalua-Token": token})
+    t = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=120) as r:
+        body = r.read()
+    return time.perf_counter() - t, json.loads(body)
+
+
+def timed(fn):
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def ref_time(db, sql, args):
+    t = time.perf_counter()
+    db.execute(sql, args).fetchall()
+    return time.perf_counter() - t
+
+
+FILTERS = [  # name, API arguments, the reference SQL (the same condition, straight on the store)
+    ("first page, by id", {}, "SELECT count(*) FROM items WHERE run = ?1", None),
+    ("token_f1 below 0.2", {"metric": "token_f1", "below": "0.2"},
+     "SELECT count(*) FROM items i WHERE run = ?1 AND EXISTS (SELECT 1 FROM scores s WHERE s.run = i.run AND "
+     "s.system = i.system AND s.item = i.item AND s.metric = 'token_f1' AND s.value < 0.2)", None),
+    ("unmeasured (any metric)", {"unmeasured": "1"},
+     "SELECT count(*) FROM items i WHERE run = ?1 AND EXISTS (SELECT 1 FROM scores s WHERE s.run = i.run AND "
+     "s.system = i.system AND s.item = i.item AND s.value IS NULL)", None),
+    ("slice query_class = how-to", {"slice.query_class": "how-to"},
+     "SELECT count(*) FROM items i WHERE run = ?1 AND json_extract(slices, '$.\"query_class\"') = 'how-to'", None),
+    ("sorted by mrr", {"sort": "mrr"}, "SELECT i.item FROM items i LEFT JOIN scores o ON o.run = i.run AND "
+     "o.system = i.system AND o.item = i.item AND o.metric = 'mrr' WHERE i.run = ?1 ORDER BY o.value LIMIT 50", None),
+    ("systems disagree on mrr", {"disagree": "1", "metric": "mrr"},
+     "SELECT count(*) FROM items i WHERE run = ?1 AND EXISTS (SELECT 1 FROM scores a JOIN scores b ON b.run = a.run "
+     "AND b.item = a.item AND b.metric = a.metric AND b.system <> a.system WHERE a.run = i.run AND a.system = i.system "
+     "AND a.item = i.item AND a.metric = 'mrr' AND (a.value >= 0.5) <> (b.value >= 0.5))", None),
+    ("text search 'audit key'", {"q": "audit key"}, None, None),
+]
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="evalua_bench_view_")
+    t = time.perf_counter()
+    path = report(tmp)
+    print(f"generated {ROWS} items ({os.path.getsize(path) / 1e6:.0f} MB of JSON report) in {time.perf_counter() - t:.1f} s")
+    hist = os.path.join(tmp, "h")
+    for attempt in ("first start (imports the report into the store)", "second start (the store has it)"):
+        t = time.perf_counter()
+        p = subprocess.Popen([BIN, "view", path, "--history", hist], stdout=subprocess.PIPE, text=True)
+        line = ""
+        while "http://" not in line:
+            line = p.stdout.readline()
+        started = time.perf_counter() - t
+        base, token = line.strip().split("/?token=")
+        t_run, run = get(base, token, "run", {})
+        t_items, page = get(base, token, "items", {"run": run["run_id"]})
+        t_again, _ = get(base, token, "items", {"run": run["run_id"], "page": 2})
+        print(f"{attempt}: serving after {started:.2f} s; opening the run: summary {t_run:.3f} s + first page "
+              f"{t_items:.3f} s (builds the run's table, reading the report's texts) = {t_run + t_items:.2f} s "
+              f"for {page['total']} items; the next page {t_again * 1000:.0f} ms")
+        if attempt.startswith("first"):
+            p.terminate()
+            p.wait()
+    db = sqlite3.connect(os.path.join(hist, "history.db"))
+    seq = db.execute("SELECT seq FROM runs ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    print(f"\n{'filter (median of 5)':32} {'evalua view':>12} {'reference':>14} {'ratio':>7}  matches")
+    print(f"{'':32} {'(HTTP + JSON)':>12} {'sqlite3 on store':>14}")
+    for name, args, sql, _ in FILTERS:
+        times = []
+        for _ in range(5):
+            dt, res = get(base, token, "items", dict(args, run=run["run_id"]))
+            times.append(dt)
+        ours = statistics.median(times)
+        if sql:
+            ref = statistics.median(ref_time(db, sql, (seq,)) for _ in range(5))
+            print(f"{name:32} {ours * 1000:9.1f} ms {ref * 1000:11.1f} ms {ours / ref:6.2f}x  {res['total']}")
+        else:  # the reference: Python's own substring scan of the rows, held in memory and lower-cased
+            lines = [x.lower() for x in open(os.path.join(os.path.dirname(path), "rows.jsonl"))]
+            term = args["q"]
+            ref = statistics.median(timed(lambda: sum(term in x for x in lines)) for _ in range(5))
+            print(f"{name:32} {ours * 1000:9.1f} ms {ref * 1000:8.1f} ms (py) {ours / ref:6.2f}x  {res['total']}")
+    p.terminate()
+    p.wait()
+    subprocess.run(["rm", "-rf", tmp])
+
+
+main()

@@ -1,0 +1,127 @@
+-- The viewer's JSON API: one function per route, each a query over the
+-- store (src.db) and the run's texts. handle(src, method, path, args, body)
+-- -> status, body, content type; a bad request is a 400 whose body says
+-- which argument and why.
+local json = require "evalua.core.json"
+local labels = require "evalua.history.labels"
+local index = require "evalua.view.index"
+local items = require "evalua.view.items"
+local runs = require "evalua.view.runs"
+local queue = require "evalua.view.queue"
+
+local M = {}
+local GET, POST = {}, {}
+
+local function bad(fmt, ...) error({ status = 400, message = fmt:format(...) }, 0) end
+
+local function run_arg(src, args)
+  local r = runs.find(src, args.run)
+  if not r then bad("run: no run '%s' in %s", tostring(args.run), src.file) end
+  return r
+end
+
+-- An item id as the app sends it: JSON (a string in quotes, or an integer).
+local function id_arg(args)
+  local ok, id = pcall(json.decode, args.id or "")
+  if not ok or (type(id) ~= "string" and math.type(id) ~= "integer") then
+    bad("id: expected an item id as JSON (\"q1\" or 7), got %s", tostring(args.id))
+  end
+  return id
+end
+
+local function number_arg(args, name)
+  if args[name] == nil or args[name] == "" then return nil end
+  local n = tonumber(args[name])
+  if not n or n ~= n then bad("%s: expected a number, got '%s'", name, args[name]) end
+  return n
+end
+
+local function int_arg(args, name, default, lo, hi)
+  local n = number_arg(args, name) or default
+  if math.tointeger(n) == nil or n < lo or n > hi then bad("%s: expected an integer from %d to %d", name, lo, hi) end
+  return math.tointeger(n)
+end
+
+function GET.info(src)
+  return { kind = src.kind, file = src.file, report = src.report, rater = src.rater, scale = src.scale,
+           readonly = src.readonly or false, runs = src.db:rows("SELECT count(*) AS n FROM runs")[1].n }
+end
+
+function GET.runs(src, args)
+  return runs.list(src, { label = args.label, commit = args.commit, judge = args.judge })
+end
+
+function GET.run(src, args)
+  return runs.summary(src, run_arg(src, args), args.baseline)
+end
+
+function GET.items(src, args)
+  local r = run_arg(src, args)
+  local slices = {}
+  for k, v in pairs(args) do
+    local dim = k:match("^slice%.(.+)$")
+    if dim then slices[dim] = v end
+  end
+  local f = { seq = r.seq, system = args.system ~= "" and args.system or nil, metric = args.metric ~= "" and args.metric or nil,
+              below = number_arg(args, "below"), unmeasured = args.unmeasured == "1",
+              failing = args.failing == "1", disagree = args.disagree == "1", slices = slices, q = args.q,
+              sort = args.sort, desc = args.desc == "1", page = int_arg(args, "page", 1, 1, 1e9),
+              per = int_arg(args, "per", 50, 1, 500) }
+  if f.below and not f.metric then bad("below: needs metric (the metric that is below it)") end
+  return items.page(src, index.build(src, r), f)
+end
+
+function GET.item(src, args)
+  return runs.item(src, run_arg(src, args), args.system, id_arg(args))
+end
+
+function GET.compare(src, args)
+  local a, b = runs.find(src, args.a), runs.find(src, args.b)
+  if not a or not b then bad("a, b: two runs of %s (labels or run ids)", src.file) end
+  return runs.compare(src, a, b, number_arg(args, "pass") or items.PASS)
+end
+
+function GET.queue(src, args)
+  if not args.metric or args.metric == "" then bad("metric: the criterion to label") end
+  return queue.build(src, run_arg(src, args), args.metric, int_arg(args, "n", 50, 1, 1000))
+end
+
+function GET.labels(src, args)
+  return runs.A(labels.list(src.db, { metric = args.metric ~= "" and args.metric or nil }))
+end
+
+function GET.calibration(src, args)
+  if not args.metric or args.metric == "" then bad("metric: the criterion whose labels are compared") end
+  return runs.calibration(src, args.metric, args.run)
+end
+
+-- A label from the app: the rater and scale are the viewer's (--rater,
+-- --scale), the time now; checked and stored at once.
+function POST.label(src, _, body)
+  if src.readonly then error({ status = 403, message = "this viewer is read-only" }, 0) end
+  local ok, l = pcall(json.decode, body or "")
+  if not ok or type(l) ~= "table" then bad("body: expected a label as JSON") end
+  local scale = runs.scale_of(src, l.metric) or src.scale
+  local clean, why = labels.check { item = l.item, system = l.system, metric = l.metric, value = l.value,
+                                    note = l.note ~= "" and l.note or nil, run = l.run, scale = scale,
+                                    rater = src.rater }
+  if not clean then bad("%s", why) end
+  local store = require "evalua.history.store"
+  local added = store.transaction(src.db, store.insert_label, src.db, clean)
+  clean.added = added
+  return clean
+end
+
+function M.handle(src, method, path, args, body)
+  local name = path:match("^/api/([%w_]+)$")
+  local fn = name and (method == "POST" and POST or GET)[name]
+  if not fn then return 404, json.encode { error = ("no API %s %s"):format(method, path) } end
+  local ok, out = pcall(fn, src, args, body)
+  if not ok then
+    if type(out) == "table" and out.status then return out.status, json.encode { error = out.message } end
+    error(out, 0)
+  end
+  return 200, json.encode(out)
+end
+
+return M

@@ -1,0 +1,81 @@
+-- The items table of a run, filtered, sorted and paged in SQL over the
+-- run's wide table (evalua.view.index); the page's reasons come from the
+-- store. A filter names a metric by its column (v<i>: score, u<i>:
+-- unmeasured), never by text pasted into the SQL.
+local json = require "evalua.core.json"
+
+local M = {}
+M.PASS = 0.5 -- "failing" and "disagree" count a score under this as a fail
+
+-- A JSON path to a slice dimension, quoted so any name is one key.
+local function slice_path(dim)
+  return '$."' .. dim:gsub('[\\"]', "\\%0") .. '"'
+end
+
+local function bad(fmt, ...) error({ status = 400, message = fmt:format(...) }, 0) end
+
+local function column(idx, metric)
+  local i = idx.metrics[metric]
+  if not i then bad("metric: the run has no metric '%s'", tostring(metric)) end
+  return i
+end
+
+-- where(idx, f) -> SQL condition over the wide table `t`, its parameters.
+local function where(idx, f)
+  local sql, args = { "1" }, {}
+  local function add(s, ...)
+    sql[#sql + 1] = s
+    for i = 1, select("#", ...) do args[#args + 1] = select(i, ...) end
+  end
+  local m = f.metric and column(idx, f.metric)
+  if f.system then add("t.system = ?", f.system) end
+  if m and f.below then add(("t.v%d < ?"):format(m), f.below) end
+  local function any(fmt)
+    if m then return fmt:format(m, m) end -- string.format ignores the second when fmt has one %d
+    local parts = {}
+    for i = 1, #idx.list do parts[i] = fmt:format(i, i) end
+    return #parts > 0 and "(" .. table.concat(parts, " OR ") .. ")" or "0"
+  end
+  if f.unmeasured then add(any("t.u%d = 1")) end
+  if f.failing then add(any("t.v%d < " .. M.PASS)) end
+  if f.disagree then -- another system passes where this one fails, or the reverse
+    add(("EXISTS (SELECT 1 FROM %s o WHERE o.item = t.item AND o.system <> t.system AND %s)"):format(idx.table,
+      any("(o.v%d >= " .. M.PASS .. ") <> (t.v%d >= " .. M.PASS .. ")")))
+  end
+  for dim, value in pairs(f.slices or {}) do add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
+  if f.q and f.q ~= "" then -- the words as typed: % and _ are not wildcards here
+    add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),
+      "%" .. f.q:gsub("[\\%%_]", "\\%0") .. "%")
+  end
+  return table.concat(sql, " AND "), args
+end
+
+-- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
+-- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
+function M.page(src, idx, f)
+  local db = src.db
+  local cond, args = where(idx, f)
+  local total = db:rows(("SELECT count(*) AS n FROM %s t WHERE %s"):format(idx.table, cond), table.unpack(args))[1].n
+  local order = f.desc and "t.item DESC, t.system" or "t.k"
+  if f.sort and f.sort ~= "" and f.sort ~= "id" then
+    local c = column(idx, f.sort)
+    order = ("t.v%d IS NULL, t.v%d %s, t.k"):format(c, c, f.desc and "DESC" or "ASC")
+  end
+  args[#args + 1] = f.per
+  args[#args + 1] = (f.page - 1) * f.per
+  local rows = db:rows(("SELECT t.system, t.item, t.slices, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE %s "
+    .. "ORDER BY %s LIMIT ? OFFSET ?"):format(idx.table, idx.text, cond, order), table.unpack(args))
+  local st = db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
+  local out = {}
+  for i, r in ipairs(rows) do
+    local scores = {}
+    for _, s in ipairs(st:rows(f.seq, r.system, r.item)) do scores[s.metric] = { value = s.value, reason = s.reason } end
+    local row = r.row and json.decode(r.row) or {}
+    out[i] = { system = r.system, item = r.item, slices = r.slices and json.decode(r.slices) or {}, scores = scores,
+               query = type(row.query) == "string" and row.query:sub(1, 300) or nil }
+  end
+  st:close()
+  return { total = total, rows = setmetatable(out, json.array), page = f.page, per = f.per, texts_missing = idx.why }
+end
+
+return M

@@ -1,0 +1,206 @@
+-- The runs of a store: the list with gates and whole-run means, one run's
+-- summary (slices with intervals, paired deltas against a baseline run,
+-- score distributions), one item, two runs compared, the calibration.
+local json = require "evalua.core.json"
+
+local M = {}
+
+-- A list, written [] when empty (JSON arrays the app iterates).
+local function A(t) return setmetatable(t or {}, json.array) end
+M.A = A
+
+local function decode(text)
+  if not text then return nil end
+  local ok, v = pcall(json.decode, text)
+  return ok and v or nil
+end
+
+-- find(src, key) -> {seq, run_id, label, record} of the newest run with that
+-- run id or label (nil key: the newest run), or nil.
+function M.find(src, key)
+  local rows
+  if key == nil or key == "" then
+    rows = src.db:rows("SELECT seq, run_id, label, items, record FROM runs ORDER BY seq DESC LIMIT 1")
+  else
+    rows = src.db:rows("SELECT seq, run_id, label, items, record FROM runs WHERE run_id = ?1 OR label = ?1 "
+      .. "ORDER BY seq DESC LIMIT 1", key)
+  end
+  local r = rows[1]
+  if not r then return nil end
+  r.record = json.decode(r.record)
+  if r.items == "jsonl" and src.hist then src.hist:items(r.record) end -- an older run: its item file, imported
+  return r
+end
+
+local function gate_counts(gates)
+  local passed, failed = 0, 0
+  for _, g in ipairs(gates or {}) do
+    if g.status == "pass" or g.status == "passed" or g.status == true then passed = passed + 1
+    elseif g.status ~= nil then failed = failed + 1 end
+  end
+  return passed, failed
+end
+
+-- list(src, {label=, commit=, judge=}) -> runs oldest first, each with its
+-- gates and its whole-run aggregates {system, metric, mean, lo, hi, n}.
+function M.list(src, f)
+  local sql, args = { "SELECT seq, run_id, time, label, git_commit, judge_model, gates FROM runs WHERE 1" }, {}
+  if f.label and f.label ~= "" then sql[#sql + 1], args[#args + 1] = "AND label LIKE ?", "%" .. f.label .. "%" end
+  if f.commit and f.commit ~= "" then sql[#sql + 1], args[#args + 1] = "AND git_commit LIKE ?", f.commit .. "%" end
+  if f.judge and f.judge ~= "" then sql[#sql + 1], args[#args + 1] = "AND judge_model = ?", f.judge end
+  sql[#sql + 1] = "ORDER BY seq"
+  local out, by_seq = {}, {}
+  for i, r in ipairs(src.db:rows(table.concat(sql, " "), table.unpack(args))) do
+    r.gates = A(decode(r.gates))
+    r.gates_passed, r.gates_failed = gate_counts(r.gates)
+    r.aggregates = A()
+    out[i], by_seq[r.seq] = r, r
+  end
+  for _, a in ipairs(src.db:rows("SELECT run, system, metric, mean, lo, hi, n FROM aggregates "
+      .. "WHERE dim = 'all' AND value = 'all' ORDER BY run, system, metric")) do
+    local r = by_seq[a.run]
+    if r then r.aggregates[#r.aggregates + 1] = a end
+  end
+  local judges = {}
+  for _, j in ipairs(src.db:rows("SELECT DISTINCT judge_model AS j FROM runs WHERE judge_model IS NOT NULL")) do
+    judges[#judges + 1] = j.j
+  end
+  return { runs = A(out), judges = A(judges) }
+end
+
+-- The mean paired difference b - a over items both runs measured, with a
+-- 95% interval by the normal approximation (mean ± 1.96 sd / sqrt(n)); no
+-- interval under 2 pairs.
+local function paired(db, a, b, system, metric)
+  local rows = db:rows([[SELECT x.value AS a, y.value AS b FROM scores x JOIN scores y
+      ON y.item = x.item AND y.system = x.system AND y.metric = x.metric
+      WHERE x.run = ? AND y.run = ? AND x.system = ? AND x.metric = ? AND x.value IS NOT NULL AND y.value IS NOT NULL]],
+    a, b, system, metric)
+  local n, sum, sq = #rows, 0, 0
+  if n == 0 then return { system = system, metric = metric, n = 0 } end
+  for _, r in ipairs(rows) do sum = sum + (r.b - r.a) end
+  local mean = sum / n
+  for _, r in ipairs(rows) do sq = sq + (r.b - r.a - mean) ^ 2 end
+  local out = { system = system, metric = metric, n = n, delta = mean, method = "normal approximation" }
+  if n >= 2 then
+    local half = 1.96 * math.sqrt(sq / (n - 1) / n)
+    out.lo, out.hi = mean - half, mean + half
+  end
+  return out
+end
+
+-- summary(src, r, baseline) -> the run's record fields, slices table,
+-- deltas against the baseline run (default: the run before it), histograms.
+function M.summary(src, r, baseline_key)
+  local db, rec = src.db, r.record
+  local aggs = db:rows("SELECT system, dim, value, metric, mean, lo, hi, n FROM aggregates WHERE run = ? "
+    .. "ORDER BY system, dim, value, metric", r.seq)
+  local base
+  if baseline_key and baseline_key ~= "" then base = M.find(src, baseline_key)
+  else
+    local prev = db:rows("SELECT run_id FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT 1", r.seq)[1]
+    base = prev and M.find(src, prev.run_id)
+  end
+  local deltas = {}
+  if base then
+    for _, p in ipairs(db:rows("SELECT DISTINCT system, metric FROM scores WHERE run = ? ORDER BY system, metric", r.seq)) do
+      deltas[#deltas + 1] = paired(db, base.seq, r.seq, p.system, p.metric)
+    end
+  end
+  -- Distributions, counts and unmeasured causes from the run's wide table (the items page needs it anyway):
+  -- one pass over a few MB instead of every score row with its reason.
+  local idx = require("evalua.view.index").build(src, r)
+  local hist, unmeasured = {}, {}
+  for i, m in ipairs(idx.list) do
+    for _, b in ipairs(db:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
+        .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, idx.table, i))) do
+      b.metric = m
+      hist[#hist + 1] = b
+    end
+    for _, u in ipairs(db:rows(("SELECT t.system, s.reason, count(*) AS n FROM %s t JOIN scores s ON s.run = ? AND "
+        .. "s.system = t.system AND s.item = t.item AND s.metric = ? WHERE t.u%d = 1 GROUP BY 1, 2"):format(idx.table, i),
+        r.seq, m)) do
+      u.metric = m
+      unmeasured[#unmeasured + 1] = u
+    end
+  end
+  table.sort(unmeasured, function(a, b) return a.n > b.n end)
+  local counts = db:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(idx.table))
+  return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
+           dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
+           aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
+           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts) }
+end
+
+-- item(src, r, system, id) -> the row's texts, every score with its reason
+-- and detail, the item's scores across runs and its labels.
+function M.item(src, r, system, id)
+  local db = src.db
+  local it = db:rows("SELECT system, item, slices FROM items WHERE run = ? AND (?2 IS NULL OR system = ?2) AND item = ?3",
+    r.seq, system ~= "" and system or nil, id)[1]
+  if not it then error({ status = 404, message = ("no item %s in run %s"):format(json.encode(id), r.run_id) }, 0) end
+  local scores = db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
+    .. "ORDER BY metric", r.seq, it.system, id)
+  for _, s in ipairs(scores) do s.detail = decode(s.detail) end
+  local idx = require("evalua.view.index").build(src, r)
+  local raw = db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
+    :format(idx.table, idx.text), it.system, id)[1]
+  local row = raw and raw.row and json.decode(raw.row)
+  local why = idx.why
+  local across = db:rows([[SELECT r.run_id, r.label, r.time, s.metric, s.value, s.reason FROM scores s
+      JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
+  local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
+      AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
+  return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices) or {}, scores = A(scores),
+           row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
+           across = A(across), labels = A(labs) }
+end
+
+-- compare(src, a, b, pass) -> per system and metric the paired delta, and
+-- the items whose verdict (score >= pass) flipped from a to b.
+function M.compare(src, a, b, pass)
+  local db = src.db
+  local deltas = {}
+  for _, p in ipairs(db:rows("SELECT DISTINCT system, metric FROM scores WHERE run = ? ORDER BY system, metric", b.seq)) do
+    deltas[#deltas + 1] = paired(db, a.seq, b.seq, p.system, p.metric)
+  end
+  local flips = db:rows([[SELECT x.system, x.item, x.metric, x.value AS before, y.value AS after FROM scores x
+      JOIN scores y ON y.item = x.item AND y.system = x.system AND y.metric = x.metric
+      WHERE x.run = ? AND y.run = ? AND x.value IS NOT NULL AND y.value IS NOT NULL
+      AND (x.value >= ?3) <> (y.value >= ?3) ORDER BY x.metric, x.system, x.item LIMIT 1000]], a.seq, b.seq, pass)
+  local slices = db:rows([[SELECT x.system, x.dim, x.value, x.metric, x.mean AS before, y.mean AS after
+      FROM aggregates x JOIN aggregates y ON y.system = x.system AND y.dim = x.dim AND y.value = x.value
+      AND y.metric = x.metric WHERE x.run = ? AND y.run = ? ORDER BY x.dim, x.value, x.metric, x.system]], a.seq, b.seq)
+  return { a = { run_id = a.run_id, label = a.label }, b = { run_id = b.run_id, label = b.label }, pass = pass,
+           deltas = A(deltas), flips = A(flips), slices = A(slices) }
+end
+
+-- The scale the store's labels of metric use already (one per criterion).
+function M.scale_of(src, metric)
+  local r = src.db:rows("SELECT scale FROM labels WHERE metric = ? ORDER BY id LIMIT 1", metric)[1]
+  return r and r.scale
+end
+
+-- calibration(src, metric, run) -> what scripts/calibrate.lua prints from
+-- the store's labels: the script itself is run (the same binary), so the
+-- page shows its numbers, not a second implementation of them.
+function M.calibration(src, metric, run)
+  if src.kind == "export" then return { text = src.calibration and src.calibration[metric] or "" } end
+  local out = os.tmpname() -- calibrate keeps what it prints in --out/calibrate.txt: a folder of its own, removed after
+  os.remove(out)
+  local cmd = { src.exe, "run", src.calibrate, "--history", src.dir, "--metric", metric, "--field", metric, "--out", out,
+                "--quiet" }
+  if run and run ~= "" then cmd[#cmd + 1], cmd[#cmd + 2] = "--run", run end
+  for i, a in ipairs(cmd) do cmd[i] = "'" .. tostring(a):gsub("'", "'\\''") .. "'" end
+  local p = io.popen(table.concat(cmd, " ") .. " 2>&1")
+  local text = p:read("a")
+  local ok, _, code = p:close()
+  os.remove(out .. "/calibrate.txt")
+  os.remove(out)
+  table.remove(cmd, #cmd) -- the command shown: without the temporary folder
+  table.remove(cmd, #cmd)
+  table.remove(cmd, #cmd)
+  return { text = text, status = ok and 0 or code, command = table.concat(cmd, " ") }
+end
+
+return M

@@ -1,0 +1,130 @@
+-- What `evalua view` shows: a history folder's store, or a JSON report
+-- imported into a store of its own (so that labels made on it are kept and
+-- calibrate --history reads them). Also the texts of a run's items (query,
+-- answer, contexts, gold), read from the run's JSON report: the store keeps
+-- scores, reasons and slices, not the rows.
+local json = require "evalua.core.json"
+local sys = require "evalua._sys"
+local store = require "evalua.history.store"
+
+local M = {}
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function decode_report(path, text)
+  local ok, rep = pcall(json.decode, text)
+  if not ok or type(rep) ~= "table" or type(rep.items) ~= "table" then
+    sys.input_error(("%s: not a JSON report of evalua (expected an object with 'items')"):format(path))
+  end
+  return rep
+end
+
+-- A history folder: its store, after importing an older history.jsonl
+-- (ev.history does that on open).
+function M.history(dir)
+  if not sys.stat(dir .. "/history.db") and not sys.stat(dir .. "/history.jsonl") then
+    sys.input_error(("%s: no history here (no history.db or history.jsonl)"):format(dir))
+  end
+  local hist = require("evalua.history").open(dir)
+  hist:records() -- imports history.jsonl records the store lacks
+  hist:close()
+  return { dir = dir, file = dir .. "/history.db", db = store.open(dir .. "/history.db"), kind = "history" }
+end
+
+-- The record of a report, as ev.history would have written it.
+local function record_of(path, rep, run_id)
+  local meta = rep.meta or {}
+  local metrics = {}
+  for i, m in ipairs(rep.metrics or {}) do metrics[i] = type(m) == "table" and m.name or m end
+  return { run_id = run_id, time = meta.time or os.date("!%Y-%m-%dT%H:%M:%SZ"), label = meta.label or path,
+           systems = rep.systems or {}, metrics = metrics, aggregates = rep.aggregates or {},
+           gates = rep.gates, report = path, dataset = meta.dataset, judge = meta.judge }
+end
+
+-- A JSON report: imported once (by its content's hash) into the store of
+-- folder dir (created), as one run whose report is the file itself.
+function M.report(path, dir)
+  local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
+  assert(sys.mkdir(dir))
+  local db = store.open(dir .. "/history.db")
+  local run_id = "report-" .. sys.sha256(text):sub(1, 16)
+  if not db:rows("SELECT 1 FROM runs WHERE run_id = ?", run_id)[1] then
+    local rep = decode_report(path, text)
+    local rec = record_of(path, rep, run_id)
+    store.transaction(db, function()
+      local seq = store.insert_run(db, rec, json.encode(rec), "store")
+      store.insert_items(db, seq, rep.items)
+    end)
+    rep = nil
+  end
+  text = nil
+  collectgarbage() -- the decoded report: as large as the run, given back before the viewer builds its tables
+  return { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id }
+end
+
+-- The JSON report of a record: the report itself, or the .json beside the
+-- HTML report a nightly run recorded (relative to the history folder).
+local function report_path(src, rec)
+  local r = rec.report
+  if type(r) ~= "string" then return nil end
+  if not r:find("^/") and src.kind == "history" then r = src.dir .. "/" .. r end
+  return (r:gsub("%.html$", ".json"))
+end
+
+-- The rows of a JSON report as evalua writes it (l_report.c): each item
+-- an object at six spaces of indentation whose keys come sorted, so its
+-- "id", "row" (the input row, on one line) and "system" lines are found by
+-- plain search without decoding the rest (details, reasons), which on
+-- 100,000 items took cjson 3 s. -> list of {id, system, text} or nil.
+local function scan_rows(text)
+  local find, sub, decode = string.find, string.sub, json.decode
+  local pos = find(text, '\n  "items": [\n', 1, true)
+  if not pos then return nil end
+  local ID, ROW, SYS = '\n      "id": ', '\n      "row": ', '\n      "system": '
+  local out, n = {}, 0
+  while true do
+    local _, b = find(text, ID, pos, true)
+    if not b then break end
+    local e = find(text, "\n", b + 1, true)
+    local next_id = find(text, ID, e, true) or #text
+    local _, d = find(text, ROW, e, true)
+    local _, h = find(text, SYS, e, true)
+    if not h or h > next_id then return nil end -- not the layout this reads: decode the whole report
+    local id = decode(sub(text, b + 1, e - 2))
+    local row
+    if d and d < next_id then
+      local e2 = find(text, "\n", d + 1, true)
+      row = sub(text, d + 1, e2 - (sub(text, e2 - 1, e2 - 1) == "," and 2 or 1))
+    end
+    local e3 = find(text, "\n", h + 1, true)
+    local system = decode(sub(text, h + 1, e3 - (sub(text, e3 - 1, e3 - 1) == "," and 2 or 1)))
+    n = n + 1
+    out[n] = { id = id, system = system, text = row }
+    pos = e3
+  end
+  return out
+end
+
+-- raw_texts(src, rec) -> list of {id, system, text = the row as JSON}, or
+-- nil and why there are none.
+function M.raw_texts(src, rec)
+  local path = report_path(src, rec)
+  if not path then return nil, "the run recorded no report" end
+  local text = read_file(path)
+  if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
+  local rows = scan_rows(text)
+  if rows then return rows end
+  rows = {}
+  for i, it in ipairs(decode_report(path, text).items) do
+    rows[i] = { id = it.id, system = it.system, text = it.row and json.encode(it.row) or nil }
+  end
+  return rows
+end
+
+return M

@@ -188,6 +188,18 @@ function TestScoring:test_named_metrics_and_assert_sets()
   lu.assertAlmostEquals(v.weighted, (1 + 0 + 0.5) / 5, 1e-15)
 end
 
+function TestScoring:test_cross_cell_and_judged_types()
+  local list, lines = assert(yaml.decode("- {type: max-score}\n- {type: similar, value: x}\n", "t.yaml"))
+  local doc = config.doc("t.yaml", lines, ".")
+  local problems = config.problems()
+  local entries = {}
+  for i, a in ipairs(list) do entries[i] = { a = a, doc = doc, line = doc:line(list, i), where = "assert[" .. i .. "]" } end
+  lu.assertNil(score.prepare_list(problems, entries, {}))
+  lu.assertEquals(problems.list[1].text, "t.yaml:1: assert[1].type: 'max-score' compares the outputs of a case's cells, "
+    .. "which evalua run CONFIG.yaml does not score yet")
+  lu.assertEquals(problems.judged, { { file = "t.yaml", line = 2, type = "similar" } }) -- for --judge to check
+end
+
 function TestScoring:test_transforms()
   local fn = assert(score.compile_transform("output:upper() .. context.vars.x", "t"))
   lu.assertEquals(score.apply(fn, "ab", { vars = { x = "!" } }, "t"), "AB!")

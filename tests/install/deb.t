@@ -17,10 +17,12 @@ the binary links):
   libc6
   libcurl4
   liblua5.4-0
+  libmicrohttpd12
   libpcre2-8-0
   libsqlite3-0
   libssl3
   libutf8proc2
+  libxml2
   libyaml-0-2
   lua-cjson
 

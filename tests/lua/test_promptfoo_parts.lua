@@ -148,6 +148,8 @@ function TestScoring:test_weight_zero_and_unmeasured()
   lu.assertEquals(v.weighted, 1)
   lu.assertEquals(v.results[2].score, 0)
   lu.assertEquals(v.results[2].reason, 'lacks "z" (weight 0: reported, never failing)')
+  v = verdict("- {type: contains, value: a, weight: 0, metric: m}\n- {type: contains, value: a, metric: n}\n", "a")
+  lu.assertEquals({ v.named.m.score, v.named.n.score }, { 0, 1 }) -- weight 0 counts in no metric: 0 / 0 is 0
   v = verdict("- {type: contains, value: z, weight: 0}\n", "a")
   lu.assertEquals(v.weighted, 0) -- every weight 0: score 0
   -- an assertion that cannot tell (no cost recorded) leaves the case unmeasured ...

@@ -42,10 +42,10 @@ end
 -- Every case also carries defaultTest's max-length 200, which every answer
 -- passes (weight 1). P pass, F fail, U unmeasured.
 local EXPECTED = {
-  { "P", 1, "F", 0.5 },           -- equals "4": "4" / "four"
-  { "P", 1, "F", 2 / 3 },         -- icontains paris, contains Paris: "paris" lacks "Paris"
+  { "P", 1, "F", 1 / 3 },         -- equals "4" and lua output == '4': "4" / "four"
+  { "P", 1, "F", 3 / 4 },         -- icontains paris, contains Paris, not-is-xml: "paris" lacks "Paris"
   { "P", 1, "P", 2 / 3 },         -- threshold 0.5: "42" fails starts-with, 2/3 >= 0.5
-  { "P", 1, "F", 0.5 },           -- is-json with a schema: "not json"
+  { "P", 1, "F", 1 / 3 },         -- is-json with a schema, contains-json: "not json"
   { "P", 1, "F", 2 / 3 },         -- contains-all [red, green] fails on "red"; contains-any passes
   { "F", 0.5, "P", 1 },           -- not-icontains cannot
   { "P", 1, "F", 0.4 },           -- weights 1 + 3 (+1), threshold 0.7: "alpha" gets (1 + 0 + 1) / 5
@@ -54,12 +54,12 @@ local EXPECTED = {
   { "P", 1, "F", 0.5 },           -- an assertion's transform json.decode(output).answer: x1 / y2
   { "P", 1, "P", 0.75 },          -- assert-set threshold 0.5: "cat" scores 0.5 and passes; (1 + 0.5) / 2
   { "P", 1, "F", 0.5 },           -- equals "{{ expected }}" (blue), metric accuracy
-  { "P", 1, "F", 2 / 3 },         -- max-words 3 and min-length 10: "one two" is 7 characters
+  { "P", 1, "F", 3 / 4 },         -- max-words 3, min-length 10, word-count 2..3: "one two" is 7 characters
   { "P", 1, "P", 1 },             -- latency <= 10000 ms
   { "U", nil, "U", nil },         -- cost: neither provider reports one
   { "P", 1, "F", 0.5 },           -- question list, first: "ok a" / "no"
   { "P", 1, "P", 1 },             -- question list, second: "ok b" / "ok"
-  { "P", 1, "F", 0.5 },           -- more.yaml: levenshtein kitten 2: "sitting" is 3 edits away
+  { "P", 1, "F", 0.5 },           -- more.yaml: levenshtein kitten <= 2: "sitting" is 3 edits away
   { "P", 1, "F", 0.5 },           -- CSV __expected "icontains: yes": "nope"
   { "P", 1, "P", 1 },             -- CSV __expected "42" (equals)
 }
@@ -96,9 +96,9 @@ function TestPromptfoo:test_realistic_config_case_by_case()
   lu.assertStrContains(r.stdout, "promptfooconfig.yaml: 3 prompts x 2 providers x 20 test cases = 120 outputs")
   lu.assertStrContains(r.stdout, "\nSuccesses: 75\nFailures: 39\nErrors: 0\nUnmeasured: 6\nPass Rate: 62.50%\n")
   -- the score column: the mean of the 19 measured weighted scores; the model's (18 + 0.5) / 19, the
-  -- service's the sum of the column above (12.8167) / 19
+  -- service's the sum of the column above (12.65) / 19
   lu.assertStrContains(r.stdout, "\nplain/model                 18     1      0           1     90.00%   0.974\n")
-  lu.assertStrContains(r.stdout, "\nchat/svc                     7    12      0           1     35.00%   0.675\n")
+  lu.assertStrContains(r.stdout, "\nchat/svc                     7    12      0           1     35.00%   0.666\n")
   lu.assertStrContains(r.stdout, "metric accuracy: plain/model 1.000, plain/svc 0.000")
   lu.assertNotNil(h.read(dir .. "/out/promptfoo_side_by_side.html"))
   lu.assertNotNil(h.read(dir .. "/out/promptfoo.md"))
@@ -170,6 +170,46 @@ function TestPromptfoo:test_under_the_sandbox()
   h.sh("rm -rf " .. dir)
 end
 
+-- The types a judge grades or embeds need --judge: without one each is a
+-- problem at its line and nothing is sent; with --judge openai the mock
+-- embeds (a text and itself: cosine 1); a judge no assertion uses is refused.
+function TestPromptfoo:test_judged_types_need_a_judge()
+  local dir = h.tmpdir()
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: ["{{ q }}"]
+providers: [echo]
+tests:
+  - vars: {q: blue sky}
+    assert:
+      - type: similar
+        value: blue sky
+        threshold: 0.99
+  - vars: {q: green grass}
+    assert:
+      - type: llm-rubric
+        value: mentions a colour
+]])
+  local r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, table.concat({
+    "promptfooconfig.yaml:6: 'similar' is graded by a judge: give --judge openai (any OpenAI-compatible server) or "
+      .. "--judge offline (a heuristic)",
+    "promptfooconfig.yaml:11: 'llm-rubric' is graded by a judge: give --judge openai (any OpenAI-compatible server) or "
+      .. "--judge offline (a heuristic)",
+    "evalua: 2 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
+  h.write(dir .. "/promptfooconfig.yaml", (h.read(dir .. "/promptfooconfig.yaml"):gsub("  %- vars: {q: green grass}.*$", "")))
+  r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=k %s run promptfooconfig.yaml --quiet --no-cache --judge openai "
+    .. "--judge-model m --out %s/out"):format(dir, server.url, h.bin, dir))
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 0\n")
+  lu.assertTrue((server:stats().by_path["/v1/embeddings"] or 0) >= 1)
+  h.write(dir .. "/promptfooconfig.yaml", "prompts: [hi]\nproviders: [echo]\n")
+  r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --judge offline --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: --judge offline: no assertion of this config is graded by a judge (try --help)\n")
+  h.sh("rm -rf " .. dir)
+end
+
 -- exec: promptfoo's contract (the prompt, the options and the context as the
 -- last three arguments; stdout trimmed is the output; a non-zero exit is an
 -- error quoting stderr), and echo, which sends nothing.
@@ -231,6 +271,22 @@ function TestPromptfoo:test_unsupported_keys_are_listed_before_any_request()
     "evalua: 3 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
 end
 
+function TestPromptfoo:test_a_missing_config_is_a_usage_error()
+  local r = h.run(("cd %s && %s run nothere.yaml"):format(h.tmpdir(), h.bin))
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: cannot open config 'nothere.yaml' (no such file)\n")
+end
+
+function TestPromptfoo:test_sharding_is_refused()
+  local dir = project()
+  local r = run(dir, "--no-cache --shard 1/2")
+  lu.assertEquals(r.status, 2)
+  lu.assertEquals(r.stderr, "evalua: a promptfoo config cannot be sharded (--shard, --parts, $EVALUA_SHARD): evalua "
+    .. "merge replays Lua scripts; write a script around ev.generate to shard (try --help)\n")
+  lu.assertEquals(server:stats().requests, 0)
+  h.sh("rm -rf " .. dir)
+end
+
 function TestPromptfoo:test_malformed_yaml_names_line_and_column()
   local err = refused(function(text) return text:gsub("    vars: {question: 'What is 2%+2%?", "    vars: {question: What is [2+2?", 1) end)
   -- by hand: "[" (line 41, column 30) opens a list inside the flow mapping that began at column 11
@@ -249,7 +305,7 @@ function TestPromptfoo:test_unknown_assertion_type_and_missing_variable()
     .. "(did you mean 'contains'?)\n")
   lu.assertStrContains(err, "promptfooconfig.yaml:40: tests[1] (equals): prompt 'terse' (prompts/terse.txt:1): "
     .. "missing variable 'questoin'\n")
-  lu.assertStrContains(err, "promptfooconfig.yaml:127: tests[12].assert[1].value: missing variable 'expectd'\n")
+  lu.assertStrContains(err, "promptfooconfig.yaml:131: tests[12].assert[1].value: missing variable 'expectd'\n")
   lu.assertStrContains(err, "tests.csv:2: test (from the CSV: icontains): prompt 'terse' (prompts/terse.txt:1): "
     .. "missing variable 'questoin'\n")
   lu.assertStrContains(err, "nothing was sent\n")

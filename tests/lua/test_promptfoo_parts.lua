@@ -18,17 +18,45 @@ function TestNunjucks:test_conversion()
   lu.assertEquals(nunjucks.convert("{{ x | d('none') | upper }}"), "{{x | default('none') | upper}}")
   lu.assertEquals(nunjucks.convert("a{# a comment #}b"), "ab")
   lu.assertEquals(nunjucks.convert("a \n {{- x -}} \n b"), "a{{x}}b") -- whitespace control trims both sides
-  lu.assertEquals({ nunjucks.convert("one\ntwo {% if x %}y{% endif %}") },
-    { nil, "the Nunjucks tag '{% if x %}' is not supported: evalua renders variables and filters, not tags (if, for, set ...)", 2 })
+  lu.assertEquals({ nunjucks.convert("one\ntwo {% set x = 1 %}") },
+    { nil, "the Nunjucks tag '{% set x = 1 %}' is not supported: evalua converts if, elif, else and for, not set, "
+      .. "macro, include or other tags", 2 })
+  lu.assertEquals({ nunjucks.convert("{% if a == 'b' %}x{% endif %}") },
+    { nil, "{% if a == 'b' %}: cannot read 'a == 'b'' (a variable or a dotted path) (conditions are a variable or 'not' a variable)", 1 })
+  lu.assertEquals({ nunjucks.convert("a\n{% for x in xs %}\n{{ x }}") }, { nil, "{% for %} is never closed", 2 })
+  lu.assertEquals({ nunjucks.convert("{% for e in xs %}{% for f in e.ys %}{{ e.q }}{% endfor %}{% endfor %}") },
+    { nil, "the outer loop's variable 'e' inside an inner loop is not supported", 1 })
   lu.assertEquals({ nunjucks.convert("{{ a + b }}") },
     { nil, "the Nunjucks expression '{{  a + b  }}' is not supported (a variable, a dotted path or an index, with filters)", 1 })
   lu.assertEquals({ nunjucks.convert("x\n\n{{ a") }, { nil, "'{{' is never closed", 3 })
+end
+
+function TestNunjucks:test_if_and_for_tags()
+  -- an if is an inverted section whose else part holds the then part: rendered in the same scope
+  lu.assertEquals(nunjucks.convert("{% if a %}A{% elif b %}B{% else %}C{% endif %}"),
+    "{{^a}}{{^b}}C{{else}}B{{/b}}{{else}}A{{/a}}")
+  lu.assertEquals(nunjucks.convert("{% for e in xs %}{{ loop.index }}:{{ e.q }}{% else %}none{% endfor %}"),
+    "{{#xs}}{{@index}}:{{q}}{{else}}none{{/xs}}")
 end
 
 local function render(src, vars)
   nunjucks.install()
   local t = assert(nunjucks.compile(src, "t"))
   return assert(nunjucks.render(t, vars))
+end
+
+function TestNunjucks:test_tags_render_as_nunjucks_does()
+  local src = "{% if a %}A{% elif b %}B{% else %}C{% endif %}"
+  lu.assertEquals({ render(src, { a = "x" }), render(src, { b = true }), render(src, {}), render(src, { a = false, b = "" }) },
+    { "A", "B", "C", "C" })
+  lu.assertEquals(render("{% if not a %}no{% else %}yes{% endif %}|{% if not b %}no{% endif %}", { a = "x" }), "yes|no")
+  local loop = "{% for e in xs %}[{{ loop.index }}:{{ e.q | upper }}{% if e.ok %}!{% endif %}]{% else %}none{% endfor %}"
+  lu.assertEquals(render(loop, { xs = { { q = "a", ok = true }, { q = "b" } } }), "[1:A!][2:B]")
+  lu.assertEquals(render(loop, { xs = {} }), "none")
+  lu.assertEquals(render("{% for e in xs %}{{ e }}{% if not loop.last %}, {% endif %}{% endfor %}", { xs = { "p", "q" } }), "p, q")
+  -- a tag alone on its line takes the line with it (evalua's rule; Nunjucks keeps the line break)
+  lu.assertEquals(render("Examples:\n{% for e in xs %}\n- {{ e }}\n{% endfor %}\nEnd", { xs = { "a", "b" } }),
+    "Examples:\n- a\n- b\nEnd")
 end
 
 function TestNunjucks:test_filters_by_nunjucks_rules()
@@ -44,6 +72,30 @@ function TestNunjucks:test_filters_by_nunjucks_rules()
   lu.assertEquals(render("{{ missing | d('-') }}", v), "-")
   local t = assert(nunjucks.compile("{{ missing }}", "t"))
   lu.assertEquals({ nunjucks.render(t, {}) }, { nil, "missing variable 'missing'" }) -- Nunjucks would print ""
+end
+
+-- The converter's contract on any text: a template that renders (or says
+-- which variable is missing), or nil, why and a line; never a raise.
+function TestNunjucks:test_never_raises()
+  local pieces = { "{{", "}}", "{%", "%}", "{#", "#}", " if ", " for x in xs ", " endfor ", " endif ", " else ",
+                   " elif b ", "x", "xs", ".", "[0]", "|", " upper ", "(", ")", "'", '"', "-", "\n", "loop.index",
+                   " not ", "a.b", "dump", "load", " set " }
+  math.randomseed(7)
+  local compiled = 0
+  for _ = 1, 5000 do
+    local t = {}
+    for _ = 1, math.random(1, 14) do t[#t + 1] = pieces[math.random(#pieces)] end
+    local src = table.concat(t)
+    local ok, tpl, why, line = pcall(nunjucks.compile, src, "f")
+    lu.assertTrue(ok, src)
+    if tpl then
+      compiled = compiled + 1
+      lu.assertTrue((pcall(nunjucks.render, tpl, { x = "v", xs = { "p", { q = 1 } }, a = { b = 2 }, b = true })), src)
+    else
+      lu.assertEquals({ type(why), math.type(line) }, { "string", "integer" }, src)
+    end
+  end
+  lu.assertTrue(compiled > 1000) -- the pieces make both kinds
 end
 
 TestExpected = {}
@@ -96,6 +148,8 @@ function TestScoring:test_weight_zero_and_unmeasured()
   lu.assertEquals(v.weighted, 1)
   lu.assertEquals(v.results[2].score, 0)
   lu.assertEquals(v.results[2].reason, 'lacks "z" (weight 0: reported, never failing)')
+  v = verdict("- {type: contains, value: a, weight: 0, metric: m}\n- {type: contains, value: a, metric: n}\n", "a")
+  lu.assertEquals({ v.named.m.score, v.named.n.score }, { 0, 1 }) -- weight 0 counts in no metric: 0 / 0 is 0
   v = verdict("- {type: contains, value: z, weight: 0}\n", "a")
   lu.assertEquals(v.weighted, 0) -- every weight 0: score 0
   -- an assertion that cannot tell (no cost recorded) leaves the case unmeasured ...
@@ -134,6 +188,18 @@ function TestScoring:test_named_metrics_and_assert_sets()
   lu.assertFalse(v.pass) -- contains z failed; the set passed (0.5 >= 0.5)
   lu.assertTrue(v.results[3].pass)
   lu.assertAlmostEquals(v.weighted, (1 + 0 + 0.5) / 5, 1e-15)
+end
+
+function TestScoring:test_cross_cell_and_judged_types()
+  local list, lines = assert(yaml.decode("- {type: max-score}\n- {type: similar, value: x}\n", "t.yaml"))
+  local doc = config.doc("t.yaml", lines, ".")
+  local problems = config.problems()
+  local entries = {}
+  for i, a in ipairs(list) do entries[i] = { a = a, doc = doc, line = doc:line(list, i), where = "assert[" .. i .. "]" } end
+  lu.assertNil(score.prepare_list(problems, entries, {}))
+  lu.assertEquals(problems.list[1].text, "t.yaml:1: assert[1].type: 'max-score' compares the outputs of a case's cells, "
+    .. "which evalua run CONFIG.yaml does not score yet")
+  lu.assertEquals(problems.judged, { { file = "t.yaml", line = 2, type = "similar" } }) -- for --judge to check
 end
 
 function TestScoring:test_transforms()

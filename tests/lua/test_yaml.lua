@@ -167,4 +167,19 @@ function TestYaml:test_empty_and_bare_documents()
   lu.assertEquals((Y.decode("- \n- 2\n", "e.yaml")), { Y.null, 2 })
 end
 
+-- evalua.core.yaml is the library's name for it: the assertion registry
+-- reads a file://x.yaml value (a JSON Schema written in YAML) through it.
+function TestYaml:test_the_registry_reads_yaml_values()
+  lu.assertIs(require("evalua.core.yaml").decode, Y.decode)
+  local h = require "tests.lua.helpers"
+  local dir = h.tmpdir()
+  h.write(dir .. "/schema.yaml", "type: object\nrequired: [name]\n")
+  local A = require "evalua.experiment.assertions"
+  local c = assert(A.compile({ type = "is-json", value = "file://schema.yaml" }, "a", { base = dir }))
+  lu.assertTrue(A.run(c, { answer = '{"name": "Ada"}' }).pass)
+  local r = A.run(c, { answer = '{"age": 36}' })
+  lu.assertEquals({ r.pass, r.reason }, { false, "$: required key 'name' is missing" })
+  h.sh("rm -rf " .. dir)
+end
+
 os.exit(lu.LuaUnit.run(), true)

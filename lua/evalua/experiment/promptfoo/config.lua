@@ -86,7 +86,11 @@ end
 -- load(path) -> the config's value, its doc | raises an input error
 function M.load(path)
   local text, err = read(path)
-  if not text then sys.input_error(("%s: cannot read the config: %s"):format(path, tostring(err))) end
+  if not text then -- as a script that cannot be opened: a usage error
+    io.stderr:write(("evalua: cannot open config '%s' (%s)\n"):format(path,
+      tostring(err):find("No such file", 1, true) and "no such file" or tostring(err)))
+    sys.exit(2)
+  end
   local v, doc = M.decode_yaml(path, text)
   if v == nil then sys.input_error(doc) end
   if type(v) ~= "table" or getmetatable(v) == yaml.array then

@@ -48,7 +48,22 @@ local function usage_spec(config_path)
     { "no-cache", false, "ask every provider again, keep nothing" },
     { "dry-run", false, "count the requests not in the cache; send none" },
     { "quiet", false, "no progress on stderr" },
+    { "judge", "none", "the judge of model-graded and similar assertions: none, offline (a heuristic, not a model) or "
+      .. "openai (any OpenAI-compatible server: $OPENAI_BASE_URL, $EVALUA_MODEL)", choices = { "none", "offline", "openai" } },
+    { "judge-model", "", "with --judge openai: the judge's model (default: $EVALUA_MODEL)" },
+    -- declared so that ev.cli does not shard: evalua merge replays Lua scripts, not configs
+    { "shard", "", "not supported for a promptfoo config (evalua merge replays Lua scripts)" },
+    { "parts", "", "not supported for a promptfoo config" },
   }
+end
+
+-- Sharding is refused: a part could not be merged (evalua merge reruns a Lua script).
+local function refuse_shards(ev, opt)
+  local env = require("evalua._sys").shard_env("EVALUA_SHARD")
+  if opt.shard ~= "" or opt.parts ~= "" or (env and env ~= "") then
+    ev.cli.usage_error("%s", "a promptfoo config cannot be sharded (--shard, --parts, $EVALUA_SHARD): evalua merge "
+      .. "replays Lua scripts; write a script around ev.generate to shard")
+  end
 end
 
 -- Every part of the config, checked; problems stop the run before any request.
@@ -110,7 +125,14 @@ end
 local function rows_of(all)
   local rows = {}
   for i, c in ipairs(all.cases) do
-    local r = { qid = c.id, query = c.description or "", vars = c.vars }
+    -- promptfoo's RAG graders read vars.query and vars.context; the row gives them as evalua's fields
+    local q, ctxs = c.vars.query, c.vars.context
+    if type(ctxs) == "string" then ctxs = { ctxs } end
+    if type(ctxs) == "table" then
+      for _, x in ipairs(ctxs) do if type(x) ~= "string" then ctxs = nil break end end
+    end
+    local r = { qid = c.id, query = type(q) == "string" and q or nil, contexts = type(ctxs) == "table" and ctxs or nil,
+                vars = c.vars }
     if c.description then r.description = c.description end
     if c.metadata ~= nil then r.metadata = c.metadata end -- shown with the case in the JSON report
     for k in ipairs(all.prompts) do r["pf_prompt_" .. k] = c.texts[k] end
@@ -124,15 +146,38 @@ end
 -- The metrics of ev.evaluate: "assertions" (promptfoo's pass, 1 or 0, with
 -- each assertion's result for the side-by-side view), "score" (the weighted
 -- score) and one per named metric. Verdicts are computed once per output.
+-- --judge against the config: a judged type without a judge is a problem at
+-- its line; a judge no assertion uses is a usage error (it would do nothing).
+local function check_judge(ev, all, opt)
+  local uses = all.problems.judged or {}
+  if opt["judge-model"] ~= "" and opt.judge ~= "openai" then ev.cli.usage_error("--judge-model applies to --judge openai") end
+  if opt.judge == "none" then
+    for _, u in ipairs(uses) do
+      all.problems:add(u.file, u.line, "'%s' is graded by a judge: give --judge openai (any OpenAI-compatible server) "
+        .. "or --judge offline (a heuristic)", u.type)
+    end
+  elseif #uses == 0 then
+    ev.cli.usage_error("--judge %s: no assertion of this config is graded by a judge", opt.judge)
+  end
+end
+
+local function open_judge(ev, opt)
+  if opt.judge == "none" then return nil end
+  if opt.judge == "offline" then return ev.judge.open("offline") end
+  local cache = opt.cache ~= "" and opt.cache or nil
+  if opt["no-cache"] then cache = false end
+  return ev.cli.try(ev.judge.open, { model = opt["judge-model"] ~= "" and opt["judge-model"] or nil, cache = cache })
+end
+
 local function metrics_of(all, verdicts)
   local by_id, transform_of = {}, {}
   for _, c in ipairs(all.cases) do by_id[c.id] = c end
   for _, e in ipairs(all.providers) do transform_of[e.name] = e.transform_fn end
-  local function verdict(row)
+  local function verdict(row, ctx)
     local key = tostring(row.system) .. "\0" .. tostring(row.qid)
     local v = verdicts[key]
     if not v then
-      v = score.verdict(by_id[tostring(row.qid)], row, transform_of[row.provider])
+      v = score.verdict(by_id[tostring(row.qid)], row, transform_of[row.provider], ctx)
       verdicts[key] = v
     end
     return v
@@ -140,14 +185,14 @@ local function metrics_of(all, verdicts)
   local list = {
     { name = "assertions", higher_is_better = true,
       description = "1 when the case passes as promptfoo decides (no assertion fails, or the score reaches the threshold)",
-      fn = function(row)
-        local v = verdict(row)
+      fn = function(row, ctx)
+        local v = verdict(row, ctx)
         if v.pass == nil then return { unmeasured = true, reason = v.reason, assertions = v.results } end
         return { score = v.pass and 1 or 0, reason = v.reason, assertions = v.results }
       end },
     { name = "score", higher_is_better = true, description = "the weighted mean of the case's assertion scores",
-      fn = function(row)
-        local v = verdict(row)
+      fn = function(row, ctx)
+        local v = verdict(row, ctx)
         if v.weighted == nil then return { unmeasured = true, reason = v.reason } end
         return { score = v.weighted, reason = v.reason }
       end },
@@ -163,8 +208,8 @@ local function metrics_of(all, verdicts)
   for _, name in ipairs(names) do
     local shown = (name == "assertions" or name == "score") and ("metric " .. name) or name
     list[#list + 1] = { name = shown, higher_is_better = true, description = "promptfoo's named metric " .. name,
-      fn = function(row)
-        local n = verdict(row).named[name]
+      fn = function(row, ctx)
+        local n = verdict(row, ctx).named[name]
         if not n then return { unmeasured = true, reason = "no assertion of this metric in the case" } end
         if not n.score then return { unmeasured = true, reason = n.reason } end
         return { score = n.score }
@@ -246,10 +291,13 @@ function M.main(argv)
   local path = argv[0]
   local opt = ev.cli.parse(argv, usage_spec(path))
   if opt["no-cache"] and opt.cache ~= "" then ev.cli.usage_error("give --cache or --no-cache, not both") end
+  refuse_shards(ev, opt)
   nunjucks.install()
   local all = read_all(path, opt)
   prepare_cases(all)
+  check_judge(ev, all, opt)
   all.problems:stop_if_any(path)
+  local judge = open_judge(ev, opt)
   if opt["dry-run"] then ev.provider.dry_run(true) end
   local ds = ev.dataset.from_rows(rows_of(all), path)
   local prompt_set, providers = {}, {}
@@ -259,17 +307,21 @@ function M.main(argv)
                                 concurrency = opt.concurrency > 0 and opt.concurrency or nil })
   local verdicts = {}
   local metrics, named = metrics_of(all, verdicts)
-  local res = ev.evaluate(out, { metrics = metrics, system = "system", ci = false, quiet = opt.quiet })
+  local res = ev.evaluate(out, { metrics = metrics, system = "system", ci = false, quiet = opt.quiet, shard = false,
+                                 judge = judge })
   if opt["dry-run"] then
     local n = 0
     for _, p in ipairs(providers) do n = n + (p:stats().dry_run or 0) end
     print(("dry run: %d outputs, %d requests not in the cache; nothing was sent"):format(out.n, n))
     return 0
   end
-  if ev.shard.skip(res) then return 0 end
   local totals = summarize(all, out, res, verdicts, named)
   local title = "promptfoo: " .. (type(all.cfg.description) == "string" and all.cfg.description or path)
-  local paths = ev.report.write(res, { dir = opt.out, name = "promptfoo", formats = opt.format, title = title })
+  local has_json = false
+  for _, f in ipairs(opt.format) do has_json = has_json or f == "json" end
+  -- the full form: each item with its row (the outputs, prompts and vars), which no file holds otherwise
+  local paths = ev.report.write(res, { dir = opt.out, name = "promptfoo", formats = opt.format, title = title,
+                                       items = has_json and "full" or nil })
   paths[#paths + 1] = ev.matrix_view.write(res, opt.out .. "/promptfoo_side_by_side.html", { title = title })
   if not opt.quiet then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end
   return exit_status(totals, all, verdicts)

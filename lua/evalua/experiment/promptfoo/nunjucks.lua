@@ -1,9 +1,10 @@
 -- promptfoo's templates are Nunjucks; evalua's are ev.template. This turns
 -- the Nunjucks that prompts, assertion values and http bodies use into an
 -- ev.template: {{ var }}, dotted paths, x[0] and x["k"] indexes, filters
--- with arguments, {# comments #} and {{- -}} whitespace control. Tags
--- ({% if %}, {% for %}) and expressions (a + b, x if y else z) are refused
--- naming their line, never rendered wrongly. Nunjucks' filters that
+-- with arguments, {# comments #}, {{- -}} whitespace control, and the tags
+-- if/elif/else/endif (over a variable) and for/else/endfor as sections.
+-- Other tags and expressions (a + b, x if y else z) are refused naming
+-- their line, never rendered wrongly. Nunjucks' filters that
 -- ev.template lacks are added to the run's filter table (M.install).
 -- docs/promptfoo.md lists the filters and where they differ.
 local template = require "evalua.experiment.template"
@@ -131,6 +132,28 @@ end
 
 local expression
 
+-- The for loops open while converting, innermost last: their variables.
+local loops = {}
+
+-- A path inside loops: the innermost loop's variable is the section's
+-- element (".", or its fields), loop.index/first/last are @index/@first/@last.
+local function in_loop(head)
+  local var = loops[#loops]
+  if not var then return head end
+  local meta = head:match("^loop%.(%w+)$")
+  if meta == "index" or meta == "first" or meta == "last" then return "@" .. meta end
+  if head:match("^loop%.") then return nil, ("'%s' is not supported (loop.index, loop.first, loop.last are)"):format(head) end
+  if head == var then return "." end
+  local rest = head:sub(#var + 2)
+  if head:sub(1, #var + 1) == var .. "." then return rest end
+  for i = 1, #loops - 1 do
+    if head == loops[i] or head:sub(1, #loops[i] + 1) == loops[i] .. "." then
+      return nil, ("the outer loop's variable '%s' inside an inner loop is not supported"):format(loops[i])
+    end
+  end
+  return head
+end
+
 -- "(inner).a[0]": the inner expression converted, then its path as a filter.
 local function grouped(body)
   local inner, rest = body:match("^%s*(%b())(.*)$")
@@ -174,6 +197,9 @@ function expression(body)
       return nil, ("the Nunjucks expression '{{ %s }}' is not supported (a variable, a dotted path or an index, "
         .. "with filters)"):format(body)
     end
+    local why
+    head, why = in_loop(head)
+    if not head then return nil, why end
   end
   for i = 2, #parts do
     local name, rest = parts[i]:match("^([%a_][%w_]*)(.*)$")
@@ -184,11 +210,92 @@ function expression(body)
   return table.concat(parts, " | ")
 end
 
+-- A tag's path (if x, for y in xs), converted, or nil and why.
+local function tag_path(p)
+  p = path_of(p)
+  if not p:match("^[%a_][%w_%.]*$") then return nil, ("cannot read '%s' (a variable or a dotted path)"):format(p) end
+  return in_loop(p)
+end
+
+-- {% if %}, {% elif %}, {% else %}, {% endif %}, {% for x in xs %},
+-- {% endfor %} as ev.template sections, which the frames gather: an if is
+-- an inverted section whose else part is the then part ({{^x}}B{{else}}A{{/x}}
+-- renders A in the same scope when x is truthy), a for a section over the list.
+local function open_if(frames, path, neg, chained, line)
+  frames[#frames + 1] = { kind = "if", path = path, neg = neg, chained = chained, line = line, main = {} }
+end
+
+local function close_frame(f)
+  local main, other = table.concat(f.main), f.other and table.concat(f.other)
+  if f.kind == "for" then
+    return ("{{#%s}}%s%s{{/%s}}"):format(f.path, main, other and ("{{else}}" .. other) or "", f.path)
+  end
+  if f.neg then return ("{{^%s}}%s%s{{/%s}}"):format(f.path, main, other and ("{{else}}" .. other) or "", f.path) end
+  return ("{{^%s}}%s{{else}}%s{{/%s}}"):format(f.path, other or "", main, f.path)
+end
+
+local function buffer(frames)
+  local f = frames[#frames]
+  return f.other or f.main
+end
+
+-- One tag: nil, or why it cannot be converted.
+local function tag(frames, inner, line)
+  local t = inner:match("^%s*(.-)%s*$")
+  local word, rest = t:match("^(%a+)%s*(.-)$")
+  if word == "if" or word == "elif" then
+    local neg, p = rest:match("^(not%s+)(.+)$")
+    p = p or rest
+    local path, why = tag_path(p)
+    if not path then return ("{%% %s %%}: %s (conditions are a variable or 'not' a variable)"):format(t, why) end
+    if word == "elif" then
+      local f = frames[#frames]
+      if f.kind ~= "if" or f.other then return "{% elif %} outside an if" end
+      f.other = {}
+    end
+    open_if(frames, path, neg ~= nil, word == "elif", line)
+  elseif word == "else" and rest == "" then
+    local f = frames[#frames]
+    if not f.kind or f.other then return "{% else %} outside an if or a for" end
+    f.other = {}
+  elseif word == "endif" and rest == "" then
+    while true do
+      local f = frames[#frames]
+      if f.kind ~= "if" then return "{% endif %} closes no if" end
+      frames[#frames] = nil
+      local b = buffer(frames)
+      b[#b + 1] = close_frame(f)
+      if not f.chained then break end
+    end
+  elseif word == "for" then
+    local var, p = rest:match("^([%a_][%w_]*)%s+in%s+(.+)$")
+    if not var then return ("{%% %s %%}: a loop is 'for x in list'"):format(t) end
+    local path, why = tag_path(p)
+    if not path then return ("{%% %s %%}: %s"):format(t, why) end
+    frames[#frames + 1] = { kind = "for", path = path, line = line, main = {} }
+    loops[#loops + 1] = var
+  elseif word == "endfor" and rest == "" then
+    local f = frames[#frames]
+    if f.kind ~= "for" then return "{% endfor %} closes no for" end
+    frames[#frames] = nil
+    loops[#loops] = nil
+    local b = buffer(frames)
+    b[#b + 1] = close_frame(f)
+  else
+    return ("the Nunjucks tag '{%% %s %%}' is not supported: evalua converts if, elif, else and for, not set, "
+      .. "macro, include or other tags"):format(t)
+  end
+  return nil
+end
+
 -- convert(source) -> ev.template text | nil, why, line (1-based, in source).
 function M.convert(source)
-  local out, pos, line = {}, 1, 1
+  loops = {}
+  local frames = { { main = {} } }
+  local pos, line = 1, 1
   local trim_next = false
   while true do
+    local out = buffer(frames)
     local open, kind = source:find("{[{%%#]", pos)
     local chunk = source:sub(pos, (open or #source + 1) - 1)
     if trim_next then chunk = chunk:gsub("^%s+", "") end
@@ -205,8 +312,8 @@ function M.convert(source)
     local inner = source:sub(open + (dash and 3 or 2), close - 1)
     if inner:sub(-1) == "-" then inner, trim_next = inner:sub(1, -2), true end
     if kind == "%" then
-      return nil, ("the Nunjucks tag '{%% %s %%}' is not supported: evalua renders variables and filters, "
-        .. "not tags (if, for, set ...)"):format(inner:match("^%s*(.-)%s*$")), line
+      local why = tag(frames, inner, line)
+      if why then return nil, why, line end
     elseif kind == "{" then
       local expr, why = expression(inner)
       if not expr then return nil, why, line end
@@ -215,7 +322,11 @@ function M.convert(source)
     line = line + select(2, source:sub(open, close):gsub("\n", ""))
     pos = close + #closer
   end
-  return table.concat(out)
+  if #frames > 1 then
+    local f = frames[#frames]
+    return nil, ("{%% %s %%} is never closed"):format(f.kind), f.line
+  end
+  return table.concat(frames[1].main)
 end
 
 -- compile(source, name) -> template | nil, why, line: the Nunjucks text

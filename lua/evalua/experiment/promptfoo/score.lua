@@ -15,6 +15,12 @@ local M = {}
 
 local SET_KEYS = { type = true, assert = true, threshold = true, weight = true, metric = true }
 
+-- The registry's types that a judge grades or embeds (ev.evaluate's judge,
+-- the runner's --judge): without one they could only be unmeasured.
+M.JUDGED = {}
+for t in ([[similar llm-rubric g-eval model-graded-closedqa closed-qa factuality model-graded-factuality
+  answer-relevance context-faithfulness context-recall context-relevance]]):gmatch("%S+") do M.JUDGED[t] = true end
+
 -- ---- transforms: Lua expressions over output and context ----------------------------
 
 local SAFE = { "string", "math", "table", "utf8", "tostring", "tonumber", "type", "pairs", "ipairs", "select",
@@ -156,6 +162,10 @@ local function prepare(problems, e, vars)
     return nil
   end
   item.c, item.name = c, c.name
+  if M.JUDGED[c.base] then
+    problems.judged = problems.judged or {}
+    table.insert(problems.judged, { file = d.file, line = d:line(a, "type"), type = a.type })
+  end
   return item
 end
 
@@ -176,9 +186,9 @@ local function fmt(x) return ("%.2f"):format(x) end
 local run_list
 
 -- {name, pass, score, reason, weight, metric} of one assertion on output.
-local function run_item(item, output, row, context)
+local function run_item(item, output, row, context, ctx)
   if item.set then
-    local v = run_list(item.set, output, row, context, item.threshold)
+    local v = run_list(item.set, output, row, context, item.threshold, ctx)
     return { name = item.name, pass = v.pass, score = v.weighted, reason = v.reason, weight = item.weight,
              metric = item.metric, named = v.named }
   end
@@ -188,7 +198,7 @@ local function run_item(item, output, row, context)
     out, why = apply(item.transform, output, context, "the assertion's transform")
     if not out then return { name = item.name, reason = why, weight = item.weight, metric = item.metric } end
   end
-  local r = assertions.run(item.c, setmetatable({ answer = out }, { __index = row }))
+  local r = assertions.run(item.c, setmetatable({ answer = out }, { __index = row }), ctx)
   local score = type(r.score) == "number" and r.score or (r.pass == true and 1 or r.pass == false and 0 or nil)
   local pass, reason = r.pass, r.reason
   if item.weight == 0 and pass == false then -- promptfoo: weight 0 reports its score and never fails
@@ -198,11 +208,11 @@ local function run_item(item, output, row, context)
 end
 
 -- The verdict of a list: {pass = true|false|nil, weighted, reason, results, named}.
-function run_list(items, output, row, context, threshold)
+function run_list(items, output, row, context, threshold, ctx)
   local results, total, wsum, failed, open = {}, 0, 0, {}, nil
   local named, named_w, named_open = {}, {}, {}
   for i, item in ipairs(items) do
-    local r = run_item(item, output, row, context)
+    local r = run_item(item, output, row, context, ctx)
     results[i] = r
     if r.pass == nil or r.score == nil then
       if r.weight > 0 then open = open or r end -- weight 0 can neither fail the case nor change its score
@@ -246,9 +256,10 @@ function run_list(items, output, row, context, threshold)
   return out
 end
 
--- verdict(case, row) -> {pass, weighted, reason, results, named}: the case's
--- assertions on the row's output (after the case's and the provider's transforms).
-function M.verdict(case, row, provider_transform)
+-- verdict(case, row [, transform [, ctx]]) -> {pass, weighted, reason, results,
+-- named}: the case's assertions on the row's output (after the provider's and
+-- the case's transforms); ctx is ev.evaluate's (its judge grades and embeds).
+function M.verdict(case, row, provider_transform, ctx)
   if row.output_error ~= nil then
     return { reason = "no output: " .. tostring(row.output_error), results = {}, named = {}, error = true }
   end
@@ -262,7 +273,7 @@ function M.verdict(case, row, provider_transform)
       if not output then return { reason = why, results = {}, named = {} } end
     end
   end
-  return run_list(case.items, output, row, context, case.threshold)
+  return run_list(case.items, output, row, context, case.threshold, ctx)
 end
 
 return M

@@ -26,7 +26,9 @@ local function write(dir, name, scores, judge, systems, hist, items)
     meta = { label = name, time = "2026-01-0" .. (name == "a" and 1 or 2) .. "T00:00:00Z" } })
   res.meta.judge = { model = judge }
   if hist then hist:append(res, { label = name, dashboard = false, git_commit = false }) end
-  return ev.report.write(res, { dir = dir .. "/" .. name, name = "r", formats = { "json" }, items = items })[1]
+  -- rows made in memory are written in full unless asked: compact is asked here
+  return ev.report.write(res, { dir = dir .. "/" .. name, name = "r", formats = { "json" },
+                                items = items or "compact" })[1]
 end
 
 local function diff(args) return h.run(h.bin .. " diff " .. args) end

@@ -377,44 +377,46 @@ async function pageItems(args) {
   labelKeys(open);
 }
 
-function trajectory(row) {
-  const msgs = Array.isArray(row.messages) ? row.messages : null;
-  if (!msgs) return null;
-  const expected = Array.isArray(row.expected_tool_calls) ? row.expected_tool_calls : null;
-  const answers = {};
-  for (const m of msgs) if (m.role === 'tool' && m.tool_call_id) answers[m.tool_call_id] = m.content;
+/* The trajectory, as the server marked it (evalua.agent.view's rule). */
+function trajectory(t) {
+  if (!t) return null;
+  if (t.error) return [h('h2', { text: 'Trajectory' }), h('p', { class: 'bad', text: t.error })];
   const out = [h('h2', { text: 'Trajectory' })];
-  let k = 0, left = null;
-  msgs.forEach((m, i) => {
-    if (m.role === 'tool') return;
-    const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-    const parts = [h('div', { class: 'muted', text: `step ${i + 1} · ${m.role}` })];
-    if (m.content) parts.push(h('pre', { text: typeof m.content === 'string' ? m.content : JSON.stringify(m.content) }));
-    let off = false;
-    for (const c of calls) {
-      const fn = c.function || {};
-      const exp = expected ? expected[k] : undefined;
-      let why = '';
-      if (expected) {
-        if (!exp) why = 'beyond the reference (no call expected here)';
-        else if (exp.name !== fn.name) why = `the reference calls ${exp.name} here`;
-        else {
-          let args; try { args = JSON.parse(fn.arguments || '{}'); } catch (e) { args = fn.arguments; }
-          if (JSON.stringify(args) !== JSON.stringify(exp.arguments || {})) why = `arguments differ from the reference ${JSON.stringify(exp.arguments || {})}`;
-        }
-        if (why && left === null) left = k;
-      }
-      if (why) off = true;
-      k++;
-      parts.push(h('div', {}, h('b', { text: `call ${fn.name || '?'}` }), h('pre', { text: fn.arguments || '' }),
-        answers[c.id] !== undefined ? [h('span', { class: 'muted', text: 'tool answer' }), h('pre', { text: typeof answers[c.id] === 'string' ? answers[c.id] : JSON.stringify(answers[c.id]) })] : null,
-        why ? h('p', { class: 'bad', text: `left the reference: ${why}` }) : null));
-    }
-    out.push(h('div', { class: `step${off ? ' off' : ''}` }, parts));
-  });
-  if (expected && k < expected.length) out.push(h('p', { class: 'bad', text: `missing from the reference: ${expected.slice(k).map((c) => c.name).join(', ')}` }));
-  if (expected && left === null && k === expected.length) out.push(h('p', { class: 'good', text: 'follows the reference call for call' }));
+  for (const st of t.steps) {
+    const off = st.calls.some((c) => c.mark && c.mark !== 'ok');
+    out.push(h('div', { class: `step${off ? ' off' : ''}` },
+      h('div', { class: 'muted', text: `step ${st.n} · ${st.role}${st.tool ? ' · answer of ' + st.tool : ''}` }),
+      st.text ? h('pre', { text: st.text }) : null,
+      st.calls.map((c) => h('div', { class: 'call' }, h('b', { text: `call ${c.name}` }),
+        h('pre', { text: c.arguments !== undefined ? JSON.stringify(c.arguments) : `${c.raw} (not JSON)` }),
+        c.why || c.error ? h('p', { class: c.mark === 'ok' ? 'good' : 'bad',
+          text: [c.why, c.error ? `failed: ${c.error}` : null].filter(Boolean).join(' · ') }) : null))));
+  }
+  if (t.missing.length) out.push(h('p', { class: 'bad', text: `expected, never called: ${t.missing.map((m) => `${m.name} ${JSON.stringify(m.arguments || {})}`).join('; ')}` }));
+  if (t.score !== undefined && t.score !== null) out.push(h('p', { class: 'muted', text: `expected calls met, arguments counted: ${fmt(t.score)}` }));
+  if (t.stop_reason) out.push(h('p', { class: 'muted', text: `stopped: ${t.stop_reason}` }));
   return out;
+}
+
+/* The item in every system of the run side by side (a prompt matrix's cells): the output with the words
+ * the first cell's output lacks marked, each assertion's verdict, latency and cost. */
+function sideBySide(others) {
+  if (!others || others.length < 2) return null;
+  const words = (t) => new Set(String(t || '').toLowerCase().split(/\s+/).filter(Boolean));
+  const first = words((others[0].row || {}).answer);
+  const marked = (text) => String(text || '').split(/(\s+)/).map((w) => (w.trim() && !first.has(w.toLowerCase()) ? h('mark', { text: w }) : w));
+  return [h('h2', { text: `Side by side (${others.length} systems)` }), h('div', { class: 'side' }, others.map((o, i) => {
+    const row = o.row || {};
+    const asserts = [];
+    for (const sc of o.scores) for (const a of (((sc.detail || {}).assertions) || [])) asserts.push(a);
+    return h('div', { class: 'panel' }, h('b', { text: o.system }),
+      h('div', { class: 'muted', text: [row.prompt_name && `prompt ${row.prompt_name}`, row.provider && `provider ${row.provider}`,
+        row.latency_ms !== undefined && `${row.latency_ms} ms`, row.cost !== undefined && `$${fmt(row.cost, 4)}`].filter(Boolean).join(' · ') }),
+      row.prompt ? h('pre', { text: String(row.prompt) }) : null,
+      h('pre', {}, i === 0 ? String(row.answer ?? '') : marked(row.answer)),
+      asserts.length ? h('ul', {}, asserts.map((a) => h('li', { class: a.pass ? 'good' : 'bad', text: `${a.pass ? '✓' : '✗'} ${a.name}: ${a.reason || ''}` }))) : null,
+      h('div', { class: 'muted', text: o.scores.map((sc) => `${sc.metric} ${sc.value == null ? 'unmeasured' : fmt(sc.value)}`).join(' · ') }));
+  }))];
 }
 
 async function pageItem(args) {
@@ -444,7 +446,8 @@ async function pageItem(args) {
       h('span', { class: 'muted', text: `#${i + 1}${c.id ? ' ' + c.id : ''}` }), h('div', { text: typeof c === 'string' ? c : (c.text || JSON.stringify(c)) })))] : null,
     row.answer !== undefined ? [h('h2', { text: 'Answer' }), h('pre', { text: String(row.answer) })] : null,
     row.gold_answers ? [h('h2', { text: 'Gold answers' }), h('ul', {}, [].concat(row.gold_answers).map((g) => h('li', { text: String(g) })))] : null,
-    trajectory(row),
+    trajectory(it.trajectory),
+    sideBySide(it.others),
     h('h2', { text: 'Metrics' }), h('table', { id: 'scores' }, h('tr', {}, ['metric', 'score', 'reason', ''].map((t) => h('th', { text: t }))), scoreRows),
     it.labels.length ? [h('h2', { text: 'Labels' }), h('table', { id: 'item-labels' }, it.labels.map((l) => h('tr', {},
       h('td', { text: l.metric }), h('td', { text: `${l.value} (${l.scale})` }), h('td', { text: l.rater }), h('td', { text: l.time }), h('td', { text: l.note || '' }))))] : null,

@@ -64,6 +64,15 @@ function M.build(src, r)
   texts = nil
   collectgarbage() -- the report's text and its rows: a run's worth of memory, given back now
   db:exec(("CREATE INDEX temp.%s_item ON %s(item)"):format(name, name))
+  -- What the filters ask most, computed once: per metric an index (sorts and "below x" read it in order)
+  -- and whether another system of the run falls on the other side of 0.5 on the same item (d<i>).
+  for i = 1, #list do
+    db:exec(("CREATE INDEX temp.%s_v%d ON %s(v%d)"):format(name, i, name, i))
+    db:exec(("ALTER TABLE temp.%s ADD COLUMN d%d INTEGER"):format(name, i))
+    db:exec(("UPDATE temp.%s AS t SET d%d = 1 FROM (SELECT DISTINCT a.k FROM temp.%s a JOIN temp.%s b ON b.item = a.item "
+      .. "AND b.system <> a.system WHERE (a.v%d >= 0.5) <> (b.v%d >= 0.5)) AS x WHERE x.k = t.k")
+      :format(name, i, name, name, i, i))
+  end
   local idx = { table = "temp." .. name, text = "temp." .. text_table, metrics = metrics, list = list, why = why }
   src.indexes[r.seq] = idx
   return idx

@@ -38,10 +38,7 @@ local function where(idx, f)
   end
   if f.unmeasured then add(any("t.u%d = 1")) end
   if f.failing then add(any("t.v%d < " .. M.PASS)) end
-  if f.disagree then -- another system passes where this one fails, or the reverse
-    add(("EXISTS (SELECT 1 FROM %s o WHERE o.item = t.item AND o.system <> t.system AND %s)"):format(idx.table,
-      any("(o.v%d >= " .. M.PASS .. ") <> (t.v%d >= " .. M.PASS .. ")")))
-  end
+  if f.disagree then add(any("t.d%d = 1")) end -- another system passes where this one fails, or the reverse
   for dim, value in pairs(f.slices or {}) do add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
   if f.q and f.q ~= "" then -- the words as typed: % and _ are not wildcards here
     add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),

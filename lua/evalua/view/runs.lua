@@ -147,13 +147,23 @@ function M.item(src, r, system, id)
     :format(idx.table, idx.text), it.system, id)[1]
   local row = raw and raw.row and json.decode(raw.row)
   local why = idx.why
+  -- The same item in the run's other systems (the cells of a prompt matrix): side by side on the page.
+  local others = db:rows(("SELECT t.system, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE t.item = ? ORDER BY t.k")
+    :format(idx.table, idx.text), id)
+  for _, o in ipairs(others) do
+    o.row = o.row and decode(o.row)
+    o.scores = A(db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
+      .. "ORDER BY metric", r.seq, o.system, id))
+    for _, s in ipairs(o.scores) do s.detail = decode(s.detail) end
+  end
   local across = db:rows([[SELECT r.run_id, r.label, r.time, s.metric, s.value, s.reason FROM scores s
       JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
   local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
       AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
   return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices) or {}, scores = A(scores),
            row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
-           across = A(across), labels = A(labs) }
+           across = A(across), labels = A(labs), trajectory = require("evalua.view.trajectory").of(row),
+           others = A(others) }
 end
 
 -- compare(src, a, b, pass) -> per system and metric the paired delta, and

@@ -143,8 +143,10 @@ def run(work, procs):
     report = max(glob.glob(os.path.join(out, "reports", "*", "nightly.json")), key=os.path.getmtime)  # the newest run's
     items = json.load(open(report))["items"]
 
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))  # the viewer's cache: here, not in ~/.cache
+    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
     view = subprocess.Popen([EVALUA, "view", hist, "--port", "0", "--rater", "ana"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=work)
+                            stderr=subprocess.PIPE, text=True, cwd=work, env=env)
     procs.append(view)
     line = ""
     for _ in range(3):
@@ -154,6 +156,11 @@ def run(work, procs):
     url = line.strip()
     check(url.startswith("http://127.0.0.1:") and "/?token=" in url, f"evalua view prints a URL with a token: {url}")
     base, token = url.split("/?token=")
+
+    # The run's table is built on its first opening and kept in the cache for the next start.
+    first = json.loads(http("GET", base + "/api/run", headers={"X-Evalua-Token": token})[1])
+    cached = glob.glob(os.path.join(env["XDG_CACHE_HOME"], "evalua", "view", "*.db"))
+    check(first["built"] > 0 and len(cached) == 1, f"the first opening builds the run's table into the cache: {cached}")
 
     # The server's own rules, without a browser.
     check(http("GET", base + "/")[0] == 403, "a page asked for without the token is refused (403)")

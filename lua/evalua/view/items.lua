@@ -1,6 +1,6 @@
 -- The items table of a run, filtered, sorted and paged in SQL over the
--- run's wide table (evalua.view.index); the page's reasons come from the
--- store. A filter names a metric by its column (v<i>: score, u<i>:
+-- run's wide table in the viewer's cache (evalua.view.index); the page's
+-- reasons come from the store. A filter names a metric by its column (v<i>: score, u<i>:
 -- unmeasured), never by text pasted into the SQL.
 local json = require "evalua.core.json"
 
@@ -50,7 +50,7 @@ end
 -- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
 -- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
 function M.page(src, idx, f)
-  local db = src.db
+  local db = idx.db
   local cond, args = where(idx, f)
   local total = db:rows(("SELECT count(*) AS n FROM %s t WHERE %s"):format(idx.table, cond), table.unpack(args))[1].n
   local order = f.desc and "t.item DESC, t.system" or "t.k"
@@ -62,7 +62,7 @@ function M.page(src, idx, f)
   args[#args + 1] = (f.page - 1) * f.per
   local rows = db:rows(("SELECT t.system, t.item, t.slices, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE %s "
     .. "ORDER BY %s LIMIT ? OFFSET ?"):format(idx.table, idx.text, cond, order), table.unpack(args))
-  local st = db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
+  local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
   local out = {}
   for i, r in ipairs(rows) do
     local scores = {}

@@ -112,24 +112,32 @@ function M.summary(src, r, baseline_key)
   local idx = require("evalua.view.index").build(src, r)
   local hist, unmeasured = {}, {}
   for i, m in ipairs(idx.list) do
-    for _, b in ipairs(db:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
+    for _, b in ipairs(idx.db:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
         .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, idx.table, i))) do
       b.metric = m
       hist[#hist + 1] = b
     end
-    for _, u in ipairs(db:rows(("SELECT t.system, s.reason, count(*) AS n FROM %s t JOIN scores s ON s.run = ? AND "
-        .. "s.system = t.system AND s.item = t.item AND s.metric = ? WHERE t.u%d = 1 GROUP BY 1, 2"):format(idx.table, i),
-        r.seq, m)) do
-      u.metric = m
-      unmeasured[#unmeasured + 1] = u
+    local keys = idx.db:rows(("SELECT system, item FROM %s WHERE u%d = 1"):format(idx.table, i))
+    local why = {}
+    local st = db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
+    for _, k in ipairs(keys) do
+      local reason = (st:rows(r.seq, k.system, k.item, m)[1] or {}).reason or ""
+      local key = k.system .. "\0" .. reason
+      if not why[key] then
+        why[key] = { system = k.system, reason = reason, metric = m, n = 0 }
+        unmeasured[#unmeasured + 1] = why[key]
+      end
+      why[key].n = why[key].n + 1
     end
+    st:close()
   end
   table.sort(unmeasured, function(a, b) return a.n > b.n end)
-  local counts = db:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(idx.table))
+  local counts = idx.db:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(idx.table))
   return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
-           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts) }
+           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts),
+           built = idx.built }
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
@@ -143,12 +151,12 @@ function M.item(src, r, system, id)
     .. "ORDER BY metric", r.seq, it.system, id)
   for _, s in ipairs(scores) do s.detail = decode(s.detail) end
   local idx = require("evalua.view.index").build(src, r)
-  local raw = db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
+  local raw = idx.db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
     :format(idx.table, idx.text), it.system, id)[1]
   local row = raw and raw.row and json.decode(raw.row)
   local why = idx.why
   -- The same item in the run's other systems (the cells of a prompt matrix): side by side on the page.
-  local others = db:rows(("SELECT t.system, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE t.item = ? ORDER BY t.k")
+  local others = idx.db:rows(("SELECT t.system, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE t.item = ? ORDER BY t.k")
     :format(idx.table, idx.text), id)
   for _, o in ipairs(others) do
     o.row = o.row and decode(o.row)

@@ -99,6 +99,10 @@ class Driver:
             acts += [{"type": "keyDown", "value": ch}, {"type": "keyUp", "value": ch}]
         self.s("POST", "/actions", {"actions": [{"type": "key", "id": "kb", "actions": acts}]})
 
+    def type_into(self, css, text):
+        el = self.s("POST", "/element", {"using": "css selector", "value": css})
+        self.s("POST", f"/element/{list(el.values())[0]}/value", {"text": text})
+
     def perf_log(self):
         return self.s("POST", "/se/log", {"type": "performance"})
 
@@ -134,6 +138,7 @@ def main():
 
 
 def run(work, procs):
+    WORK.append(work)
     out = os.path.join(work, "nightly")
     # v1 the hybrid pipeline, v2 hybrid with reranking: the run page has something to show as changed
     for label, variant in (("v1", "hybrid"), ("v2", "hybrid_rerank")):
@@ -193,15 +198,15 @@ def run(work, procs):
                           "--metric", "faithfulness", "--field", "faithfulness", "--export-labels", exported,
                           "--out", os.path.join(work, "cal"), "--quiet"], capture_output=True, text=True, cwd=work)
     got = [json.loads(x) for x in open(exported)]
-    check(sorted((g["item"], g["value"], g["rater"]) for g in got) == sorted(LABELLED),
-          f"the exported labels are the three made with the keyboard: {got}")
+    check(sorted((g["item"], g["value"], g["rater"]) for g in got) == sorted(LABELLED + IMPORTED),
+          f"the exported labels are the three made with the keyboard and the one imported: {got}")
     check(any(g.get("note") == "cites the manual" for g in got), "the note typed after n is exported with its label")
-    check("3 labelled items" in cal.stdout and "only 3 labelled items; 50 or more are needed" in cal.stdout,
-          "calibrate counts the three labels and warns that 50 are needed:\n" + cal.stdout)
+    check("4 labelled items" in cal.stdout and "only 4 labelled items; 50 or more are needed" in cal.stdout,
+          "calibrate counts the four labels and warns that 50 are needed:\n" + cal.stdout)
     # Its confusion table, computed here: label value against the judge's score mapped to 1..5.
     scores = {it["id"]: it["scores"].get("faithfulness") for it in items}
     table = {v: [0] * 5 for v in range(1, 6)}
-    for item, value, _ in LABELLED:
+    for item, value, _ in LABELLED + IMPORTED:
         table[value][int(1 + scores[item] * 4 + 0.5) - 1] += 1
     for v, counts in table.items():
         line = f"{v:>6}" + "".join(f"{c:>5}" for c in counts)
@@ -211,6 +216,8 @@ def run(work, procs):
 
 
 LABELLED = []
+IMPORTED = []
+WORK = []
 
 
 def hay(it):
@@ -303,6 +310,29 @@ def browse(d, url, base, token, items):
     d.go(url + "#/queue?metric=faithfulness")
     needed = d.wait("const e = document.getElementById('needed'); return e && e.textContent", "the queue")
     check("needs 47 more" in needed, f"the label queue counts the labels the calibration rule needs: {needed}")
+
+    # Labels made elsewhere, imported through the page: a bad line refuses the file whole, naming the line.
+    bad_file, good_file = os.path.join(WORK[0], "bad.jsonl"), os.path.join(WORK[0], "team.jsonl")
+    other = next(it["id"] for it in items if it["id"] not in {x[0] for x in LABELLED})
+    line = {"item": other, "system": "all", "metric": "faithfulness", "value": 3, "scale": "1..5", "rater": "bo",
+            "time": "2026-12-01T10:00:00Z"}
+    with open(bad_file, "w") as f:
+        f.write(json.dumps(line) + "\n" + json.dumps(dict(line, value=7)) + "\n")
+    with open(good_file, "w") as f:
+        f.write(json.dumps(line) + "\n")
+    d.type_into("#import", bad_file)
+    said = d.wait("const t = document.getElementById('status').textContent; return t.startsWith('import') && t", "the refusal")
+    check("body:2: field 'value'" in said, f"a file with a bad line is refused, naming the line: {said}")
+    d.go(url + "#/queue?metric=faithfulness&again=1")
+    d.wait("return document.getElementById('main').dataset.page === '#/queue?metric=faithfulness&again=1'", "the queue")
+    d.type_into("#import", good_file)
+    said = d.wait("const t = document.getElementById('status').textContent; return t.startsWith('imported') && t", "the import")
+    check(said == "imported 1 labels (0 there already)", f"a good file is imported: {said}")
+    d.go(url + "#/queue?metric=faithfulness&again=2")
+    d.wait("return document.getElementById('main').dataset.page === '#/queue?metric=faithfulness&again=2'", "the queue")
+    needed = d.js("return document.getElementById('needed').textContent")
+    check("needs 46 more" in needed, f"the imported label counts: {needed}")
+    IMPORTED.append((other, 3, "bo"))
 
     # A POST from the page without the token header is refused.
     status = d.s("POST", "/execute/async", {"script": "const done = arguments[0]; fetch('/api/label', {method: 'POST', "

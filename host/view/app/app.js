@@ -29,7 +29,10 @@ function s(tag, attrs, ...kids) {
 }
 const fmt = (x, d = 3) => (x === null || x === undefined) ? '–' : (Number.isInteger(x) ? String(x) : Number(x).toFixed(d));
 const main = () => document.getElementById('main');
-function show(...kids) { main().replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false)); }
+function show(...kids) {
+  main().replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  main().dataset.page = location.hash; // which route the content shows (tests wait on it)
+}
 function status(t) { document.getElementById('status').textContent = t; }
 const idText = (id) => typeof id === 'string' ? id : String(id);
 const ci = (lo, hi) => (lo === null || lo === undefined) ? '' : `[${fmt(lo)}, ${fmt(hi)}]`;
@@ -44,9 +47,9 @@ async function api(name, params) {
   if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
   return body;
 }
-async function post(name, obj) {
+async function post(name, obj, raw) {
   if (DATA) throw new Error('this export is read-only: labels are made in evalua view');
-  const r = await fetch(`/api/${name}`, { method: 'POST', body: JSON.stringify(obj),
+  const r = await fetch(`/api/${name}`, { method: 'POST', body: raw !== undefined ? raw : JSON.stringify(obj),
     headers: { 'X-Evalua-Token': TOKEN, 'Content-Type': 'application/json' } });
   const body = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
   if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
@@ -470,6 +473,17 @@ async function pageQueue(args) {
       : `${q.labelled} items labelled: enough for the calibration rule (≥ ${q.rule.labels})` }),
     h('p', { class: 'muted', text: `least certain first (score near 0.5, split votes, systems that disagree), taken in turn over ${q.dim || 'the run'}; ${q.unlabelled} unlabelled` }),
     labelBar([metric]),
+    DATA ? null : h('div', { class: 'filters' },
+      h('a', { href: `/api/labels_jsonl?metric=${encodeURIComponent(metric)}`, download: `labels-${metric}.jsonl`, text: 'export labels (JSONL)' }),
+      h('label', { text: 'import labels (JSONL):' }),
+      h('input', { type: 'file', id: 'import', accept: '.jsonl,.json,application/x-ndjson', onchange: async (e) => {
+        const file = e.target.files[0];
+        if (!file) return;
+        try {
+          const r = await post('labels_import', null, await file.text());
+          status(`imported ${r.added} labels (${r.already} there already)`);
+        } catch (err) { status(`import refused: ${err.message}`); }
+      } })),
     h('table', { id: 'queue' }, h('tr', {}, ['id', 'system', 'stratum', 'score', 'why', 'label'].map((t) => h('th', { text: t }))),
       state.list.map((it) => h('tr', { class: 'row' }, h('td', {}, h('a', { href: `#/item?${new URLSearchParams({ run: run.run_id, system: it.system, id: JSON.stringify(it.item) })}`, text: idText(it.item) })),
         h('td', { text: it.system }), h('td', { text: it.stratum }), h('td', { class: 'num', text: fmt(it.value) }), h('td', { text: it.why }), h('td', { class: 'lab' })))));

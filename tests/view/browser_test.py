@@ -167,6 +167,19 @@ def run(work, procs):
     cached = glob.glob(os.path.join(env["XDG_CACHE_HOME"], "evalua", "view", "*.db"))
     check(first["built"] > 0 and len(cached) == 1, f"the first opening builds the run's table into the cache: {cached}")
 
+    # "What changed": the paired delta of every metric against v1, computed here from the two reports.
+    older = min(glob.glob(os.path.join(out, "reports", "*", "nightly.json")), key=os.path.getmtime)
+    before = {(it["system"], it["id"]): it["scores"] for it in json.load(open(older))["items"]}
+    for d in first["deltas"]:
+        pairs = [it["scores"][d["metric"]] - before[(it["system"], it["id"])][d["metric"]] for it in items
+                 if d["metric"] in it["scores"] and d["metric"] in before.get((it["system"], it["id"]), {})]
+        mean = sum(pairs) / len(pairs)
+        sd = (sum((x - mean) ** 2 for x in pairs) / (len(pairs) - 1)) ** 0.5
+        half = 1.96 * sd / len(pairs) ** 0.5
+        check(d["n"] == len(pairs) and abs(d["delta"] - mean) < 1e-9 and abs(d["lo"] - (mean - half)) < 1e-9
+              and abs(d["hi"] - (mean + half)) < 1e-9,
+              f"the run page's paired delta of {d['metric']}: {d['delta']:.4f} [{d['lo']:.4f}, {d['hi']:.4f}] on {d['n']} items")
+
     # The server's own rules, without a browser.
     check(http("GET", base + "/")[0] == 403, "a page asked for without the token is refused (403)")
     check(http("GET", base + "/api/runs")[0] == 403, "the API without the token is refused (403)")

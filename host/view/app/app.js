@@ -365,7 +365,7 @@ async function pageItems(args) {
       h('td', {}, h('a', { href: `#/item?${new URLSearchParams({ run: run.run_id, system: it.system, id: JSON.stringify(it.item) })}`, text: idText(it.item) })),
       h('td', { text: it.system }), h('td', { text: it.query || '' }),
       metrics.map((m) => { const sc = it.scores[m]; return h('td', { class: 'num', title: sc && sc.reason ? sc.reason : undefined },
-        sc ? (sc.value == null ? h('span', { class: 'muted', text: 'unmeasured' }) : fmt(sc.value)) : ''); }),
+        sc ? (sc.value == null ? [h('span', { class: 'muted', text: 'unmeasured' }), h('span', { class: 'ci', text: (sc.reason || '').slice(0, 60) })] : fmt(sc.value)) : ''); }),
       h('td', { class: 'lab', text: l ? `${l.value}${l.note ? ' ✎' : ''}` : '' }));
   });
   const pages = Math.max(1, Math.ceil(res.total / res.per));
@@ -425,8 +425,6 @@ function sideBySide(others) {
 async function pageItem(args) {
   const it = await api('item', args);
   const row = it.row || {};
-  const cited = new Set();
-  for (const sc of it.scores) for (const c of ((sc.detail || {}).cited || [])) cited.add(String(c));
   const ctx = Array.isArray(row.contexts) ? row.contexts : [];
   const scoreRows = it.scores.map((sc) => h('tr', {}, h('td', { text: sc.metric }),
     h('td', { class: 'num' }, sc.value == null ? h('span', { class: 'muted', text: 'unmeasured' }) : fmt(sc.value)),
@@ -445,7 +443,7 @@ async function pageItem(args) {
     h('table', { class: 'hidden-row' }, h('tr', { class: 'row sel' }, h('td', { text: 'your label' }), h('td', { class: 'lab', text: '' }))),
     it.texts_missing ? h('p', { class: 'muted', text: `texts: ${it.texts_missing}` }) : null,
     row.query !== undefined ? [h('h2', { text: 'Query' }), h('pre', { text: String(row.query) })] : null,
-    ctx.length ? [h('h2', { text: `Contexts (${ctx.length})` }), ctx.map((c, i) => h('div', { class: `ctx${cited.has(String(i + 1)) || cited.has(String(c.id)) ? ' cited' : ''}` },
+    ctx.length ? [h('h2', { text: `Contexts (${ctx.length})` }), ctx.map((c, i) => h('div', { class: 'ctx' },
       h('span', { class: 'muted', text: `#${i + 1}${c.id ? ' ' + c.id : ''}` }), h('div', { text: typeof c === 'string' ? c : (c.text || JSON.stringify(c)) })))] : null,
     row.answer !== undefined ? [h('h2', { text: 'Answer' }), h('pre', { text: String(row.answer) })] : null,
     row.gold_answers ? [h('h2', { text: 'Gold answers' }), h('ul', {}, [].concat(row.gold_answers).map((g) => h('li', { text: String(g) })))] : null,

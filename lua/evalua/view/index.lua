@@ -18,14 +18,15 @@ local sys = require "evalua._sys"
 local source = require "evalua.view.source"
 
 local M = {}
-M.VERSION = 1
+M.VERSION = 3
 
 local function cache_db(src)
   if src.cache then return src.cache end
   local base = os.getenv("XDG_CACHE_HOME")
   if not base or base == "" then base = (os.getenv("HOME") or "") .. "/.cache" end
   local dir = base .. "/evalua/view"
-  local real = require("evalua._view").realpath(src.file) or src.file
+  local has_view, view = pcall(require, "evalua._view") -- preloaded by evalua view only
+  local real = has_view and view.realpath(src.file) or src.file
   local path = ("%s/%s.db"):format(dir, sys.sha256(real):sub(1, 16))
   local ok, db = pcall(function()
     assert(sys.mkdir(dir))
@@ -36,7 +37,8 @@ local function cache_db(src)
       :format(dir, tostring(db)))
     db, path = sqlite.open(":memory:"), ":memory:"
   end
-  db:exec("CREATE TABLE IF NOT EXISTS built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT)")
+  db:exec("CREATE TABLE IF NOT EXISTS built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, "
+    .. "summary TEXT)")
   src.cache, src.cache_path = db, path
   return db
 end
@@ -100,13 +102,55 @@ local function fill(src, C, r, name, list)
     for _, t in ipairs(texts) do if t.text then ins:run(t.system, t.id, t.text) end end
     ins:close()
   end
+  -- Each slice dimension the run recorded as a column of its own, indexed (a filter on a value reads the index).
+  local dims = {}
+  for _, by_dim in pairs(r.record.aggregates or {}) do
+    for d in pairs(by_dim) do if d ~= "all" then dims[d] = true end end
+  end
+  local dim_list = {}
+  for d in pairs(dims) do dim_list[#dim_list + 1] = d end
+  table.sort(dim_list)
+  for j, d in ipairs(dim_list) do
+    C:exec(("ALTER TABLE %s ADD COLUMN s%d TEXT"):format(name, j))
+    C:run(("UPDATE %s SET s%d = json_extract(slices, ?)"):format(name, j), '$."' .. d:gsub('[\\"]', "\\%0") .. '"')
+    C:exec(("CREATE INDEX %s_s%d ON %s(s%d)"):format(name, j, name, j))
+  end
   for i = 1, #list do
     C:exec(("CREATE INDEX %s_v%d ON %s(v%d)"):format(name, i, name, i))
     C:exec(("UPDATE %s AS t SET d%d = 1 FROM (SELECT DISTINCT a.k FROM %s a JOIN %s b ON b.item = a.item "
       .. "AND b.system <> a.system WHERE (a.v%d >= 0.5) <> (b.v%d >= 0.5)) AS x WHERE x.k = t.k")
       :format(name, i, name, name, i, i))
   end
-  return why
+  return why, dim_list
+end
+
+-- The run page's distributions, counts and unmeasured causes, computed
+-- once with the table: {histograms, unmeasured, counts}.
+function M.summarise(src, C, r, name, list)
+  local A = function(t) return setmetatable(t, json.array) end
+  local hist, unmeasured = {}, {}
+  for i, m in ipairs(list) do
+    for _, b in ipairs(C:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
+        .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, name, i))) do
+      b.metric = m
+      hist[#hist + 1] = b
+    end
+    local seen = {}
+    local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
+    for _, k in ipairs(C:rows(("SELECT system, item FROM %s WHERE u%d = 1"):format(name, i))) do
+      local reason = (st:rows(r.seq, k.system, k.item, m)[1] or {}).reason or ""
+      local key = k.system .. "\0" .. reason
+      if not seen[key] then
+        seen[key] = { system = k.system, reason = reason, metric = m, n = 0 }
+        unmeasured[#unmeasured + 1] = seen[key]
+      end
+      seen[key].n = seen[key].n + 1
+    end
+    st:close()
+  end
+  table.sort(unmeasured, function(a, b) return a.n > b.n end)
+  return { histograms = A(hist), unmeasured = A(unmeasured),
+           counts = A(C:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(name))) }
 end
 
 -- build(src, r) -> {db = the cache's connection, table = name, text = its texts' table, metrics = {name = i},
@@ -118,10 +162,16 @@ function M.build(src, r)
   local C = cache_db(src)
   local name = "run_" .. math.tointeger(r.seq)
   local key = key_of(src, r)
-  local done = C:rows("SELECT key, metrics, why FROM built WHERE run_id = ?", r.run_id)[1]
-  local list, why, spent = nil, nil, 0
+  local ok_read, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", r.run_id)
+  if not ok_read then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
+    C:exec("DROP TABLE built")
+    C:exec("CREATE TABLE built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, summary TEXT)")
+    done = {}
+  end
+  done = done[1]
+  local list, why, spent, summary = nil, nil, 0, nil
   if done and done.key == key then
-    list, why = json.decode(done.metrics), done.why
+    list, why, summary = json.decode(done.metrics), done.why, json.decode(done.summary)
   else
     local t0 = sys.monotonic()
     list = {}
@@ -129,16 +179,21 @@ function M.build(src, r)
       list[i] = m.metric
     end
     transaction(C, function()
-      why = fill(src, C, r, name, list)
-      C:run("INSERT OR REPLACE INTO built VALUES (?, ?, ?, ?)", r.run_id, key,
-        json.encode(setmetatable(list, json.array)), why)
+      local dim_list
+      why, dim_list = fill(src, C, r, name, list)
+      summary = M.summarise(src, C, r, name, list)
+      summary.dims = setmetatable(dim_list, json.array)
+      C:run("INSERT OR REPLACE INTO built VALUES (?, ?, ?, ?, ?)", r.run_id, key,
+        json.encode(setmetatable(list, json.array)), why, json.encode(summary))
     end)
     collectgarbage() -- the report's text and its rows: a run's worth of memory, given back now
     spent = sys.monotonic() - t0
   end
-  local metrics = {}
+  local metrics, dims = {}, {}
   for i, m in ipairs(list) do metrics[m] = i end
-  local idx = { db = C, table = name, text = name .. "_text", metrics = metrics, list = list, why = why, built = spent }
+  for j, d in ipairs(summary.dims or {}) do dims[d] = j end
+  local idx = { db = C, table = name, text = name .. "_text", metrics = metrics, list = list, why = why, built = spent,
+                summary = summary, dims = dims }
   src.indexes[r.seq] = idx
   return idx
 end

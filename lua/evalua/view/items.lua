@@ -39,7 +39,11 @@ local function where(idx, f)
   if f.unmeasured then add(any("t.u%d = 1")) end
   if f.failing then add(any("t.v%d < " .. M.PASS)) end
   if f.disagree then add(any("t.d%d = 1")) end -- another system passes where this one fails, or the reverse
-  for dim, value in pairs(f.slices or {}) do add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
+  for dim, value in pairs(f.slices or {}) do
+    local j = idx.dims and idx.dims[dim]
+    if j then add(("t.s%d = ?"):format(j), value) -- the column the table keeps for it
+    else add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
+  end
   if f.q and f.q ~= "" then -- the words as typed: % and _ are not wildcards here
     add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),
       "%" .. f.q:gsub("[\\%%_]", "\\%0") .. "%")
@@ -60,8 +64,13 @@ function M.page(src, idx, f)
   end
   args[#args + 1] = f.per
   args[#args + 1] = (f.page - 1) * f.per
-  local rows = db:rows(("SELECT t.system, t.item, t.slices, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE %s "
-    .. "ORDER BY %s LIMIT ? OFFSET ?"):format(idx.table, idx.text, cond, order), table.unpack(args))
+  -- The page's keys, sorted over the numbers only; then the texts of those rows alone (a join before
+  -- the LIMIT would read every row's text).
+  local rows = db:rows(("SELECT t.k, t.system, t.item, t.slices FROM %s t WHERE %s ORDER BY %s LIMIT ? OFFSET ?")
+    :format(idx.table, cond, order), table.unpack(args))
+  local text = db:prepare(("SELECT row FROM %s WHERE k = ?"):format(idx.text))
+  for _, r in ipairs(rows) do r.row = (text:rows(r.k)[1] or {}).row end
+  text:close()
   local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
   local out = {}
   for i, r in ipairs(rows) do

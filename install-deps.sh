@@ -5,7 +5,8 @@
 set -eu
 
 PACKAGES="build-essential cmake pkg-config hyperfine lua5.4 bash-completion
-liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libssl-dev libutf8proc-dev libpcre2-dev libsqlite3-dev
+liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libssl-dev libutf8proc-dev libpcre2-dev libsqlite3-dev libyaml-dev
+libxml2-dev wordnet-base
 libmicrohttpd-dev chromium-driver
 lua-unit python3 python3-cram chromium fonts-noto-cjk
 clang libclang-rt-dev

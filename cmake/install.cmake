@@ -24,7 +24,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/completion/evalua.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME evalua)
 
 # The Debian package: runtime dependencies come from dpkg-shlibdeps (libc,
-# liblua5.4-0, lua-cjson, libcurl4, libssl3, libutf8proc2, libpcre2-8-0, libsqlite3-0), so they match the
+# liblua5.4-0, lua-cjson, libutf8proc2, libpcre2-8-0, libsqlite3-0), so they match the
 # libraries the binary was linked against.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME evalua)
@@ -38,9 +38,11 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libcurl is opened on first use (host/client/curl_load.c), so shlibdeps
-# cannot see it: the judge, providers and webhooks need it all the same.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.88)")
+# libcurl and libcrypto are opened on first use (host/client/curl_load.c,
+# host/runtime/crypto_load.c), so shlibdeps cannot see them: the judge,
+# providers and webhooks need the one, hashing (data sets, the judge cache)
+# the other, all the same.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.88), libssl3")
 set(CPACK_STRIP_FILES ON)
 include(CPack)
 

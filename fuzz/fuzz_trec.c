@@ -59,7 +59,7 @@ static void evaluate(const char *qpath, const char *rpath, int depth) {
   struct evr_measures ms;
   struct evr_error err;
   struct evr_trec_report rep;
-  struct evr_trec_opts o = {1.0, (size_t)depth, depth > 0, 1, depth == 3, (size_t)depth * 3, NULL};
+  struct evr_trec_opts o = {1.0, (size_t)depth, depth > 0, 1, depth == 3, (size_t)depth * 3, NULL, depth == 2};
   evr_measures_init(&ms);
   memset(&rep, 0, sizeof rep);
   struct evr_trec *t = evr_trec_new();

@@ -327,6 +327,9 @@ static const struct alias aliases[] = {
   {"llamaindex.mrr", EVR_LI_MRR, 0},           {"llamaindex.mrr_granular", EVR_LI_MRR_GRANULAR, 0},
   {"ragas.id_context_precision", EVR_RAGAS_ID_PRECISION, 0},
   {"ragas.id_context_recall", EVR_RAGAS_ID_RECALL, 0},
+  /* ranx's names */
+  {"hits", EVR_HITS, 1},        {"f1", EVR_F1, 1},               {"dcg", EVR_DCG, 1},
+  {"dcg_burges", EVR_DCG_EXP, 1}, {"ndcg_burges", EVR_NDCG_EXP, 1},
 };
 
 /* Without "@k" the cutoff kinds cover the whole ranking. */

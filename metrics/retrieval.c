@@ -265,6 +265,25 @@ static void sum_dcg(struct stats *s, double *dcg, double *idcg) {
   s->dcg = dcg, s->idcg = idcg;
 }
 
+/* DCG of the first k ranks (k = 0: all), as ranx's dcg and dcg_burges. */
+static double dcg_of(const struct stats *s, size_t k, enum gain_rule rule) {
+  size_t n = first(k, s->r->n_ret);
+  double sum = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double g = gain_of(s->r->rel[i], rule, NULL);
+    if (g != 0) sum += g / log2((double)(i + 2));
+  }
+  return sum;
+}
+
+/* ranx's f1: P@k (k = 0: all retrieved) and recall@k. */
+static double f1_at(const struct stats *s, size_t k) {
+  size_t kk = k ? k : s->r->n_ret;
+  if (!s->num_rel || !kk) return 0.0;
+  double hits = (double)rel_in(s, k), p = hits / (double)kk, r = hits / (double)s->num_rel;
+  return p + r > 0 ? 2.0 * p * r / (p + r) : 0.0;
+}
+
 static double ndcg(const struct stats *s, size_t k, enum gain_rule rule, const struct evr_gains *t) {
   const struct evr_ranking *r = s->r;
   size_t n = first(k, r->n_ret);
@@ -545,6 +564,10 @@ static double eval_one(const struct evr_column *c, struct stats *s, double *lazy
     if (!s->dcg && lazy) sum_dcg(s, lazy, lazy + r->n_ret + 1);
     return ndcg(s, c->k, GAIN_GRADE, NULL);
   case EVR_NDCG_EXP: return ndcg(s, c->k, GAIN_EXP, NULL);
+  case EVR_HITS: return (double)rel_in(s, c->k);
+  case EVR_F1: return f1_at(s, c->k);
+  case EVR_DCG: return dcg_of(s, c->k, GAIN_GRADE);
+  case EVR_DCG_EXP: return dcg_of(s, c->k, GAIN_EXP);
   case EVR_LI_HIT_RATE: return empty ? NAN : s->num_rel_ret ? 1.0 : 0.0;
   case EVR_LI_MRR: return empty ? NAN : recip_rank(s, 0);
   case EVR_LI_HIT_RATE_GRANULAR: return empty ? NAN : li_hit_rate_granular(s);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "evalua/rows.h"
+#include "evalua/scan.h"
 
 #define MAX_DEPTH 64
 
@@ -137,16 +138,15 @@ static int escape(struct jp *j, char *o, size_t *w) {
  * arena without taking it; *len gets its length. */
 static int string_body(struct jp *j, size_t *len) {
   size_t room = (size_t)(j->end - j->p);
-  char *o = evt_text_room(j->t, room);
+  struct evt_table *t = j->t;
+  char *o = t->text_cap - t->text_len > room ? t->text + t->text_len : evt_text_room(t, room);
   if (!o) return fail(j, "not enough memory");
   size_t w = 0;
   for (;;) {
     const char *s = j->p;
-    while (j->p < j->end && (unsigned char)*j->p >= 0x20 && *j->p != '"' && *j->p != '\\' &&
-           (unsigned char)*j->p < 0x80)
-      j->p++;
-    memcpy(o + w, s, (size_t)(j->p - s));
-    w += (size_t)(j->p - s);
+    size_t k = evt_plain(s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
+    memcpy(o + w, s, k);
+    w += k, j->p += k;
     if (j->p >= j->end) return syntax(j, "unterminated string");
     unsigned char c = (unsigned char)*j->p;
     if (c == '"') break;
@@ -180,13 +180,15 @@ static int take_string(struct jp *j, evt_sref *out) {
   return 0;
 }
 
-/* A failure inside a value, named by its field: "field 'answer': ...". */
-static int name_field(struct jp *j, const char *name, size_t i) {
+/* A failure inside a value, named by its field (its first 100 bytes):
+ * "field 'answer': ...". */
+static int name_field(struct jp *j, const char *name, size_t len, size_t i) {
   if (strcmp(j->err, TOO_LONG) && strcmp(j->err, "number out of range")) return -1;
   char what[64];
   snprintf(what, sizeof what, "%s", j->err);
-  if (i) return fail(j, "field '%s[%zu]': %s", name, i, what);
-  return fail(j, "field '%s': %s", name, what);
+  int n = (int)(len < 100 ? len : 100);
+  if (i) return fail(j, "field '%.*s[%zu]': %s", n, name, i, what);
+  return fail(j, "field '%.*s': %s", n, name, what);
 }
 
 /* ---- numbers ------------------------------------------------------------------- */
@@ -340,20 +342,44 @@ static int field_fail(struct jp *j, const char *name, size_t i, const char *suff
   return fail(j, "field '%s%s': expected %s, got %s", name, suffix, what, got);
 }
 
-/* An id: a string, or an integer kept as its decimal text. */
+/* v in decimal at o (at least 21 bytes); its length. */
+static size_t i64_text(int64_t v, char *o) {
+  char tmp[24];
+  size_t n = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10), u /= 10;
+  while (u);
+  size_t k = 0;
+  if (v < 0) o[k++] = '-';
+  while (n) o[k++] = tmp[--n];
+  return k;
+}
+
+/* An id: a string, or an integer kept as its decimal text (as written
+ * when it does not fit 64 bits). The number is scanned once; the kind of
+ * a value that is neither is looked at only for the message. */
 static int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, const char *suffix, const char *want) {
   ws(j);
-  const char *k = kind_at(j);
-  if (*k == 's') return take_string(j, id);
-  if (strcmp(k, "integer")) return field_fail(j, name, i, suffix, want, k);
+  if (j->p < j->end && *j->p == '"') return take_string(j, id);
+  const char *at = j->p;
   int is_int;
   int64_t v;
   double d;
-  if (number(j, &is_int, &v, &d)) return -1;
-  char *o = evt_text_room(j->t, 24);
-  if (!o) return fail(j, "not enough memory");
-  *id = evt_text_take(j->t, (size_t)snprintf(o, 24, "%lld", (long long)v));
-  return 0;
+  if (j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !number(j, &is_int, &v, &d)) {
+    const char *k = is_int ? "integer" : kind_at(&(struct jp){at, j->p, j->base, j->t, j->sc, j->err, j->errlen, 0});
+    if (strcmp(k, "integer")) return j->p = at, field_fail(j, name, i, suffix, want, k);
+    size_t n = (size_t)(j->p - at);
+    char *o = evt_text_room(j->t, n > 24 ? n : 24);
+    if (!o) return fail(j, "not enough memory");
+    if (is_int) n = i64_text(v, o);
+    else memcpy(o, at, n); /* 19 digits or more */
+    *id = evt_text_take(j->t, n);
+    return 0;
+  }
+  j->p = at; /* not a number, or a bad one: as before, the message by its kind */
+  const char *k = kind_at(j);
+  if (strcmp(k, "integer")) return field_fail(j, name, i, suffix, want, k);
+  return number(j, &is_int, &v, &d);
 }
 
 static int list_start(struct jp *j, const char *name, const char *want) {
@@ -395,7 +421,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   ws(j);
   if (scalar_ok && j->p < j->end && *j->p == '"') {
     evt_sref s;
-    if (take_string(j, &s)) return name_field(j, name, 0);
+    if (take_string(j, &s)) return name_field(j, name, strlen(name), 0);
     if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     j->t->list[k].present[j->t->n] |= EVT_LIST_SCALAR;
     return 0;
@@ -403,10 +429,10 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   if (list_start(j, name, scalar_ok ? "string or string[]" : "a list")) return -1;
   if (at_close(j, ']')) return 0;
   for (size_t i = 1;; i++) {
-    const char *got = kind_at(j);
-    if (*got != 's') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, got);
+    ws(j);
+    if (j->p >= j->end || *j->p != '"') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, kind_at(j));
     evt_sref s;
-    if (take_string(j, &s)) return name_field(j, name, i);
+    if (take_string(j, &s)) return name_field(j, name, strlen(name), i);
     if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     int more = list_next(j);
     if (more <= 0) return more;
@@ -429,8 +455,9 @@ static int key(struct jp *j, const char **k, size_t *len) {
 
 /* A finite number, for scores and grades. */
 static int num_value(struct jp *j, double *d, const char *name, size_t i, const char *suffix) {
-  const char *got = kind_at(j);
-  if (strcmp(got, "number") && strcmp(got, "integer")) return field_fail(j, name, i, suffix, "number", got);
+  ws(j);
+  if (j->p >= j->end || (*j->p != '-' && (*j->p < '0' || *j->p > '9'))) /* not a number: its kind for the message */
+    return field_fail(j, name, i, suffix, "number", kind_at(j));
   int is_int;
   int64_t v;
   if (number(j, &is_int, &v, d)) {
@@ -475,11 +502,11 @@ static int ranking(struct jp *j) {
   if (at_close(j, ']')) return 0;
   int first_scored = 0;
   for (size_t i = 1;; i++) {
-    const char *got = kind_at(j);
+    ws(j);
     evt_sref id;
     double score = NAN;
     int scored = 0;
-    if (*got == 'o') {
+    if (j->p < j->end && *j->p == '{') {
       if (ranked_object(j, i, &id, &score, &scored)) return -1;
       *flags |= EVT_LIST_OBJECTS;
     } else if (id_value(j, &id, "retrieved", i, "", "an id or {id=, score=}")) {
@@ -566,20 +593,18 @@ static int scalar_member(struct jp *j, const char *k, size_t len) {
   enum evt_want w = j->sc->rag ? documented_scalar(k, len) : EVT_W_ANY;
   const struct evt_field *f = user_field(j->sc, k, len);
   if (f) w = f->want;
-  char name[128];
-  snprintf(name, sizeof name, "%.*s", (int)(len < 100 ? len : 100), k);
   struct evt_col *col = evt_col_get(j->t, k, len, 1);
   if (!col) return fail(j, "not enough memory");
   struct evt_cell *c = &col->cells[j->t->n];
-  if (cell_value(j, c)) {
+  if (cell_value(j, c)) { /* the message names the field only now: its text costs nothing on good rows */
     c->type = EVT_ABSENT;
-    name_field(j, name, 0);
+    name_field(j, k, len, 0);
     return -1;
   }
   if (!fits(w, c, j->t)) {
     const char *got = cell_kind(c, j);
     c->type = EVT_ABSENT;
-    return fail(j, "field '%s': expected %s, got %s", name, want_names[w], got);
+    return fail(j, "field '%.*s': expected %s, got %s", (int)(len < 100 ? len : 100), k, want_names[w], got);
   }
   return 0;
 }

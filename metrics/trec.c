@@ -53,6 +53,7 @@ struct evr_trec {
   size_t runid_len;
   evr_parallel_fn parallel;
   struct chunk *ids; /* copies of the query ids, compact for fast lookups */
+  int qrels_width;   /* 4 (trec_eval's QID ITER DOCNO REL) or 3 (QID DOCNO REL, BEIR's TSV); 0 before a line */
 };
 
 struct chunk {
@@ -324,20 +325,22 @@ static int each_line(const struct file *cf, int max, void *ctx, line_fn fn, stru
 struct pair_search {
   const char *qid, *doc;
   size_t qlen, dlen, found, lines[2];
+  int doc_field; /* 2, or 1 in a three-column qrels file */
 };
 
 static int match_pair(void *ctx, size_t no, const struct line *l, struct evr_error *err) {
   struct pair_search *ps = ctx;
   (void)err;
-  if (ps->found < 2 && l->n >= 3 && l->len[0] == ps->qlen && l->len[2] == ps->dlen &&
-      !memcmp(l->f[0], ps->qid, ps->qlen) && !memcmp(l->f[2], ps->doc, ps->dlen))
+  int d = ps->doc_field;
+  if (ps->found < 2 && l->n >= 3 && l->len[0] == ps->qlen && l->len[d] == ps->dlen &&
+      !memcmp(l->f[0], ps->qid, ps->qlen) && !memcmp(l->f[d], ps->doc, ps->dlen))
     ps->lines[ps->found++] = no;
   return 0;
 }
 
 static void find_pair(const struct file *f, const char *qid, size_t qlen, const char *doc, size_t dlen,
-                      size_t lines[2]) {
-  struct pair_search ps = {qid, doc, qlen, dlen, 0, {0, 0}};
+                      size_t lines[2], int doc_field) {
+  struct pair_search ps = {qid, doc, qlen, dlen, 0, {0, 0}, doc_field};
   struct evr_error err;
   each_line(f, 3, &ps, match_pair, &err);
   lines[0] = ps.lines[0], lines[1] = ps.lines[1];
@@ -526,20 +529,37 @@ static long query_of(struct reader *rd, const char *qid, size_t len) {
   return q;
 }
 
+/* The first line decides the columns: trec_eval's four, or three (QID
+ * DOCNO REL) as BEIR writes its qrels/SPLIT.tsv, whose first line may be
+ * its header "query-id corpus-id score" (a third field that is not a
+ * number), read past. 1 when line l is that header. */
+static int qrels_columns(struct evr_trec *t, const struct line *l) {
+  double v;
+  if (t->qrels_width) return 0;
+  t->qrels_width = l->n == 3 && !l->more ? 3 : 4;
+  return t->qrels_width == 3 && parse_score(l->f[2], l->len[2], &v); /* "0.5" is a bad grade, not a header */
+}
+
 static int qrels_line(void *ctx, size_t no, const struct line *l, struct evr_error *err) {
   struct reader *rd = ctx;
   struct evr_trec *t = rd->t;
-  if (l->n != 4 || l->more) {
-    evr_error_set(err, "%s:%zu: expected 4 fields (QID ITER DOCNO REL), found %s%d", rd->f->path, no,
-                  l->more ? "more than " : "", l->n);
+  if (qrels_columns(t, l)) return 0;
+  int w = t->qrels_width, d = w == 3 ? 1 : 2;
+  if (l->n != w || l->more) {
+    if (w == 4)
+      evr_error_set(err, "%s:%zu: expected 4 fields (QID ITER DOCNO REL), found %s%d", rd->f->path, no,
+                    l->more ? "more than " : "", l->n);
+    else
+      evr_error_set(err, "%s:%zu: expected 3 fields (QID DOCNO REL) as the first line has, found %s%d", rd->f->path,
+                    no, l->more ? "more than " : "", l->n);
     return -1;
   }
   int32_t grade;
-  if (parse_grade(l->f[3], l->len[3], &grade))
-    return bad_line(err, rd->f, no, "relevance is not an integer:", l->f[3], l->len[3]);
+  if (parse_grade(l->f[w - 1], l->len[w - 1], &grade))
+    return bad_line(err, rd->f, no, "relevance is not an integer:", l->f[w - 1], l->len[w - 1]);
   long q = query_of(rd, l->f[0], l->len[0]);
   if (q < 0 || t->n_judged == t->cap_judged) return oom(err, rd->f);
-  t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[2], grade, (uint32_t)q};
+  t->judged[t->n_judged++] = (struct evr_trec_judgment){l->f[d], grade, (uint32_t)q};
   hand_back(rd->f, &rd->dropped, l->f[0]);
   return 0;
 }
@@ -896,10 +916,10 @@ const char *evr_trec_runid(const struct evr_trec *t, size_t *len) {
   return t->runid ? t->runid : "";
 }
 
-static int twice(struct evr_error *err, const struct file *f, const struct evr_trec_query *q, const char *doc,
-                 size_t len, const char *how) {
+static int twice(struct evr_error *err, const struct file *f, int doc_field, const struct evr_trec_query *q,
+                 const char *doc, size_t len, const char *how) {
   size_t lines[2];
-  find_pair(f, q->qid, q->qid_len, doc, len, lines);
+  find_pair(f, q->qid, q->qid_len, doc, len, lines, doc_field);
   evr_error_set(err, "%s:%zu: document '%.*s' %s for query '%.*s' (first at line %zu)", f->path, lines[1],
                 (int)(len > 80 ? 80 : len), doc, how, (int)(q->qid_len > 80 ? 80 : q->qid_len), q->qid, lines[0]);
   return -1;
@@ -923,7 +943,7 @@ int evr_trec_rank_results(const struct evr_trec *t, size_t i, const struct evr_t
     size_t len = field_len(d->doc);
     int dup = evr_ranker_judge(r, d->doc, len, (double)d->grade);
     if (dup < 0) return evr_error_set(err, "out of memory"), -1;
-    if (dup) return twice(err, &t->qrels, &q, d->doc, len, "is judged twice");
+    if (dup) return twice(err, &t->qrels, t->qrels_width == 3 ? 1 : 2, &q, d->doc, len, "is judged twice");
   }
   for (size_t j = 0; j < q.n_results; j++)
     if (evr_ranker_add(r, q.results[j].doc, q.results[j].len, q.results[j].score))
@@ -931,7 +951,7 @@ int evr_trec_rank_results(const struct evr_trec *t, size_t i, const struct evr_t
   if (evr_ranker_finish(r, 1, depth, out)) return evr_error_set(err, "out of memory"), -1;
   size_t len;
   const char *dup = evr_ranker_repeat(r, &len);
-  if (dup) return twice(err, &t->run, &q, dup, len, "is retrieved twice");
+  if (dup) return twice(err, &t->run, 2, &q, dup, len, "is retrieved twice");
   return 0;
 }
 

@@ -22,7 +22,29 @@ struct ctx {
   size_t *positive;       /* per row: judged documents of grade > 0 (-c's num_rel) */
   unsigned char *met;     /* per row: streamed and evaluated */
   struct evr_ranker *rk;
+  struct evr_trec_result *kept; /* with drop_query_id: the results kept, room for cap */
+  size_t cap;
 };
+
+/* The results of query i whose document is not the query's id, in c->kept
+ * (grown as needed); their number, or (size_t)-1 when out of memory. */
+static size_t drop_query_id(struct ctx *c, size_t i, const struct evr_trec_result **res, size_t n) {
+  struct evr_trec_query q;
+  evr_trec_query(c->t, i, &q);
+  if (n > c->cap) {
+    struct evr_trec_result *p = realloc(c->kept, n * sizeof *p);
+    if (!p) return (size_t)-1;
+    c->kept = p, c->cap = n;
+  }
+  size_t m = 0;
+  for (size_t j = 0; j < n; j++) {
+    const struct evr_trec_result *r = &(*res)[j];
+    if (r->len == q.qid_len && !memcmp(r->doc, q.qid, q.qid_len)) continue;
+    c->kept[m++] = *r;
+  }
+  *res = c->kept;
+  return m;
+}
 
 /* trec_eval's relstring of the first len ranks. */
 static void relstring(char *s, size_t len, const struct evr_ranking *r) {
@@ -39,6 +61,8 @@ static int eval_query(struct ctx *c, size_t k, size_t i, const struct evr_trec_r
                       struct evr_error *err) {
   struct evr_ranking r;
   if (!c->rk) return evr_error_set(err, "out of memory"), -1;
+  if (c->o->drop_query_id && n && (n = drop_query_id(c, i, &res, n)) == (size_t)-1)
+    return evr_error_set(err, "out of memory"), -1;
   if (evr_trec_rank_results(c->t, i, res, n, c->rk, c->o->depth, &r, err)) return -1;
   if (c->o->judged_only) evr_ranker_keep_judged(c->rk, &r);
   evr_eval(c->cols, c->nc, &r, c->o->level, c->rep->values + k * c->nc);
@@ -183,7 +207,7 @@ int evr_trec_report_summarize(struct evr_trec_report *rep, const struct evr_colu
                               const struct evr_trec_opts *o, struct evr_error *err) {
   size_t *positive = calloc(rep->n + 1, sizeof *positive);
   if (!positive) return evr_error_set(err, "out of memory"), -1;
-  struct ctx c = {NULL, cols, rep->nc, o, rep, positive, NULL, NULL};
+  struct ctx c = {NULL, cols, rep->nc, o, rep, positive, NULL, NULL, NULL, 0};
   int r = summarize(&c, err);
   free(positive);
   return r;
@@ -210,6 +234,7 @@ static void eval_part(void *arg) {
     p->failed = eval_query(&p->c, k, p->at[k], q.results, q.n_results, &p->err) != 0;
   }
   evr_ranker_free(p->c.rk);
+  free(p->c.kept);
 }
 
 /* The rows, their queries (at) and the rows to evaluate (todo). */
@@ -239,7 +264,7 @@ static int evaluate(const struct evr_trec *t, const struct evr_column *cols, siz
   size_t *at = malloc((nq + 1) * sizeof *at), *todo = malloc((nq + 1) * sizeof *todo);
   int r = start(rep, nq, nc, o->relstring, &positive, err);
   if (!r && (!at || !todo)) r = -1, evr_error_set(err, "out of memory");
-  struct ctx c = {t, cols, nc, o, rep, positive, NULL, NULL};
+  struct ctx c = {t, cols, nc, o, rep, positive, NULL, NULL, NULL, 0};
   if (!r) {
     size_t m = pick(t, o->complete, run_only, rep, at, todo);
     struct part parts[2] = {{c, todo, at, 0, m / 2, 0, {""}}, {c, todo, at, m / 2, m, 0, {""}}};
@@ -289,10 +314,12 @@ static int stream(struct evr_trec *t, const char *path, struct ctx *c, struct ev
   int r = half[0].rk && half[1].rk ? evr_trec_stream_run(t, path, on_query, ctx, err)
                                    : (evr_error_set(err, "out of memory"), -1);
   evr_ranker_free(half[0].rk), evr_ranker_free(half[1].rk);
+  free(half[0].kept), free(half[1].kept);
   if (r) return r;
   c->rk = evr_ranker_new();
   r = finish_stream(c, err);
   evr_ranker_free(c->rk);
+  free(c->kept), c->kept = NULL;
   return r;
 }
 
@@ -302,7 +329,7 @@ int evr_trec_evaluate_run(struct evr_trec *t, const char *path, const struct evr
   unsigned char *met = calloc(nq + 1, 1);
   int r = start(rep, nq, nc, o->relstring, &positive, err);
   if (!r && !met) r = -1, evr_error_set(err, "out of memory");
-  struct ctx c = {t, cols, nc, o, rep, positive, met, NULL};
+  struct ctx c = {t, cols, nc, o, rep, positive, met, NULL, NULL, 0};
   if (!r) r = stream(t, path, &c, err);
   free(met), free(positive);
   if (r != 1) {

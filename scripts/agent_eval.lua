@@ -19,6 +19,8 @@ local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/agent_eval.lua [options]",
   description = "Runs the bundled support bot over the conversations and scores its tool calls and replies.",
   { "data", here .. "/data/agent_conversations.jsonl", "conversations (docs/agents.md)" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "prompt", here .. "/data/agent_prompt.txt", "the bot's system prompt (a template over the row)" },
   { "provider", "offline", "offline (the scripted bot, v1 and v2), or openai for a model", choices = { "offline", "openai" } },
   { "model", "", "openai provider: the model (default: $EVALUA_MODEL)" },
@@ -63,7 +65,7 @@ end
 local judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline" or {
   model = opt["judge-model"] ~= "" and opt["judge-model"] or nil, concurrency = opt.concurrency, cache = cache })
 
-local ds = ev.dataset.load(opt.data)
+local ds = ev.dataset.load(opt.data, { format = opt["data-format"] })
 local out = ev.generate(ds, { prompts = { support = { file = opt.prompt } }, providers = providers,
                               concurrency = opt.concurrency, quiet = opt.quiet })
 

@@ -37,6 +37,8 @@ local opt = ev.cli.parse(arg, {
   { "scale", 5, "labels run from 1 to this; judge scores map onto it as round(1 + s * (scale - 1))" },
   { "scores", "", "take the judge's scores from this JSON report instead of judging now", path = "file" },
   { "data", here .. "/data/rag_eval.jsonl", "the rows the labels refer to" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "contexts", 3, "retrieved documents given to the judge", integer = true, min = 1 },
   { "judge", "offline", "offline, or openai", choices = { "offline", "openai" } },
@@ -131,11 +133,18 @@ local function scores_from_report(path)
   if type(doc) ~= "table" or type(doc.items) ~= "table" then
     ev.input_error(path .. ": not an evalua JSON report (no items)")
   end
+  -- the variant: the row's (items = "full"), or the item's system, which
+  -- the bundled scripts take from it (compact items have no row)
+  local one_system = #(doc.systems or {}) == 1 and doc.systems[1] == "all"
+  local function variant(it)
+    if it.row then return it.row.variant end
+    if not one_system then return it.system end
+  end
   local out = {}
   for _, it in ipairs(doc.items) do
     local s = it.scores and it.scores[opt.metric]
     if s then
-      local k = key(it.id, from_store and it.system or it.row and it.row.variant)
+      local k = key(it.id, from_store and it.system or variant(it))
       out[k] = s
       note_slice(k, it)
     end
@@ -146,7 +155,7 @@ end
 local function scores_by_judging()
   local wanted = {}
   for _, l in ipairs(labels.rows) do wanted[key(l.qid, l.variant)] = true end
-  local ds = ev.dataset.load(opt.data):filter(function(r) return wanted[key(r.qid, r.variant)] end)
+  local ds = ev.dataset.load(opt.data, { format = opt["data-format"] }):filter(function(r) return wanted[key(r.qid, r.variant)] end)
   ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
   local res = ev.evaluate(ds, { metrics = { ev.rag[opt.metric] or opt.metric },
                                 judge = ev.cli.try(ev.judge.open, opt.judge), quiet = opt.quiet, ci = false })

@@ -16,6 +16,8 @@ local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/geval_custom.lua [options]",
   description = "Scores answers with a custom G-Eval criterion: same language as the question, grounded in a retrieved source.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "out", "out/geval", "folder for the reports", path = "out" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
@@ -29,7 +31,7 @@ if opt.judge == "offline" and opt.model ~= "" then
   ev.cli.usage_error("--model applies to --judge openai; the offline judge has none")
 end
 
-local ds = ev.dataset.load(opt.data)
+local ds = ev.dataset.load(opt.data, { format = opt["data-format"] })
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
 local judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline"
   or { model = opt.model ~= "" and opt.model or nil })

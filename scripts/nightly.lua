@@ -24,6 +24,8 @@ local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/nightly.lua [options]",
   description = "Nightly regression run: reports, history, comparison and gates.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents that supply contexts" },
   { "variant", "hybrid_rerank", "the pipeline variant in the data that is under test" },
   { "tier", "smoke", "data set tier: smoke (20 queries), regression (200), deep (2000), all",
@@ -85,7 +87,7 @@ else
 end
 
 -- Data: the variant's rows, then the tier's sample, stratified by query class.
-local ds = ev.dataset.load(opt.data):filter(function(r) return r.variant == opt.variant end)
+local ds = ev.dataset.load(opt.data, { format = opt["data-format"] }):filter(function(r) return r.variant == opt.variant end)
 if #ds.rows == 0 then
   io.stderr:write(("nightly: no rows with variant '%s' in %s\n"):format(opt.variant, opt.data))
   return 2

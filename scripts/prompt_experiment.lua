@@ -19,6 +19,8 @@ local opt = ev.cli.parse(arg, {
   description = "Compares prompt variants (of a judge metric, or of the system under test) on the same rows, "
     .. "per query class, with paired tests.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "k", 3, "retrieved documents in the contexts", integer = true, min = 1 },
   { "target", "judge", "what the variants change", choices = { "judge", "system" } },
@@ -104,7 +106,7 @@ end
 
 -- ---- running ------------------------------------------------------------------------
 
-local ds = ev.dataset.load(opt.data)
+local ds = ev.dataset.load(opt.data, { format = opt["data-format"] })
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
 local judge = ev.cli.try(ev.judge.open, opt.judge == "offline" and "offline" or {
   model = opt.model ~= "" and opt.model or nil, concurrency = opt.concurrency })

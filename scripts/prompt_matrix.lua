@@ -15,6 +15,8 @@ local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/prompt_matrix.lua [options]",
   description = "Runs prompt templates x providers over the data, checks assertions and prints a matrix summary.",
   { "data", here .. "/data/rag_eval.jsonl", "rows (JSONL or CSV); a row's `assert` list is checked too" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "pipeline", "hybrid_rerank", "the variant whose retrieval gives the contexts (\"\" for every row)" },
   { "k", 3, "retrieved documents in the contexts", integer = true, min = 0 },
@@ -62,7 +64,7 @@ local checks = {
 }
 
 local function load_data()
-  local ds = ev.dataset.load(opt.data)
+  local ds = ev.dataset.load(opt.data, { format = opt["data-format"] })
   if opt.pipeline ~= "" then ds = ds:filter(function(row) return row.variant == opt.pipeline end) end
   if ds.n == 0 then ev.input_error(("%s: no rows of pipeline '%s'"):format(opt.data, opt.pipeline)) end
   ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)

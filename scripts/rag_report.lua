@@ -16,6 +16,8 @@ local opt = ev.cli.parse(arg, {
   usage = "evalua run scripts/rag_report.lua [options]",
   description = "Evaluates RAG pipeline variants per query class and language and writes reports.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
+  { "data-format", "evalua", "the format of --data: evalua's rows, a peer's file or folder, or auto (docs/data.md)",
+    choices = ev.dataset.formats },
   { "corpus", here .. "/data/corpus.jsonl", "documents {id, title, text} that supply contexts" },
   { "out", "out", "folder for the reports", path = "out" },
   { "judge", "offline", "offline, or openai for any OpenAI-compatible server", choices = { "offline", "openai" } },
@@ -38,7 +40,7 @@ if opt.judge == "offline" then
   end
 end
 
-local ds = ev.dataset.load(opt.data, { mode = opt.lenient and "lenient" or "strict" })
+local ds = ev.dataset.load(opt.data, { mode = opt.lenient and "lenient" or "strict", format = opt["data-format"] })
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.k)
 
 -- A named baseline variant must be in the data: found before anything is judged.

@@ -12,7 +12,10 @@
 --   4. 400 requests at 100 ms, map concurrency 64 over judge concurrency 16:
 --      client CPU per request while most items wait for a slot;
 --   5. 800 requests at 100 ms, concurrency 16, 30% of attempts answered 429
---      (Retry-After: 1) or 500: wall time over the ideal bound, CPU;
+--      (Retry-After: 1) or 500 by a fault plan per request, over 10 seeds,
+--      map concurrency 64 and 16: the worst wall time over the ideal bound,
+--      the replay of the same plans by an ideal client, and the attempts
+--      sent over those the plans force;
 --   6. a quota server (20 requests per 2 s window, i.e. 600 a minute scaled
 --      down, sent in x-ratelimit-* headers): share of requests answered 429.
 -- usage: evalua run bench/judge/bench.lua URL_50MS URL_0MS CACHE_DIR URL_100MS URL_FAULTY URL_QUOTA [ONLY]
@@ -108,11 +111,131 @@ local function waiting_run()
     .. "client CPU %.3f ms/request (goal < 0.2); %d engine wake-ups"):format(wall, wall / 2.5, cpu, s.engine_waits))
 end
 
+-- The faulty server's root (its /v1 removed) and a POST to one of its
+-- control endpoints, decoded.
+local function mock_control(url, path, body)
+  local e = C.engine { base_url = (url:gsub("/v1$", "")), api_key_env = false }
+  local id = e:submit(path, body or "{}")
+  local r
+  repeat
+    for _, d in ipairs(e:poll(1000)) do if d.id == id then r = d end end
+  until r
+  e:close()
+  assert(not r.error, path .. ": " .. tostring(r.error))
+  return require("cjson").decode(r.body)
+end
+
+-- The replay: the same faults served to an ideal client, one that retries
+-- a 500 at once, waits out each Retry-After (1 s) exactly and never leaves
+-- a place idle while a request is ready: a place that comes free takes the
+-- request ready first (input order among equals); every attempt takes
+-- `latency` seconds. fault(i, k) is the fault (or nil) of request i's k-th
+-- attempt, the n-th to start. Its end, in seconds.
+local function replay(n, fault, slots, latency)
+  local ready, step, left, started = {}, {}, n, 0
+  for i = 1, n do ready[i], step[i] = 0, 1 end
+  local free, finish = {}, 0
+  for k = 1, slots do free[k] = 0 end
+  while left > 0 do
+    local s = 1
+    for k = 2, slots do if free[k] < free[s] then s = k end end
+    local best
+    for i = 1, n do
+      if step[i] and (not best or ready[i] < ready[best]) then best = i end
+    end
+    local t = math.max(free[s], ready[best])
+    started = started + 1
+    local f = fault(best, step[best], started)
+    free[s] = t + latency
+    if f then
+      ready[best], step[best] = t + latency + (f == "429" and 1 or 0), step[best] + 1
+    else
+      step[best], left, finish = nil, left - 1, math.max(finish, t + latency)
+    end
+  end
+  return finish
+end
+
+-- 800 requests at 100 ms, judge concurrency 16, 30% of attempts answered
+-- 429 (Retry-After 1) or 500, for each of 10 seeds, with map concurrency 64
+-- (the default) and 16 (the judge's). The faults come from the mock's
+-- generator seeded with the seed: by default the n-th attempt to arrive
+-- meets the n-th draw (fault_by "arrival", the issue's fault sequence);
+-- BENCH_FAULTS=request gives each request its own plan instead, the same
+-- whatever the client's timing. Printed: wall time over the ideal bound
+-- 800 x 100 ms / 16 = 5 s and the replay's over it; attempts over those the
+-- faults force (arrival: up to the 800th success of the sequence; request:
+-- one per planned fault plus one).
+local SEEDS, FAULTY_N, FAULTY_IDEAL = tonumber(os.getenv("BENCH_SEEDS") or "") or 10, 800, 800 * 0.1 / 16
+local FAULT_BY = os.getenv("BENCH_FAULTS") or "arrival"
+local cjson = require "cjson"
+
+-- The attempts the faults force and the replay's end for them.
+local function forced_and_replay(f)
+  if FAULT_BY == "request" then
+    return f.forced, replay(#f.plans, function(i, k)
+      local v = f.plans[i][k]
+      return v ~= cjson.null and v or nil
+    end, 16, 0.1)
+  end
+  local seq, successes, forced = f.sequence, 0, nil
+  for n, v in ipairs(seq) do
+    if v == cjson.null then
+      successes = successes + 1
+      if successes == FAULTY_N then forced = n break end
+    end
+  end
+  assert(forced, "the mock's sequence holds fewer than 800 successes")
+  return forced, replay(FAULTY_N, function(_, _, n)
+    local v = seq[n]
+    assert(v ~= nil, "the replay needs more draws than were served")
+    return v ~= cjson.null and v or nil
+  end, 16, 0.1)
+end
+
+local function faulty_once(seed, map_conc)
+  mock_control(url_faulty, "/_mock/reset")
+  mock_control(url_faulty, "/_mock/config",
+    ('{"fault_rate": 0.3, "seed": %d, "fault_by": "%s"}'):format(seed, FAULT_BY))
+  local judge = ev.judge.open { base_url = url_faulty, model = "m", cache = false, api_key_env = false,
+                                concurrency = 16, max_retries = 10, seed = seed }
+  local items = {}
+  for i = 1, FAULTY_N do items[i] = i end
+  local t0, c0 = ev.sys.monotonic(), ev.sys.cputime()
+  local out = ev.map(items, function(i)
+    return judge:chat { messages = { { role = "user", content = "faulty question " .. i } } }.ok
+  end, { concurrency = map_conc, quiet = true })
+  local wall, cpu = ev.sys.monotonic() - t0, ev.sys.cputime() - c0
+  local measured = 0
+  for i = 1, FAULTY_N do if out[i] == true then measured = measured + 1 end end
+  local s = judge:stats()
+  judge:close()
+  local forced, ideal_client = forced_and_replay(mock_control(url_faulty, "/_mock/faults"))
+  return { wall = wall, ratio = wall / FAULTY_IDEAL, replay = ideal_client / FAULTY_IDEAL,
+           cpu = cpu / FAULTY_N * 1000, attempts = s.attempts, forced = forced, measured = measured }
+end
+
 local function faulty_run()
-  local wall, cpu, s, measured = map_run(url_faulty, 800, 64, { concurrency = 16, max_retries = 10 })
-  print(("800 requests, 100 ms, concurrency 16, 30%% 429 (Retry-After 1) or 500: wall %.3f s = %.2f x ideal 5 s "
-    .. "(goal <= 2.5); CPU %.3f ms/request (goal < 0.3); measured %d of 800; attempts %d, 429s %d, final window %.1f, %d engine wake-ups")
-    :format(wall, wall / 5, cpu, measured, s.attempts, s.rate_limited, s.concurrency_window, s.engine_waits))
+  local maps = {}
+  for c in (os.getenv("BENCH_MAPS") or "64 16"):gmatch("%d+") do maps[#maps + 1] = tonumber(c) end
+  for _, map_conc in ipairs(maps) do
+    local worst, worst_replay, attempts, forced, measured, cpu = nil, 0, 0, 0, 0, 0
+    for seed = 1, SEEDS do
+      local r = faulty_once(seed, map_conc)
+      print(("faulty server (faults by %s), map concurrency %d, seed %2d: wall %.3f s = %.2f x ideal 5 s "
+        .. "(replay of the same faults %.2f x); attempts %d, forced %d (%+.1f%%); measured %d of %d; "
+        .. "CPU %.3f ms/request"):format(FAULT_BY, map_conc, seed, r.wall, r.ratio, r.replay, r.attempts, r.forced,
+          100 * (r.attempts / r.forced - 1), r.measured, FAULTY_N, r.cpu))
+      if not worst or r.ratio > worst.ratio then worst = r; worst.seed = seed end
+      worst_replay = math.max(worst_replay, r.replay)
+      attempts, forced, measured, cpu = attempts + r.attempts, forced + r.forced, measured + r.measured, cpu + r.cpu
+    end
+    print(("  map concurrency %d over judge 16, %d seeds: worst %.2f x ideal (seed %d; goal <= %s), worst replay "
+      .. "%.2f x; %.3f attempts per request, %+.1f%% over the forced %d (goal <= +5%%); measured %d of %d; "
+      .. "CPU %.3f ms/request"):format(map_conc, SEEDS, worst.ratio, worst.seed, map_conc == 16 and "2.5" or "2.3",
+        worst_replay, attempts / (SEEDS * FAULTY_N), 100 * (attempts / forced - 1), forced, measured,
+        SEEDS * FAULTY_N, cpu / SEEDS))
+  end
 end
 
 local function quota_run()
@@ -122,8 +245,23 @@ local function quota_run()
     :format(s.rate_limited, s.attempts, 100 * s.rate_limited / s.attempts, wall, measured))
 end
 
+local function healthy_runs()
+  local ideal = N * LATENCY / CONCURRENCY
+  local walls = {}
+  for run = 1, 3 do
+    local wall, cpu_ms, lat = judged_run()
+    walls[run] = wall
+    print(("%d chat requests, 50 ms latency, concurrency %d, run %d: wall %.3f s = %.3f x ideal %.4f s "
+      .. "(goal <= 1.10); client CPU %.3f ms/request (goal < 0.2); mean latency seen %.1f ms")
+      :format(N, CONCURRENCY, run, wall, wall / ideal, ideal, cpu_ms, lat))
+  end
+  table.sort(walls)
+  print(("  median %.3f x ideal; whole rounds alone (%d x 50 ms) would be %.3f x ideal"):format(
+    walls[2] / ideal, math.ceil(N / CONCURRENCY), math.ceil(N / CONCURRENCY) * LATENCY / ideal))
+end
+
 if only then
-  ({ waiting = waiting_run, faulty = faulty_run, quota = quota_run })[only]()
+  ({ healthy = healthy_runs, waiting = waiting_run, faulty = faulty_run, quota = quota_run })[only]()
   return
 end
 
@@ -132,19 +270,7 @@ print(("mock server, 0 ms latency, bare engine at concurrency %d: %.0f requests/
 print(("  (the 50 ms run below needs %.0f requests/s: %.0f%% of that)"):format(
   CONCURRENCY / LATENCY, CONCURRENCY / LATENCY / rate * 100))
 
-local ideal = N * LATENCY / CONCURRENCY
-local rounds = math.ceil(N / CONCURRENCY) * LATENCY
-local walls = {}
-for run = 1, 3 do
-  local wall, cpu_ms, lat = judged_run()
-  walls[run] = wall
-  print(("%d chat requests, 50 ms latency, concurrency %d, run %d: wall %.3f s = %.3f x ideal %.4f s "
-    .. "(goal <= 1.10); client CPU %.3f ms/request (goal < 0.2); mean latency seen %.1f ms")
-    :format(N, CONCURRENCY, run, wall, wall / ideal, ideal, cpu_ms, lat))
-end
-table.sort(walls)
-print(("  median %.3f x ideal; whole rounds alone (%d x 50 ms) would be %.3f x ideal"):format(
-  walls[2] / ideal, math.ceil(N / CONCURRENCY), rounds / ideal))
+healthy_runs()
 print(("peak RSS after these runs: %.1f MB (goal < 60)"):format(peak_rss_mb()))
 
 local fill, read, fill_cpu = cached_run()

@@ -2,7 +2,8 @@
 # Benchmarks the judge client against two mock servers (50 ms and 0 ms
 # latency) and prints ratios against the ideal bound (bench/judge/bench.lua).
 # usage: bench/judge/run.sh [BUILD_DIR]     (default: build)
-#   BENCH_ONLY=waiting|faulty|quota runs one part; BENCH_WRAP="perf record -g"
+#   BENCH_ONLY=healthy|waiting|faulty|quota runs one part (BENCH_SEEDS=N the faulty
+#   part's first N seeds, BENCH_MAPS="64 16" its map concurrencies); BENCH_WRAP="perf record -g"
 #   runs evalua under a profiler.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +26,7 @@ url() { echo "http://127.0.0.1:$(cat "$tmp/$1.port")/v1"; }
 start slow 50
 start fast 0
 start r100 100
-start faulty 100 '{"fault_rate": 0.3, "seed": 7}'
+start faulty 100
 start quota 100 '{"quota": {"requests": 20, "window_s": 2}}'
 for i in $(seq 100); do
   [ -s "$tmp/slow.port" ] && [ -s "$tmp/fast.port" ] && [ -s "$tmp/r100.port" ] && [ -s "$tmp/faulty.port" ] \

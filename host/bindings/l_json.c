@@ -93,9 +93,13 @@ static uint64_t scaled_digits(double x, int k) {
   double f = frexp(x, &q); /* x = f * 2^q, f in [0.5, 1) */
   uint64_t m = (uint64_t)ldexp(f, 53);
   int shift = 53 - q;
-  u128 p10 = 1;
-  for (int i = 0; i < k; i++) p10 *= 10;
-  u128 n = (u128)m * p10;
+#define E19 ((u128)10000000000000000000ULL)
+  static const u128 p10[23] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+    100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+    1000000000000000000ULL, E19, E19 * 10, E19 * 100, E19 * 1000}; /* 10^0 .. 10^22 */
+#undef E19
+  u128 n = (u128)m * p10[k];
   if (shift <= 0) return (uint64_t)(n << -shift);
   if (shift >= 128) return 0;
   u128 d = n >> shift, rem = n - (d << shift), half = (u128)1 << (shift - 1);
@@ -178,7 +182,12 @@ static size_t few_decimals(double x, char *o) {
 
 size_t evalua_json_number(double x, char *out) {
   double ax = fabs(x);
-  if (x == floor(x) && ax < 9007199254740992.0) return (size_t)snprintf(out, 40, "%lld", (long long)x);
+  if (x == floor(x) && ax < 9007199254740992.0) {
+    if (x < 0) out[0] = '-';
+    size_t n = (x < 0) + u64_text((uint64_t)ax, out + (x < 0));
+    out[n] = '\0';
+    return n;
+  }
   if (ax >= 1e-4 && ax < 1e15) {
     int e, neg = x < 0;
     char *o = out + neg;

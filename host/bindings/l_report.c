@@ -22,12 +22,19 @@
 #include "l_table.h"
 #include "stage.h"
 #include "modules.h"
+#include "parallel.h"
 #include "runtime.h"
 #include "udata.h"
 
 /* ---- a buffered sink: a file, or a Lua string when path is nil ------------------ */
 
 #define SINK_MT "evalua.report.sink"
+
+/* The text of a number written lately, by its bits: scores repeat (a
+ * ratio of small counts, 0, 1), and formatting one exactly costs more
+ * than finding it again. */
+#define NCACHE 1024
+struct ncache { uint64_t bits; unsigned char len; char text[31]; };
 
 /* Where a report goes: a temporary file beside its target (opened with the
  * sandbox's check in one step), or memory. A userdata, so that an error
@@ -39,6 +46,11 @@ struct sink {
   struct evm_alloc a;  /* where mem comes from: it counts against --mem-limit */
   int err;
   int compact;         /* JSON on one line: no indentation, ":" alone */
+  int no_lua;          /* written on another thread: what needs Lua is left to the caller */
+  int needs_lua;       /* ... and something did: the block is written again with Lua */
+  size_t *ord;         /* graded ids in key order, for one row */
+  size_t ordcap;
+  struct ncache nc[NCACHE];
   size_t replaced;     /* invalid UTF-8 sequences written as U+FFFD */
   int at_open;         /* at holds the target's folder */
   struct evalua_at at;
@@ -89,11 +101,43 @@ static void indent(struct sink *s, int depth) {
 
 static void put_cb(void *ud, const char *p, size_t n) { put(ud, p, n); }
 
-static void quoted(struct sink *s, const char *p, size_t n) { s->replaced += evalua_json_quote(put_cb, s, p, n); }
+/* Printable ASCII but '"' and '\\': written as it is. */
+static int plain(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return 0;
+  }
+  return 1;
+}
+
+static void quoted(struct sink *s, const char *p, size_t n) {
+  if (n <= 256 && s->len + n + 2 <= sizeof s->buf && plain(p, n)) { /* most ids: no call per piece */
+    char *o = s->buf + s->len;
+    o[0] = '"', memcpy(o + 1, p, n), o[n + 1] = '"';
+    s->len += n + 2;
+    return;
+  }
+  s->replaced += evalua_json_quote(put_cb, s, p, n);
+}
 
 static void number(struct sink *s, double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  struct ncache *c = &s->nc[(bits * 0x9E3779B97F4A7C15ULL) >> 54]; /* Fibonacci hashing: 10 bits */
+  if (c->len && c->bits == bits) return put(s, c->text, c->len);
   char b[40];
-  put(s, b, evalua_json_number(x, b));
+  size_t n = evalua_json_number(x, b);
+  if (n <= sizeof c->text) c->bits = bits, c->len = (unsigned char)n, memcpy(c->text, b, n);
+  put(s, b, n);
+}
+
+/* A name quoted once for the whole report (metric, slice dimension or
+ * value, system), with the replacements its quoting made. */
+struct qstr { size_t off, n, replaced; };
+
+static void put_q(struct sink *s, const char *base, const struct qstr *q) {
+  put(s, base + q->off, q->n);
+  s->replaced += q->replaced;
 }
 
 /* ---- what the writers read ---------------------------------------------------- */
@@ -132,6 +176,10 @@ struct job {
   const char **sysname;  /* system names, by code */
   const char ***dval;    /* dval[k][code]: value names of dimension k */
   long id_col;
+  int full_items;        /* items with their rows (items = "full") */
+  const char *qbase;     /* the names quoted (JSON): text, and where each is in it */
+  struct qstr *qmetric, *qdim, **qval, *qsys;
+  int lua_details;       /* some metric has details, which only Lua holds */
 };
 
 static const char *value_of(struct job *j, int list, size_t k) {
@@ -160,6 +208,7 @@ static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, i
   case EVT_TRUE: puts_(s, "true"); break;
   case EVT_FALSE: puts_(s, "false"); break;
   case EVT_JSON: /* decoded and re-encoded so keys sort and indent as elsewhere */
+    if (s->no_lua) return (void)(s->needs_lua = 1);
     lua_getfield(j->L, j->spec, "decode");
     lua_pushlstring(j->L, j->t->text + c->v.off, c->len);
     lua_call(j->L, 1, 1);
@@ -196,9 +245,15 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
   }
   if (k == EVT_GRADES) { /* an object: keys sorted */
     if (!n) return puts_(s, "{}");
-    struct evm_alloc a = evalua_allocator(j->L);
-    size_t *o = evm_new(&a, n, sizeof *o);
-    if (!o) evalua_nomem(j->L); /* nothing else is held: the sink is a userdata */
+    if (n > s->ordcap) {
+      size_t *o = evm_resize(&s->a, s->ord, s->ordcap, n, sizeof *o);
+      if (!o) {
+        if (s->no_lua) return (void)(s->err = ENOMEM);
+        evalua_nomem(j->L); /* nothing else is held: the sink is a userdata */
+      }
+      s->ord = o, s->ordcap = n;
+    }
+    size_t *o = s->ord;
     for (size_t i = 0; i < n; i++) o[i] = first + i;
     qsort_r(o, n, sizeof *o, grade_cmp, (void *)t);
     puts_(s, "{");
@@ -211,7 +266,6 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
     }
     indent(s, depth);
     puts_(s, "}");
-    evm_free(&a, o, n, sizeof *o);
     return;
   }
   if (!n) return puts_(s, "[]");
@@ -283,8 +337,8 @@ static void part_json(struct job *j, struct sink *s, enum part p, size_t r, int 
     puts_(s, any ? "," : "{");
     any = 1;
     indent(s, depth + 1);
-    quoted(s, j->mname[m], strlen(j->mname[m]));
-    puts_(s, ": ");
+    put_q(s, j->qbase, &j->qmetric[m]);
+    colon(s);
     if (p == SCORES) number(s, j->sc->val[m][r]);
     else {
       const char *why = j->sc->why[m][r] ? j->sc->reasons[j->sc->why[m][r]] : "unmeasured";
@@ -298,15 +352,15 @@ static void part_json(struct job *j, struct sink *s, enum part p, size_t r, int 
 
 static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
   int any = 0;
-  for (size_t a = 0; a < j->nm && j->details; a++) {
+  for (size_t a = 0; a < j->nm && j->lua_details; a++) { /* none: no Lua (another thread may be writing) */
     size_t m = j->by_name[a];
     if (lua_getfield(j->L, j->details, j->mname[m]) != LUA_TTABLE) { lua_pop(j->L, 1); continue; }
     if (lua_rawgeti(j->L, -1, (lua_Integer)r + 1) == LUA_TNIL) { lua_pop(j->L, 2); continue; }
     puts_(s, any ? "," : "{");
     any = 1;
     indent(s, depth + 1);
-    quoted(s, j->mname[m], strlen(j->mname[m]));
-    puts_(s, ": ");
+    put_q(s, j->qbase, &j->qmetric[m]);
+    colon(s);
     lua_json(j, s, depth + 1);
     lua_pop(j->L, 1);
   }
@@ -327,38 +381,50 @@ static void id_value(struct job *j, struct sink *s, size_t r, int depth) {
   cell_json(j, s, &j->t->cols[j->id_col].cells[r], depth);
 }
 
+/* "key": at depth, after a comma unless first. */
+static void key(struct sink *s, const char *k, int depth, int first) {
+  if (!first) puts_(s, ",");
+  indent(s, depth);
+  puts_(s, k);
+  colon(s);
+}
+
+/* An item: in full, with its row (on one line) and a key a line; compact,
+ * all on one line and without the row, which the data set holds. */
 static void item_json(struct job *j, struct sink *s, size_t r) {
   const int d = 3; /* the item's keys: document > items > item */
+  int was = s->compact;
+  s->compact = was || !j->full_items;
   puts_(s, "{");
-  indent(s, d), puts_(s, "\"details\": "), details_json(j, s, r, d);
-  puts_(s, ","), indent(s, d), puts_(s, "\"id\": "), id_value(j, s, r, d);
-  puts_(s, ","), indent(s, d), puts_(s, "\"reasons\": "), part_json(j, s, REASONS, r, d);
-  puts_(s, ","), indent(s, d), puts_(s, "\"row\": ");
-  s->compact = 1; /* the row as read, on one line: a changed row is one changed line */
-  row_json(j, s, r, d);
-  s->compact = 0;
-  puts_(s, ","), indent(s, d), puts_(s, "\"scores\": "), part_json(j, s, SCORES, r, d);
-  puts_(s, ","), indent(s, d), puts_(s, "\"slices\": ");
+  key(s, "\"details\"", d, 1), details_json(j, s, r, d);
+  key(s, "\"id\"", d, 0), id_value(j, s, r, d);
+  key(s, "\"reasons\"", d, 0), part_json(j, s, REASONS, r, d);
+  if (j->full_items) {
+    key(s, "\"row\"", d, 0);
+    s->compact = 1; /* the row as read, on one line: a changed row is one changed line */
+    row_json(j, s, r, d);
+    s->compact = was;
+  }
+  key(s, "\"scores\"", d, 0), part_json(j, s, SCORES, r, d);
+  key(s, "\"slices\"", d, 0);
   if (!j->ndims) puts_(s, "{}");
   else {
-    puts_(s, "{");
     for (size_t a = 0; a < j->ndims; a++) {
       size_t k = j->dims_by_name[a];
-      if (a) puts_(s, ",");
+      puts_(s, a ? "," : "{");
       indent(s, d + 1);
-      quoted(s, j->dname[k], strlen(j->dname[k]));
-      puts_(s, ": ");
-      const char *v = j->dval[k][j->dcodes[k]->code[r]];
-      quoted(s, v, strlen(v));
+      put_q(s, j->qbase, &j->qdim[k]);
+      colon(s);
+      put_q(s, j->qbase, &j->qval[k][j->dcodes[k]->code[r]]);
     }
     indent(s, d);
     puts_(s, "}");
   }
-  const char *sys = j->sysname[j->sys->code[r]];
-  puts_(s, ","), indent(s, d), puts_(s, "\"system\": "), quoted(s, sys, strlen(sys));
-  puts_(s, ","), indent(s, d), puts_(s, "\"unmeasured\": "), part_json(j, s, UNMEASURED, r, d);
+  key(s, "\"system\"", d, 0), put_q(s, j->qbase, &j->qsys[j->sys->code[r]]);
+  key(s, "\"unmeasured\"", d, 0), part_json(j, s, UNMEASURED, r, d);
   indent(s, d - 1);
   puts_(s, "}");
+  s->compact = was;
 }
 
 /* ---- reading the spec ------------------------------------------------------- */
@@ -392,11 +458,18 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   j->dvalues = opt_index(L, spec, "dim_values");
   if (!j->systems || !metrics || !dims || !dcodes || !j->dvalues) luaL_error(L, "report: incomplete spec");
   j->details = opt_index(L, spec, "details");
+  lua_getfield(L, spec, "full_items");
+  j->full_items = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   j->lua_rows = opt_index(L, spec, "lua_rows");
   j->before = opt_index(L, spec, "before");
   j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
   luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
   j->mname = names_sorted(L, metrics, j->nm, &j->by_name);
+  for (size_t m = 0; m < j->nm && j->details; m++) {
+    j->lua_details |= lua_getfield(L, j->details, j->mname[m]) == LUA_TTABLE;
+    lua_pop(L, 1);
+  }
   j->dname = names_sorted(L, dims, j->ndims, &j->dims_by_name);
   j->dcodes = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dcodes, 0);
   for (size_t k = 0; k < j->ndims; k++) {
@@ -427,6 +500,34 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   qsort(j->keys, j->nkeys, sizeof *j->keys, rowkey_cmp);
 }
 
+static struct sink *sink_open(lua_State *L, const char *path);
+
+/* names[0..n) quoted into s, where each is in s's text (an array left on
+ * the stack). */
+static struct qstr *quote_all(lua_State *L, struct sink *s, const char *const *names, size_t n) {
+  struct qstr *q = lua_newuserdatauv(L, (n + 1) * sizeof *q, 0);
+  for (size_t i = 0; i < n; i++) {
+    size_t at = s->memlen + s->len, was = s->replaced;
+    s->replaced += evalua_json_quote(put_cb, s, names[i], strlen(names[i]));
+    q[i] = (struct qstr){at, s->memlen + s->len - at, s->replaced - was};
+  }
+  return q;
+}
+
+/* Every name of the report quoted once, into a sink in memory left on the stack. */
+static void prequote(lua_State *L, struct job *j) {
+  luaL_checkstack(L, (int)j->ndims + 8, "too many slice dimensions");
+  struct sink *s = sink_open(L, NULL);
+  j->qmetric = quote_all(L, s, j->mname, j->nm);
+  j->qdim = quote_all(L, s, j->dname, j->ndims);
+  j->qsys = quote_all(L, s, j->sysname, j->sys->nvalues);
+  j->qval = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->qval, 0);
+  for (size_t k = 0; k < j->ndims; k++) j->qval[k] = quote_all(L, s, j->dval[k], j->dcodes[k]->nvalues);
+  flush(s);
+  if (s->err) evalua_nomem(L);
+  j->qbase = s->mem ? s->mem : "";
+}
+
 static int sink_gc(lua_State *L) {
   struct sink *s = luaL_checkudata(L, 1, SINK_MT);
   if (s->f) fclose(s->f), s->f = NULL;
@@ -436,7 +537,8 @@ static int sink_gc(lua_State *L) {
     s->at_open = 0;
   }
   evm_free(&s->a, s->mem, s->memcap, 1);
-  s->mem = NULL, s->memcap = s->memlen = 0;
+  evm_free(&s->a, s->ord, s->ordcap, sizeof *s->ord);
+  s->mem = NULL, s->memcap = s->memlen = 0, s->ord = NULL, s->ordcap = 0;
   return 0;
 }
 
@@ -486,16 +588,80 @@ struct items_hook {
   struct sink *s;
 };
 
-/* The items array, where the document holds the marker. */
+#define BLOCK 8192 /* items a thread writes at a time */
+
+/* Rows [lo, hi) of a report written into s: what two threads share out. */
+struct writer {
+  void (*range)(void *ctx, struct sink *s, size_t lo, size_t hi);
+  void *ctx;
+  lua_State *L;
+};
+
+struct block {
+  const struct writer *w;
+  struct sink *s;
+  size_t lo, hi;
+};
+
+static void block_job(void *arg) {
+  struct block *b = arg;
+  b->w->range(b->w->ctx, b->s, b->lo, b->hi);
+  flush(b->s);
+}
+
+/* A block a thread wrote, appended to the report; written again here,
+ * with Lua, when it met a value only Lua can encode. */
+static void take_block(struct block *b, struct sink *out) {
+  struct sink *t = b->s;
+  if (t->err) evalua_nomem(b->w->L);
+  if (t->needs_lua) b->w->range(b->w->ctx, out, b->lo, b->hi);
+  else put(out, t->mem, t->memlen), out->replaced += t->replaced;
+  t->memlen = t->len = 0, t->replaced = 0, t->needs_lua = 0;
+}
+
+/* Rows [0, n) on two threads, a block each at a time, into memory, then
+ * into the report in order. For writers that need no Lua. */
+static void write_parallel(const struct writer *w, struct sink *s, size_t n) {
+  luaL_checkstack(w->L, 4, "report rows");
+  struct sink *t[2] = {sink_open(w->L, NULL), sink_open(w->L, NULL)};
+  t[0]->no_lua = t[1]->no_lua = 1;
+  for (size_t lo = 0; lo < n; lo += 2 * BLOCK) {
+    size_t mid = lo + BLOCK < n ? lo + BLOCK : n, hi = mid + BLOCK < n ? mid + BLOCK : n;
+    struct block b[2] = {{w, t[0], lo, mid}, {w, t[1], mid, hi}};
+    evalua_run_two(block_job, (void *[]){&b[0], &b[1]});
+    take_block(&b[0], s);
+    take_block(&b[1], s);
+  }
+  lua_pop(w->L, 2);
+}
+
+struct items_ctx {
+  struct job *j;
+  int depth;
+};
+
+/* Items [lo, hi) after the opening bracket: a comma before each but the first. */
+static void items_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
+  const struct items_ctx *c = ctx;
+  for (size_t r = lo; r < hi; r++) {
+    if (r) puts_(s, ",");
+    indent(s, c->depth + 1);
+    item_json(c->j, s, r);
+  }
+}
+
+/* The items array, where the document holds the marker: on two threads
+ * when no item needs Lua (no details, rows from a file) and there are
+ * enough of them. */
 static void write_items(void *ud, int depth) {
   struct items_hook *h = ud;
-  if (!h->j->t->n) return puts_(h->s, "[]");
+  struct job *j = h->j;
+  if (!j->t->n) return puts_(h->s, "[]");
   puts_(h->s, "[");
-  for (size_t r = 0; r < h->j->t->n; r++) {
-    if (r) puts_(h->s, ",");
-    indent(h->s, depth + 1);
-    item_json(h->j, h->s, r);
-  }
+  struct items_ctx c = {j, depth};
+  struct writer w = {items_range, &c, j->L};
+  if (j->t->n >= 2 * BLOCK && !j->lua_rows && !j->lua_details) write_parallel(&w, h->s, j->t->n);
+  else items_range(&c, h->s, 0, j->t->n);
   indent(h->s, depth);
   puts_(h->s, "]");
 }
@@ -509,6 +675,7 @@ static int l_json(lua_State *L) {
   const char *path = luaL_optstring(L, 4, NULL);
   struct job j;
   read_job(L, 1, &j);
+  prequote(L, &j);
   struct sink *s = sink_open(L, path);
   struct items_hook h = {&j, s};
   struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
@@ -541,7 +708,21 @@ static void put_utf8(struct sink *s, const char *p, size_t n) {
  * cell a spreadsheet would run as a formula (= + - @ tab CR first) gets a
  * leading apostrophe (OWASP's advice against CSV injection). */
 static void csv_text(struct sink *s, const char *p, size_t n) {
+  static const unsigned char as_is[256] = { /* printable ASCII but ',' and '"' */
+    [' '] = 1, ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1, ['*'] = 1,
+    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['/'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, [':'] = 1, [';'] = 1, ['<'] = 1, ['='] = 1, ['>'] = 1, ['?'] = 1,
+    ['@'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1,
+    ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1,
+    ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['['] = 1, ['\\'] = 1, [']'] = 1,
+    ['^'] = 1, ['_'] = 1, ['`'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+    ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1,
+    ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['{'] = 1,
+    ['|'] = 1, ['}'] = 1, ['~'] = 1, [0x7f] = 1};
   int formula = n && strchr("=+-@\t\r", p[0]);
+  size_t k = 0;
+  while (k < n && as_is[(unsigned char)p[k]]) k++;
+  if (k == n && !formula) return put(s, p, n); /* most cells: one pass, no quoting, nothing to check */
   int quote = 0;
   for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
   if (!quote) {
@@ -600,7 +781,87 @@ static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sy
   lua_settop(L, top);
 }
 
-/* csv(spec, reason_metrics [, path]): header and one line per row. */
+/* A text cell from column c (no Lua): nothing for an absent column. */
+static void csv_col_text(struct job *j, struct sink *s, size_t r, long c) {
+  if (c < 0) return;
+  const struct evt_cell *cell = &j->t->cols[c].cells[r];
+  char b[40];
+  switch (cell->type) {
+  case EVT_STR: case EVT_JSON: csv_text(s, j->t->text + cell->v.off, cell->len); break;
+  case EVT_INT: put(s, b, (size_t)sprintf(b, "%lld", (long long)cell->v.i)); break;
+  case EVT_NUM: number(s, cell->v.d); break;
+  case EVT_TRUE: puts_(s, "true"); break;
+  case EVT_FALSE: puts_(s, "false"); break;
+  default: break;
+  }
+}
+
+/* What a CSV line needs besides the job: the reason columns, the columns
+ * of query and answer, and the system and slice value cells, each made
+ * once for the whole report. */
+struct csv_ctx {
+  struct job *j;
+  const size_t *rcol;
+  size_t nr;
+  long qcol, acol;
+  const char *cbase;
+  struct qstr *csys, **cval;
+};
+
+static struct qstr *csv_all(lua_State *L, struct sink *s, const char *const *names, size_t n) {
+  struct qstr *q = lua_newuserdatauv(L, (n + 1) * sizeof *q, 0);
+  for (size_t i = 0; i < n; i++) {
+    size_t at = s->memlen + s->len, was = s->replaced;
+    csv_text(s, names[i], strlen(names[i]));
+    q[i] = (struct qstr){at, s->memlen + s->len - at, s->replaced - was};
+  }
+  return q;
+}
+
+static void csv_cells(lua_State *L, struct csv_ctx *c) {
+  struct job *j = c->j;
+  luaL_checkstack(L, (int)j->ndims + 8, "too many slice dimensions");
+  struct sink *s = sink_open(L, NULL);
+  c->csys = csv_all(L, s, j->sysname, j->sys->nvalues);
+  c->cval = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *c->cval, 0);
+  for (size_t k = 0; k < j->ndims; k++) c->cval[k] = csv_all(L, s, j->dval[k], j->dcodes[k]->nvalues);
+  flush(s);
+  if (s->err) evalua_nomem(L);
+  c->cbase = s->mem ? s->mem : "";
+}
+
+static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
+  const struct csv_ctx *c = ctx;
+  struct job *j = c->j;
+  for (size_t r = lo; r < hi; r++) {
+    if (j->lua_rows) csv_cell_text(j, s, r, j->idf);
+    else csv_col_text(j, s, r, j->id_col);
+    uint32_t code = j->sys->code[r];
+    puts_(s, ","), put_q(s, c->cbase, &c->csys[code]);
+    for (size_t k = 0; k < j->ndims; k++) puts_(s, ","), put_q(s, c->cbase, &c->cval[k][j->dcodes[k]->code[r]]);
+    for (size_t m = 0; m < j->nm; m++) {
+      puts_(s, ",");
+      if (!j->sc->miss[m][r]) number(s, j->sc->val[m][r]);
+    }
+    for (size_t m = 0; m < j->nm && j->before; m++) puts_(s, ","), csv_baseline(j, s, r, j->sysname[code], m);
+    for (size_t i = 0; i < c->nr; i++) {
+      uint32_t w = j->sc->why[c->rcol[i]][r];
+      puts_(s, ",");
+      if (w) csv_text(s, j->sc->reasons[w], strlen(j->sc->reasons[w]));
+      else if (j->sc->miss[c->rcol[i]][r]) puts_(s, "unmeasured");
+    }
+    puts_(s, ",");
+    if (j->lua_rows) csv_cell_text(j, s, r, "query");
+    else csv_col_text(j, s, r, c->qcol);
+    puts_(s, ",");
+    if (j->lua_rows) csv_cell_text(j, s, r, "answer");
+    else csv_col_text(j, s, r, c->acol);
+    puts_(s, "\r\n");
+  }
+}
+
+/* csv(spec, reason_metrics [, path]): header and one line per row, on two
+ * threads when no line needs Lua (rows from a file, no baseline). */
 static int l_csv(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */
@@ -616,6 +877,8 @@ static int l_csv(lua_State *L) {
     rcol[i] = (size_t)m;
     lua_pop(L, 1);
   }
+  struct csv_ctx c = {&j, rcol, nr, evt_col_index(j.t, "query", 5), evt_col_index(j.t, "answer", 6), NULL, NULL, NULL};
+  csv_cells(L, &c);
   struct sink *s = sink_open(L, path);
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
@@ -624,31 +887,9 @@ static int l_csv(lua_State *L) {
     puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m])), puts_(s, ".baseline");
   for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
   puts_(s, ",query,answer\r\n");
-  for (size_t r = 0; r < j.t->n; r++) {
-    csv_cell_text(&j, s, r, j.idf);
-    const char *sys = value_of(&j, j.systems, j.sys->code[r]);
-    puts_(s, ","), csv_text(s, sys, strlen(sys));
-    for (size_t k = 0; k < j.ndims; k++) {
-      lua_rawgeti(L, j.dvalues, (lua_Integer)k + 1);
-      const char *v = value_of(&j, lua_gettop(L), j.dcodes[k]->code[r]);
-      puts_(s, ","), csv_text(s, v, strlen(v));
-      lua_pop(L, 1);
-    }
-    for (size_t m = 0; m < j.nm; m++) {
-      puts_(s, ",");
-      if (!j.sc->miss[m][r]) number(s, j.sc->val[m][r]);
-    }
-    for (size_t m = 0; m < j.nm && j.before; m++) puts_(s, ","), csv_baseline(&j, s, r, sys, m);
-    for (size_t i = 0; i < nr; i++) {
-      uint32_t w = j.sc->why[rcol[i]][r];
-      puts_(s, ",");
-      if (w) csv_text(s, j.sc->reasons[w], strlen(j.sc->reasons[w]));
-      else if (j.sc->miss[rcol[i]][r]) puts_(s, "unmeasured");
-    }
-    puts_(s, ","), csv_cell_text(&j, s, r, "query");
-    puts_(s, ","), csv_cell_text(&j, s, r, "answer");
-    puts_(s, "\r\n");
-  }
+  struct writer w = {csv_range, &c, L};
+  if (j.t->n >= 2 * BLOCK && !j.lua_rows && !j.before) write_parallel(&w, s, j.t->n);
+  else csv_range(&c, s, 0, j.t->n);
   return sink_close(L, s, path);
 }
 

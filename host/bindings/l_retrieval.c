@@ -468,7 +468,7 @@ static void add_values(lua_State *L, struct batch *b, const struct evr_trec_row 
 /* TREC data: the queries, values and summaries as `evalua trec` has them. */
 static void evaluate_trec(lua_State *L, struct batch *b, const struct evr_trec *t, const struct opts *o) {
   struct scratch *s = b->s;
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 0, 0, 0, NULL};
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 0, 0, 0, NULL, 0};
   struct evr_error err;
   /* its rows, values and summaries: about a row and a value per query and measure */
   double need = ((double)evr_trec_count(t) + 1) * ((double)s->ms.n * sizeof(double) + 64);

@@ -35,7 +35,9 @@ static const char usage_text[] =
   "       evalua --help                          this text\n"
   "\n"
   "SCRIPT is a file, or the name of a bundled script installed with evalua\n"
-  "(rag_report, nightly, calibrate, ...: see 'man evalua').\n"
+  "(rag_report, nightly, calibrate, ...: see 'man evalua'). A SCRIPT named\n"
+  "*.yaml or *.yml is a promptfoo config, run as it is ('evalua run CONFIG.yaml\n"
+  "--help' lists its options).\n"
   "\n"
   "run options (before SCRIPT; everything after SCRIPT goes to the script):\n"
   "  --sandbox          run an untrusted script: no processes, C modules, debug\n"
@@ -70,6 +72,7 @@ struct job {
   const char *path; /* the script's file: argv[script], or a bundled script */
   const char *module; /* or a Lua module whose main(...) gets the arguments */
   const char *out;    /* run --out DIR, which the script takes through ev.cli */
+  int config;         /* argv[script] is a promptfoo config: the module's main gets arg */
 };
 
 /* Message handler: adds a traceback; exit requests (ev.exit) pass through. */
@@ -189,7 +192,8 @@ static int pmain(lua_State *L) {
   if (status == LUA_OK) {
     int nargs = j->argc - j->script - 1;
     luaL_checkstack(L, nargs, "too many arguments");
-    for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
+    if (j->config) nargs = 1, lua_getglobal(L, "arg"); /* the config's main(arg), arg as for a script */
+    else for (int i = j->script + 1; i < j->argc; i++) lua_pushstring(L, j->argv[i]);
     status = lua_pcall(L, nargs, 1, -(nargs + 2));
   }
   int code = exit_code_of(L, status);
@@ -264,6 +268,12 @@ static int run_job(struct job *j) {
   return code;
 }
 
+/* A promptfoo config (docs/promptfoo.md): a SCRIPT named *.yaml or *.yml. */
+static int is_config(const char *s) {
+  size_t n = strlen(s);
+  return (n > 5 && !strcmp(s + n - 5, ".yaml")) || (n > 4 && !strcmp(s + n - 4, ".yml"));
+}
+
 static int cmd_run(int argc, char **argv) {
   struct job j = {.argc = argc, .argv = argv};
   j.rt.lua_dir = getenv("EVALUA_LUA_DIR");
@@ -273,6 +283,7 @@ static int cmd_run(int argc, char **argv) {
     evalua_runtime_free(&j.rt);
     return code == EXIT_HELPED ? 0 : code;
   }
+  if (is_config(argv[j.script])) j.module = "evalua.experiment.promptfoo", j.config = 1;
   evalua_arm_limits(&j.rt);
   return run_job(&j);
 }

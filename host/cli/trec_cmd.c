@@ -4,6 +4,7 @@
  * relevance formats other than qrels (-R). Every value is computed before
  * anything is printed, so bad input never leaves half a report behind.
  * Exit status: 0 ok, 2 usage, 3 input error. */
+#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,9 +25,13 @@ enum { EXIT_USAGE = 2, EXIT_INPUT = 3 };
 
 static const char help_text[] =
   "usage: evalua trec [-q] [-c] [-n] [-a] [-J] [-l LEVEL] [-M N] [-N DOCS]\n"
-  "                   [-R FORMAT] [-T trec_results] [-Z FILE] [-m MEASURE]... QRELS RUN\n"
+  "                   [-R FORMAT] [-T trec_results] [-Z FILE] [-m MEASURE]...\n"
+  "                   [--ignore-identical-ids] QRELS RUN\n"
   "\n"
   "Evaluates a TREC run against TREC qrels and prints trec_eval's report.\n"
+  "QRELS has trec_eval's four columns (QID ITER DOCNO REL) or three\n"
+  "(QID DOCNO REL, as BEIR's qrels/SPLIT.tsv, whose header line is read past).\n"
+  "Each option has trec_eval 10.0's long name too (--measure, --nosummary ...).\n"
   "  -q          also print each query's values\n"
   "  -c          average over every query of QRELS; queries missing from RUN\n"
   "              count as zeros (default: the queries in both files)\n"
@@ -48,7 +53,13 @@ static const char help_text[] =
   "              map_cut.5,10 relative_P.5,10 success.1,5,10 set_P set_recall\n"
   "              set_map set_F.1 set_relative_P num_nonrel_judged_ret rbp.p=0.9\n"
   "              rbp_resid unj.5,10,20 relstring.10 yaap, runid, num_q, or a\n"
-  "              set: official (the default) or all_trec (all but yaap)\n"
+  "              set: official (the default), set (the unranked measures),\n"
+  "              all_trec (all but yaap), or beir[.K,...]: ndcg_cut, map_cut,\n"
+  "              recall and P at BEIR's k values (default 1,3,5,10,100,1000)\n"
+  "  --ignore-identical-ids  drop each retrieved document whose id is its\n"
+  "              query's id, as BEIR's evaluation does by default; a query\n"
+  "              left with no results counts, as retrieving nothing\n"
+  "  -v, --version  the version, and the trec_eval it reproduces\n"
   "  with -R prefs or qrels_prefs: prefs_num_prefs_poss prefs_num_prefs_ful\n"
   "              prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg\n"
   "              prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret\n"
@@ -69,7 +80,7 @@ static int usage(const char *fmt, const char *what) {
 /* ---- options and measures ------------------------------------------------- */
 
 struct opts {
-  int per_query, complete, summary, judged_only;
+  int per_query, complete, summary, judged_only, drop_query_id;
   enum evr_rel_format format; /* of QRELS (-R) */
   double level, n_docs;
   size_t depth, relstring; /* relstring's length (when asked for: a name) */
@@ -87,6 +98,8 @@ static const char *const needs[] = {"qrels", "prefs or qrels_prefs", "qrels_jg",
 static const char *const official[] = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map",
                                        "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
                                        NULL};
+static const char *const set_list[] = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+                                       "set_recall", "set_relative_P", "set_map", "set_F", NULL};
 static const char *const prefs_official[] = {"runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
                                              "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
                                              NULL};
@@ -100,7 +113,7 @@ static const struct {
   const char *const *list;
   enum evr_trec_judgments all;
 } sets[] = {
-  {"official", official, EVR_TJ_QRELS}, {"all_trec", NULL, EVR_TJ_QRELS},
+  {"official", official, EVR_TJ_QRELS}, {"set", set_list, EVR_TJ_QRELS}, {"all_trec", NULL, EVR_TJ_QRELS},
   {"prefs", prefs_official, EVR_TJ_PREFS}, {"all_prefs", NULL, EVR_TJ_PREFS},
   {"qrels_jg", NULL, EVR_TJ_GROUPS},
 };
@@ -134,10 +147,24 @@ static int mark_set(struct marks *mk, const char *arg, size_t len) {
   return 1;
 }
 
+/* -m beir[.K,...]: the measures BEIR's EvaluateRetrieval.evaluate asks
+ * pytrec_eval for (beir/retrieval/evaluation.py), at its k values. */
+static const char *const beir_measures[] = {"ndcg_cut", "map_cut", "recall", "P", NULL};
+static const char beir_k[] = "1,3,5,10,100,1000";
+
+static void mark_beir(struct marks *mk, const char *params) {
+  for (const char *const *n = beir_measures; *n; n++) {
+    size_t i = index_of(evr_trec_find(*n, strlen(*n)));
+    mk->on[i] = 1;
+    if (!mk->params[i]) mk->params[i] = params ? params : beir_k;
+  }
+}
+
 static int mark(struct marks *mk, const char *arg) {
   const char *dot = strchr(arg, '.');
   size_t len = dot ? (size_t)(dot - arg) : strlen(arg);
   if (!mark_set(mk, arg, len)) return 0;
+  if (len == 4 && !strncmp(arg, "beir", 4)) return mark_beir(mk, dot ? dot + 1 : NULL), 0;
   const struct evr_trec_measure *tm = evr_trec_find(arg, len);
   if (!tm) return -1;
   size_t i = index_of(tm);
@@ -154,13 +181,54 @@ static int parse_count(const char *s, long min, long *out) {
   return 0;
 }
 
+enum { OPT_IGNORE_IDS = 1000 };
+
+/* trec_eval 10.0's long names (its trec_eval.c), and evalua's own. */
+static const struct option long_options[] = {
+  {"help", no_argument, NULL, 'h'},
+  {"version", no_argument, NULL, 'v'},
+  {"query_eval_wanted", no_argument, NULL, 'q'},
+  {"measure", required_argument, NULL, 'm'},
+  {"complete_rel_info_wanted", no_argument, NULL, 'c'},
+  {"level_for_rel", required_argument, NULL, 'l'},
+  {"nosummary", no_argument, NULL, 'n'},
+  {"Debug_level", required_argument, NULL, 'D'},
+  {"Judged_docs_only", no_argument, NULL, 'J'},
+  {"Number_docs_in_coll", required_argument, NULL, 'N'},
+  {"Max_retrieved_per_topic", required_argument, NULL, 'M'},
+  {"Rel_info_format", required_argument, NULL, 'R'},
+  {"Results_format", required_argument, NULL, 'T'},
+  {"Output_old_results_format", required_argument, NULL, 'o'},
+  {"Zscore", required_argument, NULL, 'Z'},
+  {"ignore-identical-ids", no_argument, NULL, OPT_IGNORE_IDS},
+  {NULL, 0, NULL, 0},
+};
+
+/* The option as the user wrote it, for a message: "-x" or "--name". */
+static const char *given(char **argv, int at, char *buf, size_t size) {
+  const char *a = at > 0 ? argv[at - 1] : "";
+  if (a[0] == '-' && a[1] == '-') {
+    size_t n = strcspn(a, "=");
+    snprintf(buf, size, "%.*s", (int)(n < 60 ? n : 60), a);
+  } else {
+    snprintf(buf, size, "-%c", optopt ? optopt : '?');
+  }
+  return buf;
+}
+
 static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk) {
   int any = 0, all = 0;
   long v;
+  char name[64];
   opterr = 0;
   optind = 1;
-  for (int c; (c = getopt(argc, argv, "qcnaJl:M:N:R:T:Z:m:")) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, ":hvqcnaJoD:l:M:N:R:T:Z:m:", long_options, NULL)) != -1;) {
     switch (c) {
+    case 'h': fputs(help_text, stdout); return -1;
+    case 'v': printf("evalua trec %s (trec_eval 10.0's measures, options and output)\n", EVALUA_VERSION); return -1;
+    case OPT_IGNORE_IDS: o->drop_query_id = 1; break;
+    case 'D': return usage("%s: trec_eval's debugging output is not reproduced", "-D (--Debug_level)");
+    case 'o': return usage("%s: obsolete in trec_eval 10.0, which ignores it", "-o (--Output_old_results_format)");
     case 'q': o->per_query = 1; break;
     case 'c': o->complete = 1; break;
     case 'n': o->summary = 0; break;
@@ -193,13 +261,16 @@ static int parse_options(int argc, char **argv, struct opts *o, struct marks *mk
       if (mark(mk, optarg)) return usage("unknown measure '%s'", optarg);
       any = 1;
       break;
-    default: {
-      char opt[3] = {'-', (char)optopt, 0};
-      return usage(strchr("lMNRTZm", optopt) ? "option %s needs a value" : "unknown option %s", opt);
-    }
+    case ':': return usage("option %s needs a value", given(argv, optind, name, sizeof name));
+    default:
+      if (optind > 0 && !strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '=') && optopt)
+        return usage("option %s takes no value", given(argv, optind, name, sizeof name));
+      return usage("unknown option %s", given(argv, optind, name, sizeof name));
     }
   }
   if (argc - optind != 2) return usage("%s", "expected two files: QRELS RUN");
+  if (o->drop_query_id && o->format != EVR_REL_QRELS)
+    return usage("%s applies to -R qrels, whose documents are ranked against their query", "--ignore-identical-ids");
   o->qrels = argv[optind], o->run = argv[optind + 1];
   if (all) mark(mk, all_set[o->format]);
   if (!any) mark(mk, default_set[o->format]);
@@ -264,7 +335,7 @@ static int read_judgments(struct evr_trec *t, const struct opts *o, struct evr_r
  * must be in both files. */
 static int evaluate(struct evr_trec *t, const struct evr_rel *rel, const struct opts *o,
                     const struct evr_measures *ms, struct evr_trec_report *rep, struct evr_error *err) {
-  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring, NULL};
+  struct evr_trec_opts how = {o->level, o->depth, o->complete, 1, o->judged_only, o->relstring, NULL, o->drop_query_id};
   struct evr_zscores *z = o->zscores ? evr_zscores_read(o->zscores, err) : NULL;
   if (o->zscores && !z) return -1;
   how.z = z;
@@ -459,7 +530,7 @@ int evalua_trec_main(int argc, char **argv) {
     fputs(help_text, stdout);
     return 0;
   }
-  struct opts o = {0, 0, 1, 0, EVR_REL_QRELS, 1.0, 0.0, 0, 0, NULL, "", NULL, NULL};
+  struct opts o = {0, 0, 1, 0, 0, EVR_REL_QRELS, 1.0, 0.0, 0, 0, NULL, "", NULL, NULL};
   struct marks mk;
   memset(&mk, 0, sizeof mk);
   struct evr_measures ms;
@@ -467,6 +538,7 @@ int evalua_trec_main(int argc, char **argv) {
   struct item items[MAX_MEASURES];
   size_t n_items = 0;
   int code = parse_options(argc, argv, &o, &mk);
+  if (code < 0) return 0; /* --help or --version printed */
   if (!code) code = build(&mk, &ms, items, &n_items, &o);
   for (size_t c = 0; !code && c < ms.n; c++)
     if (ms.cols[c].kind == EVR_UTILITY) ms.cols[c].n_docs = o.n_docs;

@@ -21,8 +21,14 @@
 
 enum { QREQ, QTOK }; /* the two quotas of OpenAI's x-ratelimit-* headers */
 
+/* What a delayed request waits for: a server's Retry-After, a 429's
+ * backoff (both kept as drawn), or another fault's backoff, which the end
+ * of a run may shorten (tail_redraw), and one so drawn or redrawn. */
+enum { WAIT_FIXED, WAIT_BACKOFF, WAIT_TAIL };
+
 struct jreq {
   struct jreq *prev, *next;
+  struct client_engine *engine;
   uint64_t id;
   char *url, *body;
   size_t len;
@@ -30,6 +36,8 @@ struct jreq {
   double est_tokens;
   int attempts;
   double not_before;        /* monotonic ms, for the delayed list */
+  double wait_from;         /* when its backoff was drawn (monotonic ms) */
+  int wait_kind;            /* WAIT_FIXED, WAIT_BACKOFF or WAIT_TAIL: what set not_before */
   double started;           /* monotonic ms of the current attempt */
   double wait_ms;
   double retry_after_ms;    /* from the last response; < 0 when absent */
@@ -40,6 +48,8 @@ struct jreq {
   char *resp;
   size_t resp_len, resp_cap;
   int too_big;
+  int nomem;                /* the meter refused the answer's bytes */
+  size_t charged;           /* bytes charged to the engine's meter for this request */
   long status;
   const char *error;        /* NULL, or msg */
   char msg[320];
@@ -69,6 +79,8 @@ struct client_engine {
   double last_decrease;     /* when the window was last cut (monotonic ms) */
   double alpha;             /* moving share of 429s among the answers */
   struct quota quota[2];
+  uint64_t *parked;         /* requests that began waiting out a Retry-After since the last client_engine_parked */
+  int parked_n, parked_cap;
   double started[2];        /* requests / estimated tokens started so far */
   double rpm_next, tpm_level, tpm_time;
   int refusals;             /* consecutive connections refused */
@@ -111,7 +123,14 @@ static void list_insert_sorted(struct list *l, struct jreq *r) {
   l->n++;
 }
 
-static void req_free(struct jreq *r) {
+static int charge(struct client_engine *e, struct jreq *r, size_t n) {
+  if (e->c.meter.charge && e->c.meter.charge(e->c.meter.ud, n)) return -1;
+  r->charged += n;
+  return 0;
+}
+
+static void req_free(struct client_engine *e, struct jreq *r) {
+  if (r->charged && e->c.meter.uncharge) e->c.meter.uncharge(e->c.meter.ud, r->charged);
   curl_api()->slist_free_all(r->headers);
   free(r->url);
   free(r->body);
@@ -278,7 +297,7 @@ static void free_list(struct client_engine *e, struct list *l) {
       curl_api()->multi_remove_handle(e->multi, r->easy);
       curl_api()->easy_cleanup(r->easy);
     }
-    req_free(r);
+    req_free(e, r);
   }
   l->head = l->tail = NULL;
   l->n = 0;
@@ -292,6 +311,7 @@ void client_engine_free(struct client_engine *e) {
   free_list(e, &e->done);
   for (int i = 0; i < e->pool_n; i++) curl_api()->easy_cleanup(e->pool[i]);
   free(e->pool);
+  free(e->parked);
   if (e->multi) curl_api()->multi_cleanup(e->multi);
   if (e->epfd > 0) close(e->epfd);
   curl_api()->slist_free_all(e->headers);
@@ -310,7 +330,8 @@ void client_engine_free(struct client_engine *e) {
 
 /* ---- submitting ---------------------------------------------------------- */
 
-static double backoff(struct client_engine *e, int attempt);
+static double retry_backoff(struct client_engine *e, struct jreq *r, double now, int rate_limited);
+static void tail_redraw(struct client_engine *e);
 static void start_eligible(struct client_engine *e);
 static void fire_timer(struct client_engine *e);
 static int wait_events(struct client_engine *e, double wait_ms);
@@ -338,12 +359,14 @@ static uint64_t enqueue(struct client_engine *e, const char *path, const char *b
                         double est_tokens, int attempts, const char *operation) {
   struct jreq *r = calloc(1, sizeof *r);
   if (!r) return errno = ENOMEM, 0;
-  if (operation_headers(e, r, operation)) { req_free(r); return errno = ENOMEM, 0; }
+  r->engine = e;
+  if (charge(e, r, sizeof *r + len + 1)) { free(r); return errno = ENOMEM, 0; }
+  if (operation_headers(e, r, operation)) { req_free(e, r); return errno = ENOMEM, 0; }
   r->url = url_request(e->base_url, path);
   r->body = r->url ? malloc(len + 1) : NULL;
   if (!r->body) {
     int err = r->url ? ENOMEM : errno;
-    req_free(r);
+    req_free(e, r);
     errno = err;
     return 0;
   }
@@ -356,8 +379,8 @@ static uint64_t enqueue(struct client_engine *e, const char *path, const char *b
   r->id = e->next_id++;
   e->st.submitted++;
   if (r->attempts > 0) { /* backs off as any retry does */
-    double wait = backoff(e, r->attempts);
-    r->not_before = now_ms() + wait;
+    double now = now_ms(), wait = retry_backoff(e, r, now, 0);
+    r->not_before = now + wait;
     r->wait_ms = wait;
     e->st.retries++;
     list_insert_sorted(&e->delayed, r);
@@ -396,6 +419,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud) {
   if (r->resp_len + add + 1 > r->resp_cap) {
     size_t cap = r->resp_cap ? r->resp_cap : 4096;
     while (cap < r->resp_len + add + 1) cap *= 2;
+    if (charge(r->engine, r, cap - r->resp_cap)) { r->nomem = 1; return 0; }
     char *p = realloc(r->resp, cap);
     if (!p) return 0;
     r->resp = p, r->resp_cap = cap;
@@ -581,7 +605,7 @@ static int start(struct client_engine *e, struct jreq *r) {
   if (!h) return -1;
   r->easy = h;
   r->resp_len = 0;
-  r->too_big = 0;
+  r->too_big = r->nomem = 0;
   r->retry_after_ms = -1;
   r->rl_left[QREQ] = r->rl_left[QTOK] = r->rl_reset_ms[QREQ] = r->rl_reset_ms[QTOK] = -1;
   r->rl_limit[QREQ] = r->rl_limit[QTOK] = -1;
@@ -693,6 +717,7 @@ static void quota_spend(struct quota *q, double need, double now) {
 static void start_eligible(struct client_engine *e) {
   double now = now_ms();
   refill_tokens(e, now);
+  tail_redraw(e);
   struct jreq *r;
   while (e->flight.n < window_cap(e) && (r = candidate(e, now)) && start_delay(e, r, now) <= 0) {
     list_remove(r == e->delayed.head ? &e->delayed : &e->queued, r);
@@ -714,6 +739,7 @@ static void start_eligible(struct client_engine *e) {
  * only a socket event or curl's own timer wakes the engine. */
 static double next_timer(struct client_engine *e, double now) {
   if (e->flight.n >= window_cap(e)) return -1;
+  tail_redraw(e);
   double t = -1;
   if (e->delayed.head) t = fmax(0, e->delayed.head->not_before - now);
   struct jreq *r = candidate(e, now);
@@ -731,10 +757,53 @@ static double uniform01(struct client_engine *e) {
   return (double)((e->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
-/* Full jitter: uniform in [0, min(cap, base * 2^(attempt-1))]. */
-static double backoff(struct client_engine *e, int attempt) {
-  double ceiling = fmin(e->c.max_backoff_ms, e->c.backoff_ms * ldexp(1.0, attempt - 1 < 30 ? attempt - 1 : 30));
+/* The ceiling of the backoff before the retry after `attempt` attempts. */
+static double backoff_ceiling(const struct client_engine *e, int attempt) {
+  return fmin(e->c.max_backoff_ms, e->c.backoff_ms * ldexp(1.0, attempt - 1 < 30 ? attempt - 1 : 30));
+}
+
+/* The end of a run, as the engine can see it: nothing queued for a place,
+ * and a place free for every request waiting to retry (`extra` more
+ * besides those delayed), so a retry sent early crowds out no one and the
+ * server sees no more requests than the window allows. A long backoff then
+ * only stretches the run: one request whose 500s drew waits of several
+ * seconds set its end. */
+static int run_tail(const struct client_engine *e, int extra) {
+  return e->queued.n == 0 && e->flight.n + e->delayed.n + extra <= window_cap(e);
+}
+
+/* Full jitter: uniform in [0, min(max_backoff_ms, backoff_ms * 2^(n-1)))]
+ * before retry n; at the end of a run (run_tail) a fault other than a 429
+ * draws from [0, min(that, backoff_ms)), the first retry's range, instead
+ * (docs/judge.md "Backoff"). A 429 asks the client to send less: its
+ * backoff is never shortened, nor is a Retry-After (schedule_retry). */
+static double retry_backoff(struct client_engine *e, struct jreq *r, double now, int rate_limited) {
+  double ceiling = backoff_ceiling(e, r->attempts);
+  r->wait_from = now;
+  r->wait_kind = rate_limited ? WAIT_FIXED : WAIT_BACKOFF;
+  if (!rate_limited && run_tail(e, 1)) {
+    ceiling = fmin(ceiling, e->c.backoff_ms);
+    r->wait_kind = WAIT_TAIL;
+  }
   return uniform01(e) * ceiling;
+}
+
+/* When the end of a run comes while requests wait out backoffs drawn
+ * before it, each is drawn once more from the tail's range, counted from
+ * when its wait began, and keeps the earlier of the two times. */
+static void tail_redraw(struct client_engine *e) {
+  if (!e->delayed.n || !run_tail(e, 0)) return;
+  for (struct jreq *r = e->delayed.head, *next; r; r = next) {
+    next = r->next;
+    if (r->wait_kind != WAIT_BACKOFF) continue;
+    r->wait_kind = WAIT_TAIL;
+    double at = r->wait_from + uniform01(e) * fmin(backoff_ceiling(e, r->attempts), e->c.backoff_ms);
+    if (at >= r->not_before) continue;
+    r->wait_ms -= r->not_before - at;
+    r->not_before = at;
+    list_remove(&e->delayed, r);
+    list_insert_sorted(&e->delayed, r);
+  }
 }
 
 static int retryable_transport(CURLcode rc) {
@@ -768,6 +837,8 @@ static void classify(struct client_engine *e, struct jreq *r, CURLcode rc) {
     snprintf(why, n, "HTTP %ld", r->status);
     r->retryable = retryable_status(r);
     e->refusals = 0;
+  } else if (r->nomem) {
+    snprintf(why, n, "out of memory: the server's answer does not fit in the memory cap");
   } else if (r->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
     snprintf(why, n, "the server's answer is larger than max_response_bytes (%zu bytes)", r->max_resp);
   } else if (rc == CURLE_OPERATION_TIMEDOUT) {
@@ -830,13 +901,35 @@ static void update_quotas(struct client_engine *e, const struct jreq *r, double 
   }
 }
 
+/* Notes that request id began waiting out a Retry-After: a caller may let
+ * its waiter step aside (ev.map parks it; client_engine_parked). */
+static void note_parked(struct client_engine *e, uint64_t id) {
+  if (e->parked_n == e->parked_cap) {
+    int cap = e->parked_cap ? 2 * e->parked_cap : 64;
+    uint64_t *p = realloc(e->parked, (size_t)cap * sizeof *p);
+    if (!p) return; /* a waiter not told only keeps its place */
+    e->parked = p, e->parked_cap = cap;
+  }
+  e->parked[e->parked_n++] = id;
+}
+
+int client_engine_parked(struct client_engine *e, uint64_t *out, int max) {
+  int n = e->parked_n < max ? e->parked_n : max;
+  memcpy(out, e->parked, (size_t)n * sizeof *out);
+  memmove(e->parked, e->parked + n, (size_t)(e->parked_n - n) * sizeof *out);
+  e->parked_n -= n;
+  return n;
+}
+
 /* Schedules a retry; 0, or -1 when the server's wait is too long. A server
  * that says when to come back (Retry-After) is taken at its word: the wait
  * is what it asked, not the larger of that and the exponential backoff,
  * which is for faults that say nothing and grows with every attempt. */
 static int schedule_retry(struct client_engine *e, struct jreq *r, double now) {
-  double wait = backoff(e, r->attempts);
-  if (r->retry_after_ms >= 0) {
+  double wait;
+  if (r->retry_after_ms < 0) {
+    wait = retry_backoff(e, r, now, r->status == 429);
+  } else {
     if (r->retry_after_ms > e->c.max_wait_ms) {
       char status[32];
       snprintf(status, sizeof status, "%.31s", r->msg);
@@ -845,6 +938,8 @@ static int schedule_retry(struct client_engine *e, struct jreq *r, double now) {
       return -1;
     }
     wait = r->retry_after_ms;
+    r->wait_kind = WAIT_FIXED;
+    note_parked(e, r->id);
   }
   r->not_before = now + wait;
   r->wait_ms += wait;
@@ -938,6 +1033,10 @@ static void hand_over(struct jreq *r, struct client_result *out) {
   out->retryable = r->retryable;
   out->latency_ms = r->latency_ms;
   out->wait_ms = r->wait_ms;
+  out->nomem = r->nomem;
+  out->charged = r->charged; /* the answer's buffer goes with them */
+  out->meter = r->engine->c.meter;
+  r->charged = 0;
 }
 
 int client_engine_poll(struct client_engine *e, long timeout_ms, struct client_result *out, int max) {
@@ -962,7 +1061,7 @@ int client_engine_poll(struct client_engine *e, long timeout_ms, struct client_r
   for (struct jreq *r; n < max && (r = e->done.head); n++) {
     list_remove(&e->done, r);
     hand_over(r, &out[n]);
-    req_free(r);
+    req_free(e, r);
   }
   return n;
 }
@@ -980,6 +1079,8 @@ long client_engine_timeout(struct client_engine *e) {
 void client_result_free(struct client_result *r) {
   free(r->body);
   r->body = NULL;
+  if (r->charged && r->meter.uncharge) r->meter.uncharge(r->meter.ud, r->charged);
+  r->charged = 0;
 }
 
 static struct jreq *find(struct list *l, uint64_t id) {
@@ -998,7 +1099,7 @@ int client_engine_cancel(struct client_engine *e, uint64_t id) {
       curl_api()->multi_remove_handle(e->multi, r->easy);
       easy_put(e, r->easy);
     }
-    req_free(r);
+    req_free(e, r);
     e->st.cancelled++;
     return 1;
   }

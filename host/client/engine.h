@@ -12,6 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Counts the engine's memory that grows with what its caller sends and
+ * its servers answer (each request with its body, each answer's buffer)
+ * against a cap: charge returns 0, or -1 when the cap refuses the bytes;
+ * uncharge gives them back. evalua charges --mem-limit (l_client.c). */
+struct client_meter {
+  int (*charge)(void *ud, size_t bytes);
+  void (*uncharge)(void *ud, size_t bytes);
+  void *ud;
+};
+
 struct client_config {
   const char *base_url;        /* "http://host:port/v1"; request paths stay below its path (url.h) */
   const char *api_key;         /* NULL or "": no Authorization header */
@@ -28,6 +38,7 @@ struct client_config {
   size_t max_response_bytes;   /* a larger answer fails (not retried) */
   uint64_t seed;               /* of the jitter; 0 = from the clock */
   const char *const *secrets;  /* more strings to scrub from answers, NULL-terminated, or NULL */
+  struct client_meter meter;   /* charge NULL: nothing counted */
 };
 
 /* Defaults for every field but base_url / api_key / headers / ca_file. */
@@ -45,6 +56,9 @@ struct client_result {
   int retryable;        /* the failure was of a kind retried (retries ran out) */
   double latency_ms;    /* of the last attempt */
   double wait_ms;       /* total time spent in backoff */
+  int nomem;            /* the answer did not fit: the meter refused its bytes */
+  size_t charged;       /* bytes of the meter this result holds until client_result_free */
+  struct client_meter meter;
 };
 void client_result_free(struct client_result *r);
 
@@ -61,7 +75,8 @@ struct client_engine;
 struct client_engine *client_engine_new(const struct client_config *c, const char **err);
 void client_engine_free(struct client_engine *e);
 
-/* Queues a POST of body to base_url's path joined with path ("" for
+/* Queues a POST of body (a request and its body are charged to the meter:
+ * 0 with errno = ENOMEM when it refuses them) to base_url's path joined with path ("" for
  * base_url itself; url_request), on the wire at once when a place is free.
  * est_tokens feeds the tokens-per-minute limit. operation (or NULL) is sent
  * as the header X-Evalua-Operation. Returns an id > 0, or 0 with errno =
@@ -83,6 +98,12 @@ uint64_t client_engine_retry(struct client_engine *e, const struct client_result
 
 /* Requests waiting out a backoff or a server's Retry-After. */
 int client_engine_waiting(const struct client_engine *e);
+
+/* Moves into out (up to max) the ids of requests that began waiting out a
+ * server's Retry-After since the last call, oldest first; returns how
+ * many. Their waiters may step aside meanwhile: ev.map lets the item's
+ * place go to another item (docs/judge.md "ev.map"). */
+int client_engine_parked(struct client_engine *e, uint64_t *out, int max);
 
 /* Drives transfers for up to timeout_ms or until a request finishes, reads
  * every other answer already arrived and gives each freed place to a

@@ -222,6 +222,11 @@ static const char *base_url(lua_State *L, int t) {
 }
 
 /* engine{base_url=, api_key_env=, headers=, concurrency=, ...} */
+/* The engine's meter: its requests and answers count against --mem-limit
+ * with the Lua state's bytes (host/runtime/state.c, evalua_charge). */
+static int meter_charge(void *ud, size_t bytes) { return evalua_charge(ud, bytes); }
+static void meter_uncharge(void *ud, size_t bytes) { evalua_uncharge(ud, bytes); }
+
 static int l_engine(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   check_engine_options(L, 1);
@@ -244,12 +249,13 @@ static int l_engine(lua_State *L) {
   c.tpm = opt_number(L, 1, "tpm", 0, 0);
   c.seed = (uint64_t)opt_range(L, 1, "seed", 0, 0, 9007199254740992.0, 1);
   c.max_response_bytes = (size_t)opt_range(L, 1, "max_response_bytes", (double)c.max_response_bytes, 1024, 1e12, 1);
-  /* response buffers live outside the Lua allocator's memory cap */
+  /* one answer at most this large under --sandbox, besides --mem-limit, which counts it */
   if (evalua_runtime(L)->sandbox && c.max_response_bytes > SANDBOX_MAX_RESPONSE)
     luaL_error(L, "judge option 'max_response_bytes' above %d is not available in --sandbox mode",
                (int)SANDBOX_MAX_RESPONSE);
   collect_headers(L, 1, &c.headers, &c.secrets);
   c.api_key = api_key(L, 1, c.base_url);
+  c.meter = (struct client_meter){meter_charge, meter_uncharge, evalua_runtime(L)};
   struct engine_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->e = NULL;
   u->n = u->next = 0;
@@ -289,7 +295,7 @@ static int push_id(lua_State *L, uint64_t id, int path_arg) {
   if (!id && errno == EACCES) luaL_argerror(L, path_arg, "the path leaves the base URL's path");
   if (!id && errno == EINVAL)
     luaL_argerror(L, path_arg, "the path holds an encoded slash or backslash, a backslash, '#', a space or a control character");
-  if (!id) return luaL_error(L, "judge: out of memory");
+  if (!id) return evalua_nomem(L); /* the --mem-limit message when the cap refused it */
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
 }
@@ -353,13 +359,36 @@ static void drop_batch(struct engine_ud *u) {
   u->n = u->next = 0;
 }
 
-/* poll(timeout_ms) -> {result...}: waits up to timeout_ms for one to finish. */
+/* Pushes the ids of requests that began waiting out a Retry-After since
+ * the last poll (client_engine_parked) as a list, or nothing; returns how
+ * many values it pushed. */
+static int push_parked(lua_State *L, struct client_engine *e) {
+  uint64_t ids[64];
+  int n = client_engine_parked(e, ids, 64);
+  if (n == 0) return 0;
+  lua_createtable(L, n, 0);
+  for (int k = 0; n > 0; n = client_engine_parked(e, ids, 64))
+    for (int i = 0; i < n; i++) {
+      lua_pushinteger(L, (lua_Integer)ids[i]);
+      lua_rawseti(L, -2, ++k);
+    }
+  return 1;
+}
+
+/* poll(timeout_ms) -> {result...} [, {id...}]: waits up to timeout_ms for
+ * one to finish; the second list, when there is one, names the requests
+ * that began waiting out a server's Retry-After since the last poll. */
 static int l_poll(lua_State *L) {
   struct engine_ud *u = check_engine(L);
   lua_Integer timeout = luaL_optinteger(L, 2, 0);
   timeout = timeout < 0 ? 0 : timeout > 86400000 ? 86400000 : timeout; /* at most a day */
   drop_batch(u);
   u->n = client_engine_poll(u->e, (long)timeout, u->batch, POLL_MAX);
+  for (int i = 0; i < u->n; i++)
+    if (u->batch[i].nomem) { /* an answer refused by the cap ends the run, as a Lua allocation would */
+      drop_batch(u);
+      return evalua_nomem(L);
+    }
   lua_createtable(L, u->n, 0);
   while (u->next < u->n) {
     struct client_result *r = &u->batch[u->next];
@@ -369,7 +398,7 @@ static int l_poll(lua_State *L) {
     lua_rawseti(L, -2, u->next);
   }
   u->n = u->next = 0;
-  return 1;
+  return 1 + push_parked(L, u->e);
 }
 
 /* wait_any({engine...}, max_ms): sleeps until one of the engines has news

@@ -23,6 +23,9 @@ static const luaL_Reg preloads[] = {
   {"evalua._embed", luaopen_evalua_embed},
   {"evalua._regex", luaopen_evalua_regex},
   {"evalua._sqlite", luaopen_evalua_sqlite},
+  {"evalua._xml", luaopen_evalua_xml},
+  {"evalua._sqlparse", luaopen_evalua_sqlparse},
+  {"evalua._yaml", luaopen_evalua_yaml},
   {NULL, NULL},
 };
 

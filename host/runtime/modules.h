@@ -16,6 +16,9 @@ int luaopen_evalua_json(lua_State *L);
 int luaopen_evalua_watch(lua_State *L);
 int luaopen_evalua_embed(lua_State *L);
 int luaopen_evalua_regex(lua_State *L);
+int luaopen_evalua_xml(lua_State *L);
+int luaopen_evalua_sqlparse(lua_State *L);
 int luaopen_evalua_sqlite(lua_State *L);
+int luaopen_evalua_yaml(lua_State *L);
 
 #endif

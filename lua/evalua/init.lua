@@ -30,6 +30,7 @@ local PUBLIC = {
   provider = "evalua.experiment.provider",           -- docs/prompts.md
   rag = "evalua.judged.rag",                     -- docs/judged_metrics.md
   report = "evalua.report",               -- docs/evaluate.md
+  scorers = "evalua.eval.scorers",             -- docs/assertions.md
   shard = "evalua.scale.shard",                 -- docs/scale.md
   stats = "evalua.eval.stats",                 -- docs/stats.md
   template = "evalua.experiment.template",           -- docs/templates.md

@@ -51,4 +51,6 @@ S.bootstrap_ci({ 1, 2, 3, 4 }, { resamples = 50 })
 local re = assert(require("evalua._regex").compile("c[a-z]+t"))
 assert(re:find("the cat") == 5)
 re:close()
+local yv = assert(require("evalua._yaml").decode("a: &x [1, {b: 2.5}]\nc: *x\nd: {<<: {e: 3}, f: ~}\n", "m.yaml"))
+assert(yv.c[2].b == 2.5 and yv.d.e == 3)
 return "done"

@@ -261,7 +261,7 @@ static int stream_case(const char *qrels, const char *run, int parallel, int com
   struct evr_measures ms;
   evr_measures_init(&ms);
   CHECK(!evr_measures_add(&ms, "map", err) && !evr_measures_add(&ms, "P_1", err));
-  struct evr_trec_opts o = {1.0, 0, complete, 1, 0, 0, NULL};
+  struct evr_trec_opts o = {1.0, 0, complete, 1, 0, 0, NULL, 0};
   struct evr_trec *t = evr_trec_new(), *whole = evr_trec_new();
   if (parallel) evr_trec_set_parallel(t, one_then_other), evr_trec_set_parallel(whole, one_then_other);
   CHECK(!evr_trec_read_qrels(t, qrels, err));

@@ -20,14 +20,14 @@ Options of run:
 
 Options of trec:
 
-  $ "$EVALUA" trec --help | grep -oE '^  -[a-zA-Z]' | tr -d ' ' | sort > "$CRAMTMP/help.txt"
+  $ "$EVALUA" trec --help | grep -oE '^  -[a-zA-Z]|^  --[a-z-]+' | tr -d ' ' | sort > "$CRAMTMP/help.txt"
   $ man_items "TREC OPTIONS" > "$CRAMTMP/man.txt"
   $ diff "$CRAMTMP/help.txt" "$CRAMTMP/man.txt" && tr "\\n" " " < "$CRAMTMP/man.txt"
-  -J -M -N -R -T -Z -a -c -l -m -n -q  (no-eol)
+  --ignore-identical-ids -J -M -N -R -T -Z -a -c -l -m -n -q -v  (no-eol)
 
 The synopsis names every trec option too:
 
-  $ for o in $(cat "$CRAMTMP/man.txt"); do grep -q -- "^\.RB \[ \\\\$o" docs/evalua.1 || echo "$o missing from the synopsis"; done
+  $ for o in $(cat "$CRAMTMP/man.txt"); do sed 's/\\-/-/g' docs/evalua.1 | grep -q -- "^\.RB \[ $o" || echo "$o missing from the synopsis"; done
 
 Bundled scripts named in the man page exist:
 

@@ -21,6 +21,7 @@ the binary links):
   libsqlite3-0
   libssl3
   libutf8proc2
+  libyaml-0-2
   lua-cjson
 
   $ apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "./$(ls evalua_*.deb)" > "$CRAMTMP/apt.log" 2>&1 || cat "$CRAMTMP/apt.log"

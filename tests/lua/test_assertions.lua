@@ -20,6 +20,14 @@ local function check(a, answer, extra)
   return r.pass, r.reason
 end
 
+-- pass, reason and score
+local function scored(a, answer, extra)
+  local row = { answer = answer }
+  for k, v in pairs(extra or {}) do row[k] = v end
+  local r = one(a, row)
+  return r.pass, r.reason, r.score
+end
+
 local function refused(a) return select(2, A.compile(a, "assert[1]")) end
 
 TestTypes = {}
@@ -116,10 +124,10 @@ function TestTypes:test_json_and_schema()
     { false, "$.source: 7 is not one of [1,2,3]" })
   lu.assertEquals({ check({ type = "is-json", value = { type = "array", items = { type = "number" } } }, '[1, "a"]') },
     { false, "$[1]: expected number, got string" })
-  local c, why = A.compile({ type = "json-schema", value = { type = "object", minProperties = 1 } }, "a")
+  local c, why = A.compile({ type = "json-schema", value = { type = "object", minProperty = 1 } }, "a")
   lu.assertNil(c)
-  lu.assertEquals(why, "a.value: schema keyword 'minProperties' is not supported (type, required, properties, "
-    .. "additionalProperties, items, enum, minimum, maximum, minLength, maxLength, minItems, maxItems)")
+  lu.assertEquals(why, "a.value: schema keyword 'minProperty' is not a JSON Schema draft-07 keyword "
+    .. "(did you mean 'minProperties'?)")
   -- the keywords of function schemas: additionalProperties and bounds
   local fn = { type = "object", properties = { n = { type = "integer", minimum = 1, maximum = 3 },
                tags = { type = "array", maxItems = 1 }, s = { type = "string", minLength = 2 } },
@@ -150,15 +158,33 @@ function TestTypes:test_limits()
   lu.assertEquals({ check({ type = "max-words", value = 3.0 }, "a b c") }, { true, "3 words, within <= 3" })
 end
 
-function TestTypes:test_edit_similarity_threshold()
-  -- kitten -> sitting: distance 3 over 7 code points, similarity 4/7
-  lu.assertEquals({ check({ type = "similar", value = "sitting", threshold = 0.5 }, "kitten") },
-    { true, "edit similarity 0.5714 >= 0.5" })
-  lu.assertEquals({ check({ type = "similar", value = "sitting", threshold = 0.6 }, "kitten") },
-    { false, "edit similarity 0.5714 < 0.6" })
-  -- the best of a list: "kitten" itself is similarity 1
-  lu.assertEquals({ check({ type = "similar", value = { "sitting", "kitten" }, threshold = 0.9 }, "kitten") },
-    { true, "edit similarity 1.0000 >= 0.9" })
+function TestTypes:test_levenshtein_is_a_distance_bound()
+  -- kitten -> sitting: distance 3 (promptfoo's default bound is 5)
+  lu.assertEquals({ scored({ type = "levenshtein", value = "sitting" }, "kitten") }, { true, "edit distance 3 <= 5", 1 })
+  lu.assertEquals({ scored({ type = "levenshtein", value = "sitting", threshold = 2 }, "kitten") },
+    { false, "edit distance above 2", 0 })
+  lu.assertEquals({ scored({ type = "not-levenshtein", value = "sitting", threshold = 2 }, "kitten") },
+    { true, "not: edit distance above 2", 1 })
+  -- code points, not bytes: one Chinese character for another is one edit
+  lu.assertEquals({ scored({ type = "levenshtein", value = "三个", threshold = 1 }, "两个") }, { true, "edit distance 1 <= 1", 1 })
+end
+
+-- similar is promptfoo's: the cosine of embeddings, here the offline judge's
+-- embedder: the best cosine of the list, against the threshold (0.75 by default).
+function TestTypes:test_similar_is_an_embedding_cosine()
+  local judge = ev.judge.open("offline")
+  local row = { answer = "The object size limit is 5 TiB." }
+  local c = assert(A.compile({ type = "similar", value = { "Objects can be up to 5 TiB.", "Buckets have no limit." } }, "a"))
+  local r = A.run(c, row, { judge = judge })
+  local sims = judge:similarity({ row.answer }, { { "Objects can be up to 5 TiB.", "Buckets have no limit." } })
+  local want = math.max(sims[1][1], sims[1][2])
+  lu.assertTrue(sims[1][1] > sims[1][2])
+  lu.assertEquals(r.pass, want >= 0.75)
+  lu.assertStrContains(r.reason, ("cosine %.4f"):format(want))
+  lu.assertAlmostEquals(r.score, want, 1e-12)
+  lu.assertEquals(A.run(c, row).reason, "similar needs a judge to embed with (judge = ..., or --judge)")
+  local same = assert(A.compile({ type = "similar", value = row.answer, threshold = 0.99 }, "a"))
+  lu.assertTrue(A.run(same, row, { judge = judge }).pass)
 end
 
 function TestTypes:test_latency_and_cost_read_the_output()
@@ -178,9 +204,9 @@ end
 function TestTypes:test_value_from_the_row()
   local a = { type = "icontains-any", field = "gold_answers" }
   lu.assertEquals({ check(a, "It is 5 tib.", { gold_answers = { "5 TiB", "five" } }) }, { true, 'contains "5 TiB"' })
-  lu.assertEquals({ check(a, "It is 5 tib.", { gold_answers = 3 }) },
-    { nil, "field 'gold_answers': expected a string or a list of strings" })
-  lu.assertEquals({ check(a, "It is 5 tib.") }, { nil, "field 'gold_answers': expected a string or a list of strings" })
+  lu.assertEquals({ check(a, "It is 5 tib.", { gold_answers = true }) },
+    { nil, "field 'gold_answers': expected a list of strings or \"a, b\"" })
+  lu.assertEquals({ check(a, "It is 5 tib.") }, { nil, "field 'gold_answers': expected a list of strings or \"a, b\"" })
   lu.assertEquals({ check({ type = "regex", field = "pattern" }, "id 42", { pattern = "\\d+" }) },
     { true, 'matches /\\d+/ at "42"' })
   lu.assertEquals({ check({ type = "regex", field = "pattern" }, "id 42", { pattern = "(" }) },
@@ -198,7 +224,6 @@ function TestTypes:test_assertions_that_cannot_decide_are_refused()
   lu.assertEquals(refused { type = "similar", threshold = 0.5 }, needs:format("similar"))
   -- a list where one string is meant
   lu.assertEquals(refused { type = "starts-with", value = { "The", "A" } }, "assert[1].value: expected one string, not a list")
-  lu.assertEquals(refused { type = "equals", value = { "5 TiB" } }, "assert[1].value: expected one string, not a list")
   lu.assertEquals(refused { type = "regex", value = { "a", "b" } }, "assert[1].value: expected one string, not a list")
   -- strings that every answer contains
   lu.assertEquals(refused { type = "contains", value = "" },
@@ -207,8 +232,8 @@ function TestTypes:test_assertions_that_cannot_decide_are_refused()
     "assert[1].value[2]: an empty string is in every answer, so the check cannot tell answers apart")
   lu.assertEquals(refused { type = "contains-all", value = {} },
     "assert[1].value: expected a string or a non-empty list of strings")
-  lu.assertEquals(refused { type = "contains", value = 5 }, "assert[1].value: expected a string or a list of strings")
-  lu.assertEquals(refused { type = "contains-any", value = { "a", 5 } }, "assert[1].value[2]: expected a string")
+  lu.assertEquals(refused { type = "contains", value = true }, "assert[1].value: expected a string or a list of strings")
+  lu.assertEquals(refused { type = "contains-any", value = { "a", true } }, "assert[1].value[2]: expected a string")
   -- bounds
   lu.assertEquals(refused { type = "max-length", value = -1 }, "assert[1].value: expected a number >= 0, got -1")
   lu.assertEquals(refused { type = "max-length", value = math.huge }, "assert[1].value: expected a finite number")
@@ -217,8 +242,7 @@ function TestTypes:test_assertions_that_cannot_decide_are_refused()
   lu.assertEquals(refused { type = "max-words", value = "ten" }, "assert[1].value: expected a number")
   lu.assertEquals(refused { type = "similar", value = "x", threshold = 1.5 },
     "assert[1].threshold: expected a number from 0 to 1, got 1.5")
-  lu.assertEquals(refused { type = "similar", value = "x" },
-    "assert[1].threshold: 'similar' needs a threshold, a number from 0 to 1")
+  lu.assertEquals(refused { type = "similar", value = "x" }, nil) -- promptfoo's default threshold, 0.75
   lu.assertEquals(refused { type = "latency", threshold = -1 },
     "assert[1].threshold: expected a number of milliseconds >= 0, got -1")
   lu.assertEquals(refused { type = "cost", threshold = math.huge }, "assert[1].threshold: expected an amount in USD >= 0, got inf")
@@ -242,12 +266,14 @@ function TestTypes:test_bad_assertions_name_the_key()
     "assert[2].type: unknown assertion type 'contians' (did you mean 'contains'?)")
   lu.assertEquals(select(2, A.compile({ type = "not-regx", value = "x" }, "assert[2]")),
     "assert[2].type: unknown assertion type 'not-regx' (did you mean 'regex'?)")
-  lu.assertEquals(select(2, A.compile({ type = "webhook", value = "x" }, "assert[2]")),
-    "assert[2].type: unknown assertion type 'webhook'")
+  lu.assertEquals(select(2, A.compile({ type = "moderation", value = "x" }, "assert[2]")),
+    "assert[2].type: unknown assertion type 'moderation'")
   lu.assertEquals(select(2, A.compile({ type = "contains", vlaue = "x" }, "assert[1]")),
-    "assert[1]: unknown key 'vlaue' (options: type, value, field, threshold, name)")
-  lu.assertEquals(select(2, A.compile({ type = "contains", value = "x", weight = 2 }, "assert[1]")),
-    "assert[1]: unknown key 'weight' (options: type, value, field, threshold, name)")
+    "assert[1]: unknown key 'vlaue' (options: type, value, field, threshold, name, weight, metric)")
+  lu.assertEquals(select(2, A.compile({ type = "contains", value = "x", wieght = 2 }, "assert[1]")),
+    "assert[1]: unknown key 'wieght' (options: type, value, field, threshold, name, weight, metric)")
+  lu.assertEquals(select(2, A.compile({ type = "contains", value = "x", weight = -2 }, "assert[1]")),
+    "assert[1].weight: expected a number >= 0, got -2")
   lu.assertEquals(select(2, A.compile({ value = "x" }, "assert[1]")), "assert[1].type: expected a string")
 end
 
@@ -263,7 +289,8 @@ function TestMetric:test_script_and_row_assertions_combine()
   -- a failed output is unmeasured with the provider's error, not a fail
   local none = m.fn { output_error = "HTTP 500", assert = {} }
   lu.assertEquals(none, { unmeasured = true, reason = "max-words 5: no output: HTTP 500",
-                          assertions = { { name = "max-words 5", reason = "no output: HTTP 500" } } })
+                          assertions = { { name = "max-words 5", reason = "no output: HTTP 500", type = "max-words",
+                                           weight = 1 } } })
   lu.assertEquals(m.fn { answer = "x", assert = { { type = "nope" } } },
     { unmeasured = true, reason = "field 'assert[1].type': unknown assertion type 'nope'" })
   lu.assertErrorMsgContains("ev.assertions.metric: assertions[1].type: unknown assertion type 'x'", A.metric,

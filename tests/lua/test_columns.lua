@@ -96,7 +96,7 @@ end
 function test_unknown_load_option_is_refused()
   local ok, err = pcall(ev.dataset.load, dir .. "/rows.jsonl", { mdoe = "lenient" })
   lu.assertFalse(ok)
-  lu.assertStrContains(err, "ev.dataset.load: unknown option 'mdoe' (options: format, mode, schema)")
+  lu.assertStrContains(err, "ev.dataset.load: unknown option 'mdoe' (options: corpus, format, ignore_identical_ids, mode, run, schema, split)")
 end
 
 function test_csv_reads_into_the_same_columns_as_jsonl()
@@ -281,6 +281,14 @@ end
 
 -- An item as json.lua writes it inside the report (keys at depth 3), with
 -- its row on one line.
+-- An item as the compact form writes it: json.lua's text of the item
+-- without its row, on one line.
+local function compact_item_text(res, i)
+  local it = res.items[i]
+  return json.encode({ id = it.id, system = it.system, slices = it.slices, scores = it.scores,
+    reasons = it.reasons, unmeasured = it.unmeasured, details = it.details })
+end
+
 local function item_text(res, ds, i)
   local it = res.items[i]
   local text = json.encode({ id = it.id, system = it.system, slices = it.slices, scores = it.scores,
@@ -317,7 +325,7 @@ function test_json_report_rows_equal_the_loaded_rows()
     .. '"gold_doc_ids":["d2","d1"],"n":3,"x":1.5}\n{"qid":"q2","contexts":["c\\u0001"],"answer":"z"}\n')
   lu.assertTrue(ok, ds)
   local res = ev.evaluate(ds, { metrics = { "token_f1", "mrr" }, ci = false })
-  local text = ev.report.render(res, "json")
+  local text = ev.report.render(res, "json", { items = "full" })
   local doc = cjson.decode(text)
   for i = 1, 2 do lu.assertEquals(json.encode(doc.items[i].row), json.encode(ds.rows[i]:table())) end
   lu.assertEquals(doc.items[1].row.deep.a[2], cjson.null) -- a null in a list stays
@@ -335,13 +343,61 @@ function test_a_large_json_report_has_every_item_in_order()
   local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
   lu.assertTrue(ok, ds)
   local res = ev.evaluate(ds, { metrics = { "token_f1", "mrr" }, slices = { "variant" }, ci = false })
-  local text = ev.report.render(res, "json")
-  local doc = cjson.decode(text)
-  lu.assertEquals(#doc.items, 20000)
-  for _, i in ipairs { 1, 8192, 8193, 16384, 16385, 20000 } do
-    lu.assertTrue(text:find(item_text(res, ds, i), 1, true) ~= nil, "item " .. i)
-    lu.assertEquals(doc.items[i].id, "q" .. i)
+  -- past 16,384 items two threads write blocks of 8,192 each: the seams
+  for _, form in ipairs { "full", "compact" } do
+    local text = ev.report.render(res, "json", { items = form })
+    local doc = cjson.decode(text)
+    lu.assertEquals(#doc.items, 20000)
+    for _, i in ipairs { 1, 8192, 8193, 16384, 16385, 16386, 20000 } do
+      local want = form == "full" and item_text(res, ds, i) or "\n    " .. compact_item_text(res, i) .. (i < 20000 and ",\n" or "\n")
+      lu.assertTrue(text:find(want, 1, true) ~= nil, form .. " item " .. i)
+      lu.assertEquals(doc.items[i].id, "q" .. i)
+    end
+    local lines = select(2, text:gsub("\n", "\n"))
+    if form == "compact" then lu.assertTrue(lines < 20000 + 500, lines) end -- an item a line
   end
+end
+
+-- The CSV report past 16,384 rows is written by two threads too: every
+-- line equals the one built here from the items.
+function test_a_large_csv_report_has_every_line_in_order()
+  local lines = {}
+  for i = 1, 20000 do
+    lines[i] = ('{"qid":"q%d","query":"how, %d","answer":"a%d b","gold_answers":["a%d"],"variant":"v%d","retrieved":["d%d"],"gold_doc_ids":["d1"]}')
+      :format(i, i, i % 7, i % 5, i % 3, i % 11)
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1", "mrr" }, system = "variant", slices = { "variant" }, ci = false })
+  local got = {}
+  for line in ev.report.render(res, "csv"):gmatch("([^\r\n]*)\r\n") do got[#got + 1] = line end
+  lu.assertEquals(got[1], "id,system,variant,token_f1,mrr,query,answer")
+  lu.assertEquals(#got, 20001)
+  local bad = 0
+  for i = 1, 20000 do
+    local it = res.items[i]
+    local want = table.concat({ it.id, it.system, it.slices.variant, json.number(it.scores.token_f1),
+      json.number(it.scores.mrr), '"' .. it.row.query .. '"', it.row.answer }, ",")
+    if got[i + 1] ~= want then bad = bad + 1 end
+  end
+  lu.assertEquals(bad, 0)
+end
+
+-- A row field holding JSON is written by Lua's decoder; a thread meeting
+-- one hands its block back, and the report is the same as one thread's.
+function test_a_json_valued_field_in_a_large_full_report()
+  local lines = {}
+  for i = 1, 17000 do
+    lines[i] = ('{"qid":"q%d","answer":"a","gold_answers":["a"],"meta":%s}'):format(i,
+      i == 9000 and '{"z":[1,{"b":2,"a":1}],"a":null}' or '"m' .. i .. '"')
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "exact_match" }, ci = false })
+  local text = ev.report.render(res, "json", { items = "full" })
+  lu.assertTrue(text:find(item_text(res, ds, 9000), 1, true) ~= nil)
+  lu.assertTrue(text:find('"meta":{"z":[1,{"a":1,"b":2}]}', 1, true) ~= nil)
+  lu.assertEquals(#cjson.decode(text).items, 17000)
 end
 
 function test_csv_cells_never_start_a_formula()
@@ -371,7 +427,8 @@ function test_filter_sample_and_contexts_keep_columns()
   lu.assertEquals({ only.n, only.rows[1].qid, only.table:size() }, { 1, "b", 1 })
   ds:attach_contexts({ d1 = { text = "one" }, d2 = { text = "two" } }, 1)
   lu.assertEquals(ds.rows[1].contexts, { "one" })
-  local doc = cjson.decode(ev.report.render(ev.evaluate(ds, { metrics = { value_metric }, ci = false }), "json"))
+  local doc = cjson.decode(ev.report.render(ev.evaluate(ds, { metrics = { value_metric }, ci = false }), "json",
+    { items = "full" }))
   lu.assertEquals(doc.items[2].row.contexts, { "two" })
 end
 

@@ -12,6 +12,27 @@ function test_strict_mode_stops_at_the_first_bad_row_with_file_line_and_field()
   lu.assertEquals(err, "tests/data/bad_rows.jsonl:3: field 'retrieved[2].score': expected number, got string")
 end
 
+-- The JSON reader's messages, line by line: each line of
+-- tests/data/json_reader_errors.jsonl alone in a file, and the message
+-- (after "FILE:1: ") in the same line of json_reader_errors.txt, "ok" for
+-- a row that loads. The messages are those of the reader before its
+-- structural pass and single number scan (kept byte-identical); the long
+-- strings put a control byte, a bad UTF-8 byte or an escape past 16 and 32
+-- bytes, where the 16-byte scan hands over.
+function test_json_reader_messages_name_the_field_and_column()
+  local cases, wants = {}, {}
+  for l in io.lines("tests/data/json_reader_errors.jsonl") do cases[#cases + 1] = l end
+  for l in io.lines("tests/data/json_reader_errors.txt") do wants[#wants + 1] = l end
+  lu.assertEquals(#cases, #wants)
+  local path = os.tmpname()
+  for i, line in ipairs(cases) do
+    h.write(path, line .. "\n")
+    local ok, err = pcall(ev.dataset.load, path)
+    lu.assertEquals(ok and "ok" or tostring(err):gsub("^.-:1: ", ""), wants[i], "case " .. i .. ": " .. line)
+  end
+  os.remove(path)
+end
+
 function test_lenient_mode_skips_and_lists_bad_rows()
   local ds = ev.dataset.load(BAD, { mode = "lenient" })
   local ids = {}

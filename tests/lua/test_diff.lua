@@ -13,7 +13,7 @@ local B = { 0.5, 0.5, 0.4, 0.3, 0.1, 0.6 }
 
 -- A report of the scores (false: unmeasured); systems: the variant of each
 -- item (default: one system, "all").
-local function write(dir, name, scores, judge, systems, hist)
+local function write(dir, name, scores, judge, systems, hist, items)
   local rows = {}
   for i = 1, #scores do
     rows[i] = { qid = "q" .. i, i = i, query_class = i <= 3 and "x" or "y", variant = systems and systems[i] }
@@ -26,7 +26,7 @@ local function write(dir, name, scores, judge, systems, hist)
     meta = { label = name, time = "2026-01-0" .. (name == "a" and 1 or 2) .. "T00:00:00Z" } })
   res.meta.judge = { model = judge }
   if hist then hist:append(res, { label = name, dashboard = false, git_commit = false }) end
-  return ev.report.write(res, { dir = dir .. "/" .. name, name = "r", formats = { "json" } })[1]
+  return ev.report.write(res, { dir = dir .. "/" .. name, name = "r", formats = { "json" }, items = items })[1]
 end
 
 local function diff(args) return h.run(h.bin .. " diff " .. args) end
@@ -61,6 +61,30 @@ function test_diff_of_two_runs_of_a_history()
   r = diff("--history " .. dir .. "/h a b c")
   lu.assertEquals(r.status, 2)
   lu.assertStrContains(r.stderr, "diff --history takes at most two runs, A and B, got 3")
+  h.sh("rm -rf " .. dir)
+end
+
+-- The compact items (the default) and the full ones (items = "full", each
+-- with its row) compare alike, in either order.
+function test_diff_reads_both_forms_of_items()
+  local dir = h.tmpdir()
+  local a, b = write(dir, "a", A, "judge-1"), write(dir, "b", B, "judge-2")
+  local af = write(dir, "af", A, "judge-1", nil, nil, "full")
+  local bf = write(dir, "bf", B, "judge-2", nil, nil, "full")
+  lu.assertStrContains(h.read(af), '"row": {')
+  lu.assertNotStrContains(h.read(a), '"row"')
+  local function out(x, y)
+    local r = diff("--slices --format json " .. x .. " " .. y)
+    lu.assertEquals(r.status, 1, r.stderr)
+    local doc = cjson.decode(r.stdout)
+    doc.baseline, doc.run = nil, nil -- paths, labels and times differ
+    return doc
+  end
+  local want = out(a, b)
+  lu.assertEquals(want.rows[1].p, 0.03125)
+  lu.assertEquals(out(af, bf), want)
+  lu.assertEquals(out(a, bf), want)
+  lu.assertEquals(out(af, b), want)
   h.sh("rm -rf " .. dir)
 end
 

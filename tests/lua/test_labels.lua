@@ -130,6 +130,33 @@ function TestLabels:test_calibrate_reads_labels_from_the_store()
     .. "    Kendall tau-b              1.000\n")
 end
 
+-- calibrate --scores REPORT: the judge's scores from a JSON report, keyed
+-- by (qid, variant); a compact report has no rows, and its items' system
+-- (the variant here) keys them: both forms give the same figures.
+function TestLabels:test_calibrate_scores_from_either_form_of_report()
+  local rows, labels = {}, {}
+  local scores, values = { 0.1, 0.3, 0.5, 0.7, 0.9, 0.2 }, { 1, 3, 2, 4, 5, 2 }
+  for i, s in ipairs(scores) do
+    local v = i % 2 == 0 and "x" or "y"
+    rows[i] = { qid = "q" .. (i + 1) // 2, variant = v, s = s }
+    labels[i] = cjson.encode { qid = "q" .. (i + 1) // 2, variant = v, faithfulness = values[i] }
+  end
+  h.write(dir .. "/labels.jsonl", table.concat(labels, "\n") .. "\n")
+  local res = ev.evaluate(rows, { metrics = { { name = "faithfulness", fn = function(r) return r.s end } },
+                                  system = "variant", ci = false })
+  local out = {}
+  for _, form in ipairs { "compact", "full" } do
+    local path = ev.report.write(res, { dir = dir .. "/" .. form, formats = { "json" }, items = form })[1]
+    local r = h.run(("cd %s && %s run scripts/calibrate.lua --quiet --scores %s --labels %s/labels.jsonl --out %s/cal")
+      :format(SRC, h.bin, path, dir, dir))
+    lu.assertEquals(r.status, 0, r.stderr)
+    out[form] = r.stdout
+  end
+  lu.assertStrContains(out.compact, "(1..5): 6 labelled items\n")
+  lu.assertStrContains(out.compact, "  Spearman rho               0.899  [0.124, 0.993]\n")
+  lu.assertEquals(out.compact, out.full)
+end
+
 function TestLabels:test_calibrate_verdict_on_60_labels()
   -- scores i/60, labels 1..5 twelve each in order, the first and last swapped
   local scores, values = {}, {}

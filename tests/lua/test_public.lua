@@ -8,7 +8,7 @@ local ev = require "evalua"
 
 local PUBLIC = { "agent", "assertions", "cli", "compare", "dataset", "evaluate", "gate", "generate", "geval", "history",
                  "json", "judge", "llm_evaluator", "map", "matrix_view", "metrics", "notify", "provider", "rag",
-                 "report", "shard", "stats", "template", "text", "vector" }
+                 "report", "scorers", "shard", "stats", "template", "text", "vector" }
 local LIST = table.concat(PUBLIC, ", ")
 
 local function read(path)

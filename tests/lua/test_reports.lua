@@ -61,6 +61,28 @@ end
 function test_terminal() golden("report.txt", ev.report.render(res, "terminal", { color = false })) end
 function test_markdown() golden("report.md", ev.report.render(res, "md", { title = "Fixture | report" })) end
 function test_json() golden("report.json", ev.report.render(res, "json")) end
+-- The full form is the compact one with each item's row: the same document
+-- but for items_form and the items' layout.
+function test_json_full_items() golden("report.full.json", ev.report.render(res, "json", { items = "full" })) end
+function test_json_items_forms_hold_the_same_items()
+  local cjson = require "cjson"
+  local compact = cjson.decode(ev.report.render(res, "json"))
+  local full = cjson.decode(ev.report.render(res, "json", { items = "full" }))
+  lu.assertEquals({ compact.items_form, full.items_form }, { "compact", "full" })
+  for i, it in ipairs(full.items) do
+    lu.assertEquals({ it.row.qid, it.row.variant, it.row.s }, { it.id, it.system, it.scores.score })
+    lu.assertEquals(compact.items[i].row, nil)
+    it.row = nil
+  end
+  compact.items_form, full.items_form = nil, nil
+  lu.assertEquals(compact, full)
+  lu.assertErrorMsgContains('ev.report.render: items must be "compact" or "full" (got "rows")',
+    ev.report.render, res, "json", { items = "rows" })
+  lu.assertErrorMsgContains("ev.report.write: items must be \"compact\" or \"full\" (got boolean)",
+    ev.report.write, res, { dir = "/nonexistent/never", formats = { "md", "json" }, items = true })
+  lu.assertErrorMsgContains("unknown option 'items'", ev.report.write, res, { dir = "/nonexistent/never",
+    formats = { "md" }, items = "full" })
+end
 function test_csv() golden("report.csv", ev.report.render(res, "csv")) end
 function test_html() golden("report.html", ev.report.render(res, "html", { title = "Fixture <report>" })) end
 function test_junit() golden("report.junit.xml", ev.report.render(res, "junit")) end

@@ -119,4 +119,35 @@ function TestSas:test_similarity_checks_its_arguments()
   lu.assertEquals(sims[1][2], 0.0)
 end
 
+-- Past 256 texts the embedder adds each half on its own thread and merges
+-- the two vocabularies: the cosines are those of each pair embedded in one
+-- call with the same IDF, and a bad text is named by its place.
+function TestSas:test_a_large_batch_on_two_threads_equals_small_calls()
+  local q, c = {}, {}
+  for i = 1, 400 do
+    q[i] = ("answer %d of the upload part %d"):format(i % 37, i % 11)
+    c[i] = { ("gold %d upload %d"):format(i % 13, i % 7), "分片上传" .. i % 5 }
+  end
+  local big = embedder.similarity(q, c)
+  -- the same texts in order through embed(): the same IDF, so the same vectors
+  local texts = {}
+  for i = 1, 400 do texts[#texts + 1] = q[i] end
+  for i = 1, 400 do texts[#texts + 1] = c[i][1]; texts[#texts + 1] = c[i][2] end
+  local v = embedder.embed(texts, { dimensions = 65536 })
+  local function dot(a, b) local d = 0 for k = 1, #a do d = d + a[k] * b[k] end return d end
+  for _, i in ipairs { 1, 2, 199, 200, 201, 399, 400 } do
+    lu.assertAlmostEquals(big[i][1], dot(v[i], v[400 + 2 * i - 1]), 2e-3)
+    lu.assertAlmostEquals(big[i][2], dot(v[i], v[400 + 2 * i]), 2e-3)
+  end
+  q[300] = "bad \xff"
+  lu.assertErrorMsgContains("queries[300] is not valid UTF-8 (byte 5)", embedder.similarity, q, c)
+  q[300] = "fine"
+  c[350][2] = "x\xc3"
+  lu.assertErrorMsgContains("candidates[350][2] is not valid UTF-8 (byte 2)", embedder.similarity, q, c)
+  c[350] = "y\xc3"
+  lu.assertErrorMsgContains("candidates[350] is not valid UTF-8 (byte 2)", embedder.similarity, q, c)
+  lu.assertErrorMsgContains("candidates[351][1] is a number, expected a string", embedder.similarity, q,
+    (function() c[351] = { 5 } return c end)())
+end
+
 os.exit(lu.LuaUnit.run(), true)

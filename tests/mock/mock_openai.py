@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An OpenAI-compatible HTTP/1.1 server for evalua's judge tests and benchmark.
 
-It serves POST /v1/chat/completions and /v1/embeddings on 127.0.0.1 (a free
+It serves POST /v1/chat/completions and /v1/embeddings (and /grade/..., a
+webhook assertion's grader answering the directive's "answer") on 127.0.0.1 (a free
 port chosen at start, written to --port-file), with keep-alive. Faults are
 scripted per request by a directive in the request's text:
 
@@ -41,6 +42,12 @@ The directive's JSON may hold:
   usage        {"prompt_tokens": n, "completion_tokens": n} to report
   id           groups attempts of requests whose bodies differ
   embed_dim    the length of this input's embedding (default 8)
+  http_answer  the reply of POST /generate (default: answer)
+
+POST /generate... is a service of one's own, as an http provider calls one:
+the directive may be in any string of its JSON body, and the reply is
+{"result": {"text": ...}}: http_answer, else answer, else "echo: " and the
+body's strings.
 
 Without "answer", chat replies are heuristic: a request whose
 X-Evalua-Operation header names a judge operation (the judge sends it) gets a
@@ -58,6 +65,13 @@ Server behaviours of other OpenAI-compatible servers, set by POST
   latency_ms       default latency
   fault_rate       share of attempts answered 429 (Retry-After: 1) or 500,
                    half each, drawn from a generator seeded by "seed"
+  fault_by         "arrival" (default): each attempt draws from that one
+                   generator in the order attempts arrive, so the faults a
+                   request meets depend on the client's timing; "request":
+                   each request (its body) has its own fault plan drawn
+                   from "seed" and the body's SHA-256, attempt n gets the
+                   plan's n-th fault and succeeds past its end, so every
+                   client meets the same faults (GET /_mock/faults)
   no_usage         no usage, system_fingerprint or choice index (llama.cpp,
                    small mocks)
   idle_close_ms    close a keep-alive connection idle this long (vLLM's
@@ -78,7 +92,11 @@ Server behaviours of other OpenAI-compatible servers, set by POST
 
 Control endpoints (not counted as requests): GET /_mock/stats (requests,
 in_flight, peak_in_flight, by_path, status counts), GET /_mock/requests
-(every request seen: path, headers, body, arrival time), POST /_mock/reset,
+(every request seen: path, headers, body, arrival time), GET /_mock/faults
+(the fault_rate draws: "sequence", the fault or null of each attempt in
+arrival order under fault_by "arrival"; under "request", "plans", [fault, ...]
+per request seen, and "forced", the attempts those plans force, one per fault
+plus one), POST /_mock/reset,
 POST /_mock/config (the behaviours above; {} restores the defaults except
 latency).
 
@@ -127,6 +145,8 @@ class State:
         self.by_path = {}
         self.seen = []
         self.attempts = {}
+        self.plans = {}
+        self.draws = []
         self.statuses = {}
 
 
@@ -621,12 +641,30 @@ def embed_response(req):
             "usage": {"prompt_tokens": n, "total_tokens": n}}
 
 
+def strings_of(v):
+    """Every string inside a JSON value (a service's own request body); a
+    string holding JSON (a chat prompt sent whole) is searched inside first."""
+    if isinstance(v, str):
+        try:
+            inner = json.loads(v)
+        except ValueError:
+            return [v]
+        return (strings_of(inner) if isinstance(inner, (list, dict)) else []) + [v]
+    if isinstance(v, dict):
+        v = list(v.values())
+    return [s for x in v for s in strings_of(x)] if isinstance(v, list) else []
+
+
 def find_directive(req, body):
     if b"<<mock" not in body:
         return {}
     texts = [str(m.get("content", "")) for m in req.get("messages") or []]
     inp = req.get("input")
     texts += [inp] if isinstance(inp, str) else [str(s) for s in inp or []]
+    if "messages" not in req and "input" not in req:  # /generate: anywhere in the body
+        texts = strings_of(req)
+    if isinstance(req.get("output"), str):  # a webhook assertion's body
+        texts.append(req["output"])
     for t in texts:
         m = DIRECTIVE.search(t)
         if m:
@@ -676,6 +714,9 @@ class Server:
                    "by_path": s.by_path, "statuses": s.statuses}
         elif path == "/_mock/requests":
             out = {"requests": s.seen}
+        elif path == "/_mock/faults":
+            plans = list(s.plans.values())
+            out = {"sequence": s.draws, "plans": plans, "forced": sum(len(p) + 1 for p in plans)}
         elif path == "/_mock/reset" and method == "POST":
             s.reset()
             out = {"ok": True}
@@ -697,6 +738,23 @@ class Server:
         if self.s.send_log is None or self.s.send_log.name != path:
             self.s.send_log = open(path, "a", buffering=1)
         self.s.send_log.write("%.6f\t%s\n" % (time.time(), hashlib.sha256(body).hexdigest()))
+
+    def drawn_fault(self, cfg, body):
+        """The fault_rate fault of this attempt ("429", "500"), or None."""
+        if cfg.get("fault_by", "arrival") == "arrival":
+            fault = self.s.rng.choice(["429", "500"]) if self.s.rng.random() < cfg["fault_rate"] else None
+            self.s.draws.append(fault)
+            return fault
+        key = hashlib.sha256(body).hexdigest()
+        plan = self.s.plans.get(key)
+        if plan is None:  # drawn whole on first sight: the same whatever the timing
+            rng, plan = random.Random("%s:%s" % (cfg.get("seed", 1), key)), []
+            while len(plan) < 100 and rng.random() < cfg["fault_rate"]:
+                plan.append(rng.choice(["429", "500"]))
+            self.s.plans[key] = plan
+        n = self.s.attempts.get("plan:" + key, 0) + 1
+        self.s.attempts["plan:" + key] = n
+        return plan[n - 1] if n <= len(plan) else None
 
     def attempt_of(self, directive, body):
         key = directive.get("id") or hashlib.sha256(body).hexdigest()
@@ -795,9 +853,10 @@ class Server:
         if cfg.get("refuse_logprobs") and req.get("logprobs"):
             return response(400, error_body("logprobs are not supported by this model", "invalid_request_error",
                                             "unsupported_parameter")), False, latency
-        if cfg.get("fault_rate") and self.s.rng.random() < cfg["fault_rate"]:
-            fault = self.s.rng.choice(["429", "500"])
-            return self.fault_answer(fault, {"retry_after": "1"}, headers), False, latency
+        if cfg.get("fault_rate"):
+            fault = self.drawn_fault(cfg, body)
+            if fault:
+                return self.fault_answer(fault, {"retry_after": "1"}, headers), False, latency
         faults = directive.get("faults") or []
         answers = directive.get("answers") or []
         if faults or answers:
@@ -814,7 +873,12 @@ class Server:
             return self.fault_answer(fault, directive, headers), False, latency
         if path.startswith("/hooks/"):  # a chat webhook (Slack, Mattermost) answers "ok"
             return response(200, b"ok", extra, "text/plain"), False, latency
-        if path.endswith("/embeddings"):
+        if path.startswith("/grade/"):  # a webhook assertion's grader: the directive's answer, as JSON
+            return response(200, directive.get("answer", "{}").encode(), extra, "application/json"), False, latency
+        if path.startswith("/generate"):  # a service of one's own, for http providers
+            text = directive.get("http_answer", directive.get("answer", "echo: " + " ".join(strings_of(req))))
+            out = json.dumps({"result": {"text": text}}, ensure_ascii=False).encode()
+        elif path.endswith("/embeddings"):
             out = json.dumps(embed_response(req)).encode()
         elif path.endswith("/chat/completions"):
             answer = chat_response(req, directive, cfg, headers.get("x-evalua-operation"))

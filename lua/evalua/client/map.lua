@@ -3,6 +3,7 @@
 -- sequential code. Results come back in input order; an error in one item
 -- becomes that item's result and the others go on.
 local sched = require "evalua.client.sched"
+local run = require "evalua.core.run"
 local sys = require "evalua._sys"
 local client = require "evalua._client"
 local options = require "evalua.core.options"
@@ -10,6 +11,12 @@ local options = require "evalua.core.options"
 local KNOWN = options.set { "concurrency", "progress", "quiet", "label" }
 
 local DEFAULT_CONCURRENCY = 64
+
+-- Items whose request waits out a server's Retry-After step aside: they
+-- hold no place, so the map starts others meanwhile (docs/judge.md,
+-- "ev.map"), up to this many times `concurrency` of them at once; past
+-- that they keep their places.
+local PARKED_PER_PLACE = 4
 
 local function failure(err)
   return { ok = false, error = tostring(err), unmeasured = true }
@@ -75,7 +82,10 @@ return function(items, fn, opts)
   local concurrency
   opts, concurrency = check_args(items, fn, opts)
   local n, out, done, failed = #items, {}, 0, 0
-  local active, next_i = {}, 1
+  local active, parked, next_i = {}, {}, 1
+  local max_parked = concurrency * PARKED_PER_PLACE
+  local cur = run.current()
+  local parks_seen = cur.parks -- the run's count of Retry-After waits begun; looked at when it moves
   local progress = meter(n, opts)
   local body = type(fn) == "function" and fn or function(...) return fn(...) end
   local start = sys.monotonic()
@@ -108,12 +118,14 @@ return function(items, fn, opts)
 
   -- Polls the engines the waiting workers need.
   local function drive()
-    local engines, count = {}, 0
-    for _, w in ipairs(active) do
-      if not engines[w.eng] then engines[w.eng] = true; count = count + 1 end
+    local engines, count, first = {}, 0, nil
+    for _, list in ipairs { active, parked } do
+      for _, w in ipairs(list) do
+        if not engines[w.eng] then engines[w.eng] = true; count = count + 1; first = w.eng end
+      end
     end
     if count == 1 then
-      sched.drive(active[1].eng, 100)
+      sched.drive(first, 100)
       return
     end
     -- several engines: sleep until one has news, then collect from each
@@ -121,6 +133,20 @@ return function(items, fn, opts)
     for eng in pairs(engines) do list[#list + 1] = eng end
     client.wait_any(list, 100)
     for _, eng in ipairs(list) do sched.drive(eng, 0) end
+  end
+
+  -- Moves the active workers whose request waits out a Retry-After to the
+  -- parked ones, which hold no place.
+  local function park()
+    for k = #active, 1, -1 do
+      if #parked >= max_parked then return end
+      local w = active[k]
+      if sched.parked(w.eng, w.id) then
+        active[k] = active[#active]
+        active[#active] = nil
+        parked[#parked + 1] = w
+      end
+    end
   end
 
   -- Starts the next item; it joins the active workers when it waits.
@@ -133,7 +159,7 @@ return function(items, fn, opts)
 
   while true do
     while #active < concurrency and next_i <= n do spawn() end
-    if #active == 0 then break end
+    if #active == 0 and #parked == 0 then break end
     local progressed = false
     for k = #active, 1, -1 do
       local w = active[k]
@@ -149,7 +175,24 @@ return function(items, fn, opts)
         end
       end
     end
-    if not progressed then drive() end
+    for k = #parked, 1, -1 do
+      local w = parked[k]
+      local r = sched.take(w.eng, w.id)
+      if r then
+        progressed = true
+        parked[k] = parked[#parked]
+        parked[#parked] = nil
+        if step(w, r) then active[#active + 1] = w end -- waiting again: on a place
+        parks_seen = nil -- room among the parked: look again at the next drive
+      end
+    end
+    if not progressed then
+      drive()
+      if cur.parks ~= parks_seen then
+        parks_seen = cur.parks
+        park()
+      end
+    end
     if progress then progress.update(done, failed) end
   end
   if progress then progress.update(done, failed, true) end

@@ -13,20 +13,37 @@ S.WAIT = setmetatable({}, { __name = "evalua.client.WAIT" })
 
 function S.add_worker(co) run.current().workers[co] = true end
 
--- Polls eng for up to timeout_ms; files what finished; returns how many.
+-- Polls eng for up to timeout_ms; files what finished, and which requests
+-- began waiting out a server's Retry-After; returns how many finished and
+-- how many began waiting.
 function S.drive(eng, timeout_ms)
-  local done = eng:poll(timeout_ms)
-  local ready = run.current().ready
-  local box = ready[eng]
+  local done, parked = eng:poll(timeout_ms)
+  local cur = run.current()
+  local box = cur.ready[eng]
   if not box then
     box = {}
-    ready[eng] = box
+    cur.ready[eng] = box
   end
   for i = 1, #done do
     local d = done[i]
     box[d.id] = d
   end
-  return #done
+  if not parked then return #done, 0 end
+  local p = cur.parked[eng]
+  if not p then
+    p = {}
+    cur.parked[eng] = p
+  end
+  for i = 1, #parked do p[parked[i]] = true end
+  cur.parks = cur.parks + #parked
+  return #done, #parked
+end
+
+-- Whether request id on eng is waiting out a server's Retry-After (or has
+-- since gone out again, its answer not yet taken).
+function S.parked(eng, id)
+  local p = run.current().parked[eng]
+  return p ~= nil and p[id] == true
 end
 
 -- The finished result of request id on eng, or nil. Several callers may
@@ -42,6 +59,8 @@ function S.take(eng, id)
     if n > 0 then w[id] = n else
       box[id] = nil
       if w then w[id] = nil end
+      local p = cur.parked[eng]
+      if p then p[id] = nil end
     end
   end
   return r

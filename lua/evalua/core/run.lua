@@ -38,6 +38,8 @@ function M.new()
     workers = setmetatable({}, weak),     -- coroutine -> true: ev.map's workers
     ready = setmetatable({}, weak),       -- engine -> {id -> finished result}
     want = setmetatable({}, weak),        -- engine -> {id -> how many wait for it}
+    parked = setmetatable({}, weak),      -- engine -> {id -> true}: waiting out a Retry-After (ev.map parks its worker)
+    parks = 0,                            -- how many such waits began: ev.map looks at parked when it moves
     undecided = nil,                      -- the stderr line of an evaluation whose judge failed
   }, Run)
 end

@@ -149,19 +149,98 @@ local function check_complex(ds, complex, path)
   end
 end
 
+local formats = require "evalua.data.formats"
+
+-- The names of opts.format: evalua's own (jsonl, csv, or evalua for
+-- either by the extension), the peers' (docs/data.md) and auto.
+M.formats = { "evalua", "jsonl", "csv", "ragas", "deepeval", "promptfoo", "beir", "msmarco", "auto" }
+local FORMAT = options.set(M.formats)
+
 local function detect_format(path, opts)
-  if opts.format then return opts.format end
-  if path:match("%.csv$") then return "csv" end
-  return "jsonl"
+  local f = opts.format
+  if f == "auto" then
+    local name, why = formats.detect(path)
+    if not name then sys.input_error(why) end
+    f = name
+  end
+  if f == nil or f == "evalua" then return path:match("%.[cC][sS][vV]$") and "csv" or "jsonl" end
+  return f
 end
 
-local LOAD_KNOWN = options.set { "schema", "mode", "format" }
+-- A missing qid in a file that is a peer's says which format it is.
+local function with_hint(path, msg)
+  if msg:find("field 'qid': missing", 1, true) or path:lower():find("%.json$") then return msg .. formats.hint(path) end
+  return msg
+end
+
+-- A mapped row as JSON for the C reader: one encoding of its values (a call
+-- per value cost 5 us each, half the load), then the nested values the peer
+-- wrote, kept as their own text (raw).
+local function mapped_json(r)
+  local plain, extra = {}, {}
+  for k, v in pairs(r.row) do
+    local raw = r.raw[k]
+    if raw then extra[#extra + 1] = json.encode(k) .. ":" .. raw else plain[k] = v end
+  end
+  local ok, text = pcall(json.encode, plain)
+  if not ok then -- name the value that cannot be JSON (a Python literal's 1e400)
+    for k, v in pairs(plain) do
+      local fine, why = pcall(json.encode, v)
+      if not fine then return nil, ("field '%s': %s"):format(k, why) end
+    end
+    return nil, text
+  end
+  if #extra == 0 then return text end
+  table.sort(extra)
+  return (text == "{}" and "{" or text:sub(1, -2) .. ",") .. table.concat(extra, ",") .. "}"
+end
+
+-- "field 'contexts': ..." of a row mapped from the peer's 'retrieved_contexts'
+-- names both.
+local function peer_field(msg, from)
+  local key, sub, rest = msg:match("^field '([^'%[%.]+)([^']*)'(.*)$")
+  if key and from[key] and from[key] ~= key then
+    return ("field '%s%s' (read from '%s')%s"):format(key, sub, from[key], rest)
+  end
+  return msg
+end
+
+-- A peer's file or folder, mapped to rows (formats/) and appended to a C
+-- table as if read from JSON lines, each row keeping the peer's line.
+local function load_peer(path, format, spec, mode)
+  local res = formats.rows(path, format, { split = spec.split, corpus = spec.corpus, run = spec.run,
+    ignore_identical_ids = spec.ignore_identical_ids, lenient = mode == "lenient" })
+  local tbl = T.new(spec)
+  local skipped = res.skipped or {}
+  for _, r in ipairs(res.rows) do
+    local text, err = mapped_json(r)
+    local ok = text and tbl:append(text, r.line)
+    if not ok then
+      if text then _, err = tbl:append(text, r.line) end
+      err = peer_field(err, r.from)
+      if mode == "lenient" then skipped[#skipped + 1] = { line = r.line, error = err }
+      else input_error(res.where, r.line, err) end
+    end
+  end
+  return tbl, res.hash, skipped, res.corpus
+end
+
+local LOAD_KNOWN = options.set { "schema", "mode", "format", "split", "corpus", "run", "ignore_identical_ids" }
+local FOLDER_ONLY = { "split", "corpus", "run", "ignore_identical_ids" }
 
 -- load(path [, opts]) -> Dataset
 -- opts.schema  extra/overriding field types (see evalua.core.schema); false for none
 -- opts.mode    "strict" (default: the first bad row stops with file:line: field ...)
 --              or "lenient" (bad rows are skipped and listed in ds.skipped)
--- opts.format  "jsonl" | "csv" (default: from the extension)
+-- opts.format  "evalua" (the default: "csv" or "jsonl" by the extension), "ragas",
+--              "deepeval", "promptfoo", "beir", "msmarco" or "auto" (docs/data.md)
+-- opts.split   beir: the qrels file (qrels/SPLIT.tsv, default "test");
+--              msmarco: queries.SPLIT.tsv and qrels.SPLIT.tsv (default "dev.small")
+-- opts.corpus  beir, msmarco: false leaves the corpus unread (ds.corpus nil)
+-- opts.run     beir, msmarco: a run file (TREC's six columns, or MS MARCO's
+--              QID DOCNO RANK) whose rankings become the rows' retrieved
+-- opts.ignore_identical_ids  with run: BEIR's rule, a document whose id is
+--              its query's is dropped from the ranking
 function M.load(path, opts)
   opts = opts or {}
   options.check(opts, LOAD_KNOWN, "ev.dataset.load", 2)
@@ -169,15 +248,37 @@ function M.load(path, opts)
   if mode ~= "strict" and mode ~= "lenient" then
     error(("dataset.load: mode must be \"strict\" or \"lenient\", got %s"):format(tostring(mode)), 2)
   end
+  if opts.format ~= nil and not FORMAT[opts.format] then
+    error(("dataset.load: format must be one of %s, got %s"):format(table.concat(M.formats, ", "),
+      tostring(opts.format)), 2)
+  end
+  local format = detect_format(path, opts)
+  local folder = format == "beir" or format == "msmarco"
+  for _, k in ipairs(FOLDER_ONLY) do
+    if opts[k] ~= nil and not folder then
+      error(("dataset.load: %s applies to format \"beir\" and \"msmarco\", not \"%s\""):format(k, format), 2)
+    end
+  end
+  if opts.ignore_identical_ids ~= nil and opts.run == nil then
+    error("dataset.load: ignore_identical_ids applies to the rankings of a run: give run = FILE", 2)
+  end
   local spec, complex = c_schema(opts.schema ~= false and opts.schema or nil, opts.schema ~= false)
   spec.lenient = mode == "lenient"
-  local format = detect_format(path, opts)
-  if format ~= "csv" and format ~= "jsonl" then
-    error(("dataset.load: format must be \"jsonl\" or \"csv\", got %s"):format(tostring(format)), 2)
+  local tbl, hash, skipped, corpus
+  if format == "csv" or format == "jsonl" then
+    tbl, hash, skipped = (format == "csv" and T.load_csv or T.load)(path, spec)
+    if not tbl then sys.input_error(with_hint(path, hash)) end
+    if #tbl == 0 and skipped[1] and skipped[1].error:find("field 'qid': missing", 1, true) then
+      local hint = formats.hint(path)
+      if hint ~= "" then input_error(path, skipped[1].line, skipped[1].error .. hint) end
+    end
+  else
+    spec.split, spec.corpus, spec.run, spec.ignore_identical_ids = opts.split, opts.corpus, opts.run, opts.ignore_identical_ids
+    tbl, hash, skipped, corpus = load_peer(path, format, spec, mode)
+    spec.split, spec.corpus, spec.run, spec.ignore_identical_ids = nil, nil, nil, nil
   end
-  local tbl, hash, skipped = (format == "csv" and T.load_csv or T.load)(path, spec)
-  if not tbl then sys.input_error(hash) end
-  local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode }
+  local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode,
+                           corpus = corpus }
   check_complex(ds, complex, path)
   return ds
 end

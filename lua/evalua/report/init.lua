@@ -66,8 +66,10 @@ local function format_of(name, level)
   end
   if not f.fn then
     local mod = require(f.module)
-    -- a table format streams itself to a file: {render = fn, write = fn(res, opts, path)}
-    if type(mod) == "table" then f.fn, f.stream = mod.render, mod.write else f.fn = mod end
+    -- a table format streams itself to a file: {render = fn, write = fn(res, opts, path)},
+    -- with the options it reads and their check (options, check = fn(opts, what, level))
+    if type(mod) == "table" then f.fn, f.stream, f.options, f.check = mod.render, mod.write, mod.options, mod.check
+    else f.fn = mod end
   end
   return f
 end
@@ -80,6 +82,9 @@ local function check(opts, names, formats, what)
     for _, o in ipairs(f.options or {}) do known[o] = true end
   end
   options.check(opts, known, what, 3)
+  for _, f in ipairs(formats) do
+    if f.check then f.check(opts or {}, what, 4) end
+  end
 end
 
 -- render(res, format [, opts]) -> string

@@ -1,7 +1,9 @@
 -- JSON report: run metadata, every aggregate, worst slices, lowest items and
--- every row with its scores, reasons and unmeasured causes. Keys are sorted,
--- so two reports of the same run diff cleanly. The items are streamed from
--- the columns by C (evalua._report), in constant memory.
+-- every row's item with its scores, reasons and unmeasured causes. Keys are
+-- sorted, so two reports of the same run diff cleanly. The items are
+-- streamed from the columns by C (evalua._report), in constant memory:
+-- compact by default (an item a line, without the input row, which the
+-- data set holds), or with items = "full" each item's row too, a key a line.
 local json = require "evalua.core.json"
 local C = require "evalua._report"
 local columns = require "evalua.report.columns"
@@ -28,8 +30,25 @@ local function notices(res)
   return out
 end
 
-local function document(res)
+local FORMS = { compact = true, full = true }
+
+-- items = "compact" (the default) or "full"; what: the call, for the message.
+local function check(opts, what, level)
+  local form = opts.items
+  if form ~= nil and not FORMS[form] then
+    error(("%s: items must be \"compact\" or \"full\" (got %s)"):format(what,
+      type(form) == "string" and ("%q"):format(form) or type(form)), level + 1)
+  end
+end
+
+local function form_of(opts)
+  check(opts or {}, "ev.report", 3)
+  return opts and opts.items or "compact"
+end
+
+local function document(res, form)
   return {
+    items_form = form,
     meta = res.meta, metrics = metric_list(res), systems = res.systems, dims = res.dims,
     slice_values = res.slice_values, aggregates = res.aggregates, worst = res.worst,
     bottom = res.bottom, skipped = setmetatable(res.skipped, json.array), items = MARK,
@@ -44,7 +63,21 @@ end
 
 -- Text that is not valid UTF-8 is written with U+FFFD for each invalid
 -- sequence (host/bindings/l_json.c); write returns their number.
+local function spec(res, form)
+  local sp = columns(res)
+  sp.full_items = form == "full"
+  return sp
+end
+
 return {
-  render = function(res) return (C.json(columns(res), document(res), MARK)) end,
-  write = function(res, _, path) return select(2, C.json(columns(res), document(res), MARK, path)) end,
+  options = { "items" },
+  check = check,
+  render = function(res, opts)
+    local form = form_of(opts)
+    return (C.json(spec(res, form), document(res, form), MARK))
+  end,
+  write = function(res, opts, path)
+    local form = form_of(opts)
+    return select(2, C.json(spec(res, form), document(res, form), MARK, path))
+  end,
 }

@@ -10,6 +10,8 @@
  * The similarity of two texts is (1 - char_weight) times the cosine of their
  * word parts plus char_weight times the cosine of their character parts.
  * Features are 64-bit hashes, so the sparse cosine has no collisions;
+ * each distinct one is numbered in the embedder's vocabulary (at most
+ * 2^31 - 1 of them);
  * evembed_dense folds a vector into a fixed dimension for callers that need
  * a dense embedding. docs/judged_metrics.md has the measured quality. */
 #ifndef EVALUA_EMBED_H
@@ -37,6 +39,18 @@ void evembed_free(evembed *e);
 /* Adds a text; EVTEXT_OK, EVTEXT_EUTF8 (err says where) or EVTEXT_ENOMEM. */
 int evembed_add(evembed *e, evtext_ws *ws, evtext_str text, evtext_error *err);
 
+/* Runs job(args[0]) and job(args[1]) at once, returning when both are
+ * done (the host's two threads; evr_parallel_fn in evalua/trec.h). */
+typedef void (*evembed_parallel_fn)(void (*job)(void *), void *args[2]);
+
+/* Adds n texts in order, as n calls of evembed_add would: with par and
+ * ws[1], the second half on another thread (ws[0] and ws[1] are then each
+ * one thread's). On EVTEXT_EUTF8, *failed is the first failing text
+ * (0-based) and err says where in it; the texts before it may have been
+ * added. */
+int evembed_add_batch(evembed *e, evtext_ws *ws[2], const evtext_str *texts, size_t n,
+                      evembed_parallel_fn par, size_t *failed, evtext_error *err);
+
 /* Learns the IDF from every text added and weights them; call it once,
  * after the last add. EVTEXT_OK or EVTEXT_ENOMEM. */
 int evembed_fit(evembed *e);
@@ -44,8 +58,14 @@ int evembed_fit(evembed *e);
 size_t evembed_count(const evembed *e);
 
 /* Similarity of texts i and j (0-based, after evembed_fit), in [0, 1]; a
- * part that is empty in either text counts 0. */
-double evembed_cosine(const evembed *e, size_t i, size_t j);
+ * part that is empty in either text counts 0. Uses e's scratch: one call
+ * on e at a time. */
+double evembed_cosine(evembed *e, size_t i, size_t j);
+
+/* The similarities of each text i < m with texts first[i] .. first[i + 1]
+ * - 1 (first[0] >= m), into out[k - first[0]]; with par, half the texts i
+ * on another thread. EVTEXT_OK or EVTEXT_ENOMEM. */
+int evembed_similarity(evembed *e, const size_t *first, size_t m, double *out, evembed_parallel_fn par);
 
 /* Text i as a dense vector of dim numbers (feature hashing with signs),
  * unit length unless the text has no features (then all zeros). */

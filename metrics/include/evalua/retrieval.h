@@ -40,6 +40,8 @@ enum evr_kind {
   EVR_SUCCESS,
   EVR_RR_CUT,         /* reciprocal rank counting only the first k ranks */
   EVR_NDCG_EXP,       /* nDCG with gain 2^grade - 1; k = 0: whole ranking */
+  EVR_HITS, EVR_F1,   /* ranx: relevant retrieved in the first k; F1 of P@k and recall@k */
+  EVR_DCG, EVR_DCG_EXP, /* ranx: DCG with gain = grade (Jarvelin), 2^grade - 1 (Burges) */
   EVR_LI_HIT_RATE_GRANULAR, EVR_LI_MRR_GRANULAR, /* LlamaIndex granular forms */
   EVR_LI_HIT_RATE, EVR_LI_MRR,                   /* LlamaIndex: undefined on empty input */
   EVR_RAGAS_ID_PRECISION, EVR_RAGAS_ID_RECALL,

@@ -31,6 +31,10 @@ struct evr_trec_opts {
   int judged_only; /* -J: rank only the documents with a judgment */
   size_t relstring; /* > 0: keep each query's first grades as text, this many */
   const struct evr_zscores *z; /* -Z, or NULL */
+  /* BEIR's ignore_identical_ids: a retrieved document whose id is the
+   * query's id is dropped before anything else (-M included); a query left
+   * with no results is evaluated as retrieving nothing, as BEIR counts it */
+  int drop_query_id;
 };
 
 /* A query of the report. */

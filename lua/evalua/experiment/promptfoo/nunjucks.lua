@@ -1,0 +1,244 @@
+-- promptfoo's templates are Nunjucks; evalua's are ev.template. This turns
+-- the Nunjucks that prompts, assertion values and http bodies use into an
+-- ev.template: {{ var }}, dotted paths, x[0] and x["k"] indexes, filters
+-- with arguments, {# comments #} and {{- -}} whitespace control. Tags
+-- ({% if %}, {% for %}) and expressions (a + b, x if y else z) are refused
+-- naming their line, never rendered wrongly. Nunjucks' filters that
+-- ev.template lacks are added to the run's filter table (M.install).
+-- docs/promptfoo.md lists the filters and where they differ.
+local template = require "evalua.experiment.template"
+local json = require "evalua.core.json"
+
+local M = {}
+
+local function text(v)
+  if type(v) == "string" then return v end
+  if type(v) == "number" then return json.number(v) end
+  if type(v) == "boolean" then return tostring(v) end
+  return json.encode(v)
+end
+
+local function list(v, name)
+  if type(v) ~= "table" then error(("filter '%s' needs a list"):format(name), 0) end
+  return v
+end
+
+-- Nunjucks filters missing from ev.template's built-ins, by Nunjucks' rules.
+M.FILTERS = {
+  dump = function(v) return json.encode(v) end,
+  safe = function(v) return v end, -- promptfoo renders without HTML escaping, so safe changes nothing
+  string = function(v) return text(v) end,
+  capitalize = function(v)
+    local s = text(v):lower()
+    return (s:gsub("^%l", string.upper))
+  end,
+  title = function(v) return (text(v):lower():gsub("(%w)(%w*)", function(a, b) return a:upper() .. b end)) end,
+  first = function(v)
+    if type(v) == "string" then return v:sub(1, (utf8.offset(v, 2) or #v + 1) - 1) end
+    return list(v, "first")[1] or ""
+  end,
+  last = function(v)
+    if type(v) == "string" then return v:sub(utf8.offset(v, -1) or 1) end
+    local l = list(v, "last")
+    return l[#l] or ""
+  end,
+  replace = function(v, a)
+    local from, to = text(a[1] or ""), text(a[2] or "")
+    if from == "" then return text(v) end
+    local s, out, pos = text(v), {}, 1
+    while true do
+      local i, j = s:find(from, pos, true)
+      if not i then break end
+      out[#out + 1] = s:sub(pos, i - 1) .. to
+      pos = j + 1
+    end
+    return table.concat(out) .. s:sub(pos)
+  end,
+  int = function(v) local n = tonumber(v) return n and math.tointeger(n < 0 and math.ceil(n) or math.floor(n)) or 0 end,
+  float = function(v) return (tonumber(v) or 0) + 0.0 end,
+  abs = function(v) return math.abs(tonumber(v) or 0) end,
+  round = function(v, a)
+    local n, p = tonumber(v) or 0, math.tointeger(a[1]) or 0
+    local f = 10 ^ p
+    local r = (n >= 0 and math.floor(n * f + 0.5) or -math.floor(-n * f + 0.5)) / f
+    return p == 0 and math.tointeger(r) or r
+  end,
+  wordcount = function(v)
+    local n = 0
+    for _ in text(v):gmatch("%w+") do n = n + 1 end
+    return n
+  end,
+  reverse = function(v)
+    if type(v) == "string" then
+      local cs = {}
+      for _, c in utf8.codes(v) do table.insert(cs, 1, utf8.char(c)) end
+      return table.concat(cs)
+    end
+    local out = {}
+    for i = #list(v, "reverse"), 1, -1 do out[#out + 1] = v[i] end
+    return out
+  end,
+  sort = function(v)
+    local out = {}
+    for i, x in ipairs(list(v, "sort")) do out[i] = x end
+    table.sort(out, function(a, b) return text(a) < text(b) end)
+    return out
+  end,
+  urlencode = function(v)
+    return (text(v):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+  end,
+  escape = function(v)
+    return (text(v):gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;",
+                                      ["'"] = "&#39;" }))
+  end,
+}
+M.FILTERS.e = M.FILTERS.escape
+-- promptfoo's own filter: a JSON text parsed (promptfoo adds load to Nunjucks)
+M.FILTERS.load = function(v)
+  if type(v) ~= "string" then return v end
+  local x, why = json.decode(v)
+  if x == nil then error("filter 'load': not JSON: " .. tostring(why), 0) end
+  return x
+end
+-- (x | load).a.b: the path after a parenthesised expression, as a filter
+M.FILTERS.pf_path = function(v, a)
+  for seg in tostring(a[1] or ""):gmatch("[^%.]+") do
+    if type(v) ~= "table" then return nil end
+    local x = v[seg]
+    if x == nil and tonumber(seg) then x = v[tonumber(seg)] end
+    v = x
+  end
+  if v == nil then error(("no value at '%s'"):format(tostring(a[1])), 0) end
+  return v
+end
+
+-- Filter names as Nunjucks spells them -> ev.template's.
+local RENAMED = { d = "default", tojson = "dump" }
+
+-- Adds the Nunjucks filters to the current run's filter table.
+function M.install()
+  for name, fn in pairs(M.FILTERS) do
+    if rawget(template.filters, name) == nil then template.filters[name] = fn end
+  end
+end
+
+-- x[0] -> x.1, x["k"] / x['k'] -> x.k (Nunjucks indexes from 0).
+local function path_of(expr)
+  local out = expr:gsub("%[%s*(%d+)%s*%]", function(n) return "." .. (tonumber(n) + 1) end)
+  out = out:gsub("%[%s*\"([%w_]+)\"%s*%]", ".%1"):gsub("%[%s*'([%w_]+)'%s*%]", ".%1")
+  return out
+end
+
+local expression
+
+-- "(inner).a[0]": the inner expression converted, then its path as a filter.
+local function grouped(body)
+  local inner, rest = body:match("^%s*(%b())(.*)$")
+  if not inner then return nil end
+  local tail, filters = rest:match("^([%.%[][^|]*)(.*)$")
+  if not tail then return nil end
+  local path = path_of(tail:match("^(.-)%s*$")):gsub("^%.", "")
+  if not path:match("^[%w_%.]+$") then return nil end
+  local e, why = expression(inner:sub(2, -2))
+  if not e then return nil, why end
+  return ("%s | pf_path('%s')%s"):format(e, path, filters:match("^%s*$") and "" or (" " .. filters:match("^%s*(.-)%s*$")))
+end
+
+-- One {{ ... }} body in ev.template's syntax, or nil and why.
+function expression(body)
+  if body:match("^%s*%(") then
+    local e, why = grouped(body)
+    if e then return e end
+    if why then return nil, why end
+  end
+  local parts, cur, quote = {}, {}, nil
+  for ch in body:gmatch(".") do
+    if quote then
+      if ch == quote then quote = nil end
+      cur[#cur + 1] = ch
+    elseif ch == '"' or ch == "'" then
+      quote = ch
+      cur[#cur + 1] = ch
+    elseif ch == "|" then
+      parts[#parts + 1], cur = table.concat(cur), {}
+    else
+      cur[#cur + 1] = ch
+    end
+  end
+  parts[#parts + 1] = table.concat(cur)
+  for i, p in ipairs(parts) do parts[i] = p:match("^%s*(.-)%s*$") end
+  local head = parts[1]
+  if not (head:match('^"[^"]*"$') or head:match("^'[^']*'$")) then
+    head = path_of(head)
+    if not head:match("^[%a_][%w_]*$") and not head:match("^[%a_][%w_%.]*[%w_]$") then
+      return nil, ("the Nunjucks expression '{{ %s }}' is not supported (a variable, a dotted path or an index, "
+        .. "with filters)"):format(body)
+    end
+  end
+  for i = 2, #parts do
+    local name, rest = parts[i]:match("^([%a_][%w_]*)(.*)$")
+    if not name then return nil, ("cannot read the filter '%s'"):format(parts[i]) end
+    parts[i] = (RENAMED[name] or name) .. rest
+  end
+  parts[1] = head
+  return table.concat(parts, " | ")
+end
+
+-- convert(source) -> ev.template text | nil, why, line (1-based, in source).
+function M.convert(source)
+  local out, pos, line = {}, 1, 1
+  local trim_next = false
+  while true do
+    local open, kind = source:find("{[{%%#]", pos)
+    local chunk = source:sub(pos, (open or #source + 1) - 1)
+    if trim_next then chunk = chunk:gsub("^%s+", "") end
+    trim_next = false
+    kind = open and source:sub(open + 1, open + 1)
+    local closer = kind == "{" and "}}" or kind == "%" and "%}" or "#}"
+    local dash = open and source:sub(open + 2, open + 2) == "-"
+    if dash then chunk = chunk:gsub("%s+$", "") end
+    out[#out + 1] = chunk
+    if not open then break end
+    line = line + select(2, source:sub(pos, open - 1):gsub("\n", ""))
+    local close = source:find(closer, open + 2, true)
+    if not close then return nil, ("'{%s' is never closed"):format(kind), line end
+    local inner = source:sub(open + (dash and 3 or 2), close - 1)
+    if inner:sub(-1) == "-" then inner, trim_next = inner:sub(1, -2), true end
+    if kind == "%" then
+      return nil, ("the Nunjucks tag '{%% %s %%}' is not supported: evalua renders variables and filters, "
+        .. "not tags (if, for, set ...)"):format(inner:match("^%s*(.-)%s*$")), line
+    elseif kind == "{" then
+      local expr, why = expression(inner)
+      if not expr then return nil, why, line end
+      out[#out + 1] = "{{" .. expr .. "}}"
+    end
+    line = line + select(2, source:sub(open, close):gsub("\n", ""))
+    pos = close + #closer
+  end
+  return table.concat(out)
+end
+
+-- compile(source, name) -> template | nil, why, line: the Nunjucks text
+-- converted and compiled; why without the line, which comes apart.
+function M.compile(source, name)
+  local text_, why, line = M.convert(source)
+  if not text_ then return nil, why, line end
+  local ok, t = pcall(template.compile, text_, name)
+  if ok then return t end
+  local l, msg = tostring(t):match("line (%d+): (.*)$")
+  return nil, msg or tostring(t), tonumber(l) or 1
+end
+
+-- Whether s holds a template tag at all (plain strings need no template).
+function M.has_tags(s)
+  return type(s) == "string" and (s:find("{{", 1, true) or s:find("{%", 1, true) or s:find("{#", 1, true)) ~= nil
+end
+
+-- render(t, vars) -> text | nil, why: a missing variable is an error, not "".
+function M.render(t, vars)
+  local ok, s = pcall(t.render, t, vars)
+  if ok then return s end
+  return nil, (tostring(s):gsub("^template '[^']*' line %d+: ", ""))
+end
+
+return M

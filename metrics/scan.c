@@ -1,0 +1,57 @@
+/* The structural pass of the JSON reader (evalua/scan.h). */
+#include <stdint.h>
+#include <string.h>
+
+#include "evalua/scan.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+static size_t plain_bytes(const char *p, size_t i, size_t n) {
+  for (; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+  }
+  return i;
+}
+
+#define ONES ((uint64_t)0x0101010101010101ULL)
+#define HIGHS ((uint64_t)0x8080808080808080ULL)
+
+/* The bytes of x that stop a string, each as its high bit: the first one
+ * is exact (a borrow can only mark bytes above a true one). */
+static uint64_t stops(uint64_t x) {
+  uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+  uint64_t zq = (q - ONES) & ~q, zb = (b - ONES) & ~b; /* a zero byte: '"' or '\\' there */
+  uint64_t lt = (x - ONES * 0x20) & ~x;                /* a byte below 0x20 */
+  return (zq | zb | lt | x) & HIGHS;                   /* x: a byte from 0x80 on */
+}
+
+size_t evt_plain_portable(const char *p, size_t n) {
+  size_t i = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    uint64_t m = stops(x);
+    if (m) return i + (size_t)__builtin_ctzll(m) / 8;
+  }
+#endif
+  return plain_bytes(p, i, n);
+}
+
+#if defined(__SSE2__)
+size_t evt_plain_sse2(const char *p, size_t n) {
+  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    /* signed: the bytes from 0x80 on are negative, so below 0x20 with the controls */
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)), _mm_cmplt_epi8(v, space));
+    unsigned bits = (unsigned)_mm_movemask_epi8(m);
+    if (bits) return i + (size_t)__builtin_ctz(bits);
+  }
+  return i + evt_plain_portable(p + i, n - i);
+}
+#endif

@@ -1,0 +1,258 @@
+-- evalua run promptfooconfig.yaml against the mock server: a config of
+-- realistic size (tests/data/promptfoo/realistic: 3 prompts x 2 providers x
+-- 20 cases, every assertion family of the registry, weights, thresholds, a
+-- named metric, an assert-set, transforms, defaultTest, vars expansion and
+-- CSV tests) gives, case by case, the verdicts and weighted scores computed
+-- by hand below; bad configs get file:line errors and the mock sees no
+-- request at all.
+local lu = require "luaunit"
+local h = require "tests.lua.helpers"
+local mock = require "tests.mock.mock"
+local cjson = require "cjson"
+
+local SRC = os.getenv("EVALUA_SRC") or "."
+local DATA = SRC .. "/tests/data/promptfoo/realistic"
+
+TestPromptfoo = {}
+
+local server
+
+function TestPromptfoo:setUp()
+  server = server or mock.start()
+  server:reset()
+end
+
+-- The realistic config copied into a fresh folder with the mock's address;
+-- edit(text) may change the config's text first.
+local function project(edit)
+  local dir = h.tmpdir()
+  h.sh(("cp -r %s/. %s/"):format(DATA, dir))
+  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub("MOCK_ROOT", server.root)
+  h.write(dir .. "/promptfooconfig.yaml", edit and edit(text) or text)
+  return dir
+end
+
+local function run(dir, args)
+  return h.run(("cd %s && OPENAI_API_KEY=mock-key SVC_TOKEN='Bearer svc-secret' %s run promptfooconfig.yaml --quiet --out %s/out %s")
+    :format(dir, h.bin, dir, args or "--no-cache"))
+end
+
+-- By hand, for each case (in the config's order, the CSV's two last): the
+-- verdict and weighted score of the model's answer, then of the service's.
+-- Every case also carries defaultTest's max-length 200, which every answer
+-- passes (weight 1). P pass, F fail, U unmeasured.
+local EXPECTED = {
+  { "P", 1, "F", 0.5 },           -- equals "4": "4" / "four"
+  { "P", 1, "F", 2 / 3 },         -- icontains paris, contains Paris: "paris" lacks "Paris"
+  { "P", 1, "P", 2 / 3 },         -- threshold 0.5: "42" fails starts-with, 2/3 >= 0.5
+  { "P", 1, "F", 0.5 },           -- is-json with a schema: "not json"
+  { "P", 1, "F", 2 / 3 },         -- contains-all [red, green] fails on "red"; contains-any passes
+  { "F", 0.5, "P", 1 },           -- not-icontains cannot
+  { "P", 1, "F", 0.4 },           -- weights 1 + 3 (+1), threshold 0.7: "alpha" gets (1 + 0 + 1) / 5
+  { "P", 1, "P", 1 },             -- contains "no" of weight 0 fails, but weight 0 never fails a case
+  { "P", 1, "F", 0.5 },           -- transform output:upper(): "HELLO" / "BYE"
+  { "P", 1, "F", 0.5 },           -- an assertion's transform json.decode(output).answer: x1 / y2
+  { "P", 1, "P", 0.75 },          -- assert-set threshold 0.5: "cat" scores 0.5 and passes; (1 + 0.5) / 2
+  { "P", 1, "F", 0.5 },           -- equals "{{ expected }}" (blue), metric accuracy
+  { "P", 1, "F", 2 / 3 },         -- max-words 3 and min-length 10: "one two" is 7 characters
+  { "P", 1, "P", 1 },             -- latency <= 10000 ms
+  { "U", nil, "U", nil },         -- cost: neither provider reports one
+  { "P", 1, "F", 0.5 },           -- question list, first: "ok a" / "no"
+  { "P", 1, "P", 1 },             -- question list, second: "ok b" / "ok"
+  { "P", 1, "F", 0.5 },           -- more.yaml: similar kitten 0.8: "sitting" is 1 - 3/7 = 0.571
+  { "P", 1, "F", 0.5 },           -- CSV __expected "icontains: yes": "nope"
+  { "P", 1, "P", 1 },             -- CSV __expected "42" (equals)
+}
+
+local CELLS = { "plain", "terse", "chat" }
+
+function TestPromptfoo:test_realistic_config_case_by_case()
+  local dir = project()
+  local r = run(dir)
+  lu.assertEquals(r.status, 1, r.stderr) -- a case failed
+  local report = cjson.decode(h.read(dir .. "/out/promptfoo.json"))
+  local got = {}
+  for _, it in ipairs(report.items) do got[it.system .. "#" .. it.id] = it end
+  lu.assertEquals(#report.items, 120)
+  for _, prompt in ipairs(CELLS) do
+    for i, e in ipairs(EXPECTED) do
+      for k, provider in ipairs { "model", "svc" } do
+        local it = got[("%s/%s#%d"):format(prompt, provider, i)]
+        local what = ("%s/%s case %d"):format(prompt, provider, i)
+        lu.assertNotNil(it, what)
+        local verdict, want = e[2 * k - 1], e[2 * k]
+        local pass = it.scores.assertions
+        lu.assertEquals(pass == nil and "U" or pass == 1 and "P" or "F", verdict, what)
+        if want then lu.assertAlmostEquals(it.scores.score, want, 1e-12, what)
+        else lu.assertNil(it.scores.score, what) lu.assertStrContains(it.unmeasured.score, "the output has no cost") end
+      end
+    end
+  end
+  -- the named metric: 1 for the model, 0 for the service, on case 12 only
+  lu.assertEquals(got["chat/model#12"].scores.accuracy, 1)
+  lu.assertEquals(got["chat/svc#12"].scores.accuracy, 0)
+  lu.assertNil(got["chat/svc#1"].scores.accuracy)
+  -- promptfoo's summary: 3 x (18 + 7) passes, 3 x (1 + 12) failures, 6 unmeasured
+  lu.assertStrContains(r.stdout, "promptfooconfig.yaml: 3 prompts x 2 providers x 20 test cases = 120 outputs")
+  lu.assertStrContains(r.stdout, "\nSuccesses: 75\nFailures: 39\nErrors: 0\nUnmeasured: 6\nPass Rate: 62.50%\n")
+  -- the score column: the mean of the 19 measured weighted scores; the model's (18 + 0.5) / 19, the
+  -- service's the sum of the column above (12.8167) / 19
+  lu.assertStrContains(r.stdout, "\nplain/model                 18     1      0           1     90.00%   0.974\n")
+  lu.assertStrContains(r.stdout, "\nchat/svc                     7    12      0           1     35.00%   0.675\n")
+  lu.assertStrContains(r.stdout, "metric accuracy: plain/model 1.000, plain/svc 0.000")
+  lu.assertNotNil(h.read(dir .. "/out/promptfoo_side_by_side.html"))
+  lu.assertNotNil(h.read(dir .. "/out/promptfoo.md"))
+  h.sh("rm -rf " .. dir)
+end
+
+function TestPromptfoo:test_what_reaches_the_servers()
+  local dir = project()
+  local r = run(dir)
+  lu.assertEquals(r.status, 1, r.stderr)
+  local s = server:stats()
+  lu.assertEquals(s.by_path["/v1/chat/completions"], 60) -- 3 prompts x 20 cases, no cache
+  lu.assertEquals(s.by_path["/generate"], 60)
+  local chat, terse, http, http_headers = nil, nil, nil, nil
+  for _, q in ipairs(server:requests()) do
+    local body = type(q.body) == "table" and q.body or cjson.decode(q.body)
+    if q.path == "/v1/chat/completions" and body.messages[1].role == "system" then chat = chat or body end
+    if q.path == "/v1/chat/completions" and body.messages[1].content:find("^Answer tersely%. Sum%?") then terse = body end
+    if q.path == "/generate" and body.q:find("^Q: What is 2%+2%?") then http, http_headers = body, q.headers end
+  end
+  -- the chat prompt (prompts/chat.json, the question through | dump) is sent as its two messages
+  lu.assertNotNil(chat)
+  lu.assertEquals(chat.messages[1].content, "Be brief.")
+  lu.assertEquals(chat.messages[2].role, "user")
+  lu.assertEquals(chat.max_tokens, 50)
+  lu.assertEquals(chat.temperature, 0)
+  lu.assertEquals(chat.model, "mock-model")
+  -- the text file's prompt, for a CSV case; the http body's templates, with defaultTest's lang
+  lu.assertEquals(terse.messages, { { role = "user", content = 'Answer tersely. Sum? <<mock {"answer": "42", "http_answer": "42"}>>' } })
+  lu.assertEquals(http, { q = 'Q: What is 2+2? <<mock {"answer": "4", "http_answer": "four"}>>', lang = "en" })
+  lu.assertEquals(http_headers["x-team"], "evals")
+  lu.assertEquals(http_headers.authorization, "Bearer svc-secret") -- '{{ env.SVC_TOKEN }}': the whole value from the environment
+  h.sh("rm -rf " .. dir)
+end
+
+-- The answers are cached by evalua's client: a rerun sends nothing and
+-- gives the same verdicts.
+function TestPromptfoo:test_a_rerun_comes_from_the_cache()
+  local dir = project()
+  local first = run(dir, "--cache " .. dir .. "/cache")
+  lu.assertEquals(server:stats().requests, 120)
+  server:reset()
+  local again = run(dir, "--cache " .. dir .. "/cache")
+  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(again.status, 1)
+  lu.assertStrContains(again.stdout, "(120 answers from the cache, counted as when they were asked)")
+  lu.assertEquals(again.stdout:match("Successes.-Rate: [%d.]+%%"), first.stdout:match("Successes.-Rate: [%d.]+%%"))
+  h.sh("rm -rf " .. dir)
+end
+
+-- Under --sandbox: the config and its files read under --read, the reports
+-- written under run's --out, the servers the operator's; a header from the
+-- environment is refused at its line, as the sandbox refuses it to scripts.
+function TestPromptfoo:test_under_the_sandbox()
+  local dir = project()
+  local cmd = ("cd %s && OPENAI_BASE_URL=%s EVALUA_JUDGE_URLS='%s/generate' OPENAI_API_KEY=k %s run --sandbox --read %s "
+    .. "--out %s/out promptfooconfig.yaml --no-cache --quiet"):format(dir, server.url, server.root, h.bin, dir, dir)
+  local r = h.run(cmd)
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, "promptfooconfig.yaml:20: providers[2]: judge header 'Authorization': values from the "
+    .. "environment are not available in --sandbox mode\nevalua: 1 problem in promptfooconfig.yaml; nothing was sent\n")
+  lu.assertEquals(server:stats().requests, 0)
+  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub('        Authorization: "{{ env.SVC_TOKEN }}"\n', "")
+  h.write(dir .. "/promptfooconfig.yaml", text)
+  r = h.run(cmd)
+  lu.assertEquals(r.status, 1, r.stderr)
+  lu.assertStrContains(r.stdout, "\nSuccesses: 75\nFailures: 39\nErrors: 0\nUnmeasured: 6\n")
+  lu.assertNotNil(h.read(dir .. "/out/promptfoo_side_by_side.html"))
+  h.sh("rm -rf " .. dir)
+end
+
+-- exec: promptfoo's contract (the prompt, the options and the context as the
+-- last three arguments; stdout trimmed is the output; a non-zero exit is an
+-- error quoting stderr), and echo, which sends nothing.
+function TestPromptfoo:test_exec_and_echo_providers()
+  local dir = h.tmpdir()
+  h.write(dir .. "/reply.sh", [=[
+case "$1" in *fail*) echo boom >&2; exit 3;; esac
+printf '\033[1margs=%s\033[0m prompt=%s opts=%s ctx=%s\n\n' "$#" "$1" "$2" "$3"
+]=])
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: ["Tell {{ who }}"]
+providers:
+  - exec: sh ./reply.sh
+  - echo
+tests:
+  - vars: {who: "O'Neil"}
+    assert: [{type: starts-with, value: Tell}]
+  - vars: file://vars.yaml
+]])
+  h.write(dir .. "/vars.yaml", "who: fail\n")
+  local r = run(dir)
+  lu.assertEquals(r.status, 1, r.stderr) -- the script's output does not start with Tell
+  local rows = {}
+  for _, it in ipairs(cjson.decode(h.read(dir .. "/out/promptfoo.json")).items) do rows[it.system .. "#" .. it.id] = it.row end
+  lu.assertEquals(rows["prompt 1/exec:sh ./reply.sh#1"].answer, "args=3 prompt=Tell O'Neil "
+    .. 'opts={"config":{},"id":"exec:sh ./reply.sh"} ctx={"prompt":{"raw":"Tell O\'Neil"},"vars":{"who":"O\'Neil"}}')
+  lu.assertEquals(rows["prompt 1/exec:sh ./reply.sh#2"].output_error, "'sh ./reply.sh' exited with status 3: boom")
+  lu.assertEquals(rows["prompt 1/echo#1"].answer, "Tell O'Neil")
+  lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 1\nErrors: 1\nUnmeasured: 1\n") -- case 2 has no assertions
+  lu.assertEquals(server:stats().requests, 0)
+  h.sh("rm -rf " .. dir)
+end
+
+-- A bad config is refused whole, with each problem's file and line, and
+-- nothing reaches the server.
+local function refused(edit, files)
+  local dir = project(edit)
+  for name, text in pairs(files or {}) do h.write(dir .. "/" .. name, text) end
+  local r = run(dir)
+  lu.assertEquals(server:stats().requests, 0)
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(r.status, 3, r.stderr)
+  return r.stderr
+end
+
+function TestPromptfoo:test_unsupported_keys_are_listed_before_any_request()
+  local err = refused(function(text)
+    return text:gsub("defaultTest:", "evaluateOptions:\n  maxConcurrency: 2\ndefaultTest:", 1)
+      :gsub("      max_tokens: 50\n", "      max_tokens: 50\n      frequency_penalty: 0.5\n", 1)
+      :gsub("  %- description: equals\n", "  - description: equals\n    provider: openai:gpt-4o\n", 1)
+  end)
+  lu.assertEquals(err, table.concat({
+    "promptfooconfig.yaml:20: providers[1].config.frequency_penalty: not supported: evalua's openai provider sends "
+      .. "temperature, top_p, max_tokens, seed and stop",
+    "promptfooconfig.yaml:34: evaluateOptions: not supported: concurrency, caching and retries are evalua's client's: "
+      .. "use --concurrency, --cache and --no-cache",
+    "promptfooconfig.yaml:44: tests[1].provider: not supported: a per-test provider is not supported; every case "
+      .. "runs on every provider",
+    "evalua: 3 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
+end
+
+function TestPromptfoo:test_malformed_yaml_names_line_and_column()
+  local err = refused(function(text) return text:gsub("    vars: {question: 'What is 2%+2%?", "    vars: {question: What is [2+2?", 1) end)
+  -- by hand: "[" (line 41, column 30) opens a list inside the flow mapping that began at column 11
+  lu.assertEquals(err, "promptfooconfig.yaml:41:30: did not find expected ',' or '}' (while parsing a flow mapping on line 41)\n")
+  err = refused(nil, { ["tests.csv"] = "question,__expected,__config\nq,x,y\n" })
+  lu.assertStrContains(err, "tests.csv:1: the column __config is not supported (vars, __expected, __description, "
+    .. "__metric, __threshold, __prefix and __suffix are)\n")
+end
+
+function TestPromptfoo:test_unknown_assertion_type_and_missing_variable()
+  local err = refused(function(text)
+    return text:gsub("      %- type: equals\n        value: \"4\"", "      - type: contians\n        value: \"4\"", 1)
+      :gsub('value: "{{ expected }}"', 'value: "{{ expectd }}"', 1)
+  end, { ["prompts/terse.txt"] = "Answer tersely. {{ questoin }}\n" })
+  lu.assertStrContains(err, "promptfooconfig.yaml:43: tests[1].assert[1].type: unknown assertion type 'contians' "
+    .. "(did you mean 'contains'?)\n")
+  lu.assertStrContains(err, "promptfooconfig.yaml:40: tests[1] (equals): prompt 'terse' (prompts/terse.txt:1): "
+    .. "missing variable 'questoin'\n")
+  lu.assertStrContains(err, "promptfooconfig.yaml:127: tests[12].assert[1].value: missing variable 'expectd'\n")
+  lu.assertStrContains(err, "tests.csv:2: test (from the CSV: icontains): prompt 'terse' (prompts/terse.txt:1): "
+    .. "missing variable 'questoin'\n")
+  lu.assertStrContains(err, "nothing was sent\n")
+end
+
+os.exit(lu.LuaUnit.run(), true)

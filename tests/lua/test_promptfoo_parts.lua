@@ -1,0 +1,150 @@
+-- The parts of evalua run promptfooconfig.yaml on their own: the Nunjucks
+-- subset (what converts, what is refused, the filters by Nunjucks' rules),
+-- promptfoo's __expected forms, and the scoring of promptfoo's
+-- AssertionsResult (weighted mean, threshold, weight 0, unmeasured,
+-- named metrics, assert-sets), with values computed by hand.
+local lu = require "luaunit"
+local nunjucks = require "evalua.experiment.promptfoo.nunjucks"
+local tests = require "evalua.experiment.promptfoo.tests"
+local score = require "evalua.experiment.promptfoo.score"
+local config = require "evalua.experiment.promptfoo.config"
+local yaml = require "evalua._yaml"
+
+TestNunjucks = {}
+
+function TestNunjucks:test_conversion()
+  lu.assertEquals(nunjucks.convert("Hi {{ name }}!"), "Hi {{name}}!")
+  lu.assertEquals(nunjucks.convert("{{ rows[0].text }} {{ m['k'] }} {{ m[\"k2\"] }}"), "{{rows.1.text}} {{m.k}} {{m.k2}}")
+  lu.assertEquals(nunjucks.convert("{{ x | d('none') | upper }}"), "{{x | default('none') | upper}}")
+  lu.assertEquals(nunjucks.convert("a{# a comment #}b"), "ab")
+  lu.assertEquals(nunjucks.convert("a \n {{- x -}} \n b"), "a{{x}}b") -- whitespace control trims both sides
+  lu.assertEquals({ nunjucks.convert("one\ntwo {% if x %}y{% endif %}") },
+    { nil, "the Nunjucks tag '{% if x %}' is not supported: evalua renders variables and filters, not tags (if, for, set ...)", 2 })
+  lu.assertEquals({ nunjucks.convert("{{ a + b }}") },
+    { nil, "the Nunjucks expression '{{  a + b  }}' is not supported (a variable, a dotted path or an index, with filters)", 1 })
+  lu.assertEquals({ nunjucks.convert("x\n\n{{ a") }, { nil, "'{{' is never closed", 3 })
+end
+
+local function render(src, vars)
+  nunjucks.install()
+  local t = assert(nunjucks.compile(src, "t"))
+  return assert(nunjucks.render(t, vars))
+end
+
+function TestNunjucks:test_filters_by_nunjucks_rules()
+  local v = { s = "hello wORLD", q = 'say "hi"', xs = { "b", "a", "c" }, n = 2.567, neg = -2.5, amp = "a&b <c>" }
+  lu.assertEquals(render("{{ s | capitalize }}|{{ s | title }}", v), "Hello world|Hello World")
+  lu.assertEquals(render("{{ q | dump }}|{{ xs | dump }}", v), '"say \\"hi\\""|["b","a","c"]')
+  lu.assertEquals(render("{{ xs | first }}{{ xs | last }}{{ s | first }}", v), "bch")
+  lu.assertEquals(render("{{ xs | sort | join(',') }}|{{ xs | reverse | join('') }}", v), "a,b,c|cab")
+  lu.assertEquals(render("{{ s | replace('o', '0') }}", v), "hell0 wORLD")
+  lu.assertEquals(render("{{ n | round }}|{{ n | round(1) }}|{{ n | int }}|{{ neg | int }}|{{ neg | abs }}", v), "3|2.6|2|-2|2.5")
+  lu.assertEquals(render("{{ s | wordcount }}|{{ s | length }}", v), "2|11")
+  lu.assertEquals(render("{{ amp | urlencode }}|{{ amp | escape }}|{{ amp | safe }}", v), "a%26b%20%3Cc%3E|a&amp;b &lt;c&gt;|a&b <c>")
+  lu.assertEquals(render("{{ missing | d('-') }}", v), "-")
+  local t = assert(nunjucks.compile("{{ missing }}", "t"))
+  lu.assertEquals({ nunjucks.render(t, {}) }, { nil, "missing variable 'missing'" }) -- Nunjucks would print ""
+end
+
+TestExpected = {}
+
+function TestExpected:test_promptfoo_expected_forms()
+  lu.assertEquals(tests.expected("contains: foo bar"), { type = "contains", value = "foo bar" })
+  lu.assertEquals(tests.expected("not-icontains: no"), { type = "not-icontains", value = "no" })
+  lu.assertEquals(tests.expected("icontains-any: red, green ,blue"), { type = "icontains-any", value = { "red", "green", "blue" } })
+  lu.assertEquals(tests.expected("similar(0.8): kitten"), { type = "similar", value = "kitten", threshold = 0.8 })
+  lu.assertEquals(tests.expected("is-json"), { type = "is-json" })
+  lu.assertEquals(tests.expected("grade: is polite"), { type = "llm-rubric", value = "is polite" })
+  lu.assertEquals(tests.expected("javascript: output.length > 3"), { type = "javascript", value = "output.length > 3" })
+  lu.assertEquals(tests.expected("Answer: 42"), { type = "equals", value = "Answer: 42" }) -- not a type: the text
+  lu.assertEquals(tests.expected("42"), { type = "equals", value = "42" })
+end
+
+TestScoring = {}
+
+-- The verdict of the assertions in yaml (a list) on answer, with threshold.
+local function verdict(list_yaml, answer, threshold, row)
+  local list, lines = assert(yaml.decode(list_yaml, "t.yaml"))
+  local doc = config.doc("t.yaml", lines, ".")
+  local problems = config.problems()
+  local entries = {}
+  for i, a in ipairs(list) do entries[i] = { a = a, doc = doc, line = doc:line(list, i), where = "assert[" .. i .. "]" } end
+  local items = score.prepare_list(problems, entries, {})
+  lu.assertEquals(problems.list, {})
+  local r = { answer = answer }
+  for k, v in pairs(row or {}) do r[k] = v end
+  return score.verdict({ items = items, vars = {}, threshold = threshold }, r)
+end
+
+function TestScoring:test_weighted_mean_and_threshold()
+  local list = "- {type: contains, value: a}\n- {type: contains, value: b, weight: 3}\n- {type: contains, value: c, weight: 0.5}\n"
+  local v = verdict(list, "a c")
+  lu.assertFalse(v.pass)
+  lu.assertAlmostEquals(v.weighted, 1.5 / 4.5, 1e-15) -- (1 + 0 + 0.5) / (1 + 3 + 0.5)
+  v = verdict(list, "a c", 0.3)
+  lu.assertTrue(v.pass) -- the threshold decides: 0.333 >= 0.3, though b failed
+  lu.assertEquals(v.reason, "aggregate score 0.33 >= 0.3 threshold")
+  v = verdict(list, "b", 0.7)
+  lu.assertAlmostEquals(v.weighted, 3 / 4.5, 1e-15)
+  lu.assertFalse(v.pass)
+  lu.assertEquals(v.reason, "aggregate score 0.67 < 0.7 threshold")
+end
+
+function TestScoring:test_weight_zero_and_unmeasured()
+  local v = verdict("- {type: contains, value: a}\n- {type: contains, value: z, weight: 0}\n", "a")
+  lu.assertTrue(v.pass) -- promptfoo forces a weight-0 assertion to pass: it only reports its score
+  lu.assertEquals(v.weighted, 1)
+  lu.assertEquals(v.results[2].score, 0)
+  lu.assertEquals(v.results[2].reason, 'lacks "z" (weight 0: reported, never failing)')
+  v = verdict("- {type: contains, value: z, weight: 0}\n", "a")
+  lu.assertEquals(v.weighted, 0) -- every weight 0: score 0
+  -- an assertion that cannot tell (no cost recorded) leaves the case unmeasured ...
+  v = verdict("- {type: contains, value: a}\n- {type: cost, threshold: 1}\n", "a")
+  lu.assertNil(v.pass)
+  lu.assertEquals(v.reason, "cost 1: the output has no cost")
+  -- ... unless another one failed
+  v = verdict("- {type: contains, value: z}\n- {type: cost, threshold: 1}\n", "a")
+  lu.assertFalse(v.pass)
+  lu.assertNil(v.weighted)
+  -- an open assertion of weight 0 does not count, with a threshold or without
+  v = verdict("- {type: contains, value: a}\n- {type: cost, threshold: 1, weight: 0}\n", "a", 0.5)
+  lu.assertTrue(v.pass)
+  lu.assertEquals(v.weighted, 1)
+  v = verdict("- {type: contains, value: a}\n- {type: cost, threshold: 1, weight: 0}\n", "a")
+  lu.assertTrue(v.pass)
+  v = verdict("[]", "a")
+  lu.assertNil(v.pass)
+  lu.assertEquals(v.reason, "no assertions")
+  lu.assertEquals(score.verdict({ items = {}, vars = {} }, { output_error = "HTTP 500" }).reason, "no output: HTTP 500")
+end
+
+function TestScoring:test_named_metrics_and_assert_sets()
+  local v = verdict([[
+- {type: contains, value: a, metric: m}
+- {type: contains, value: z, metric: m, weight: 3}
+- type: assert-set
+  threshold: 0.5
+  metric: s
+  assert:
+    - {type: contains, value: a}
+    - {type: contains, value: y}
+]], "a")
+  lu.assertEquals(v.named.m.score, 0.25) -- (1 + 0) / (1 + 3)
+  lu.assertEquals(v.named.s.score, 0.5) -- the set's own score
+  lu.assertFalse(v.pass) -- contains z failed; the set passed (0.5 >= 0.5)
+  lu.assertTrue(v.results[3].pass)
+  lu.assertAlmostEquals(v.weighted, (1 + 0 + 0.5) / 5, 1e-15)
+end
+
+function TestScoring:test_transforms()
+  local fn = assert(score.compile_transform("output:upper() .. context.vars.x", "t"))
+  lu.assertEquals(score.apply(fn, "ab", { vars = { x = "!" } }, "t"), "AB!")
+  fn = assert(score.compile_transform("function(output) return {n = #output} end", "t"))
+  lu.assertEquals(score.apply(fn, "abc", {}, "t"), '{"n":3}')
+  lu.assertEquals({ score.compile_transform("output:upper(", "t") },
+    { nil, "transform: not a Lua expression: unexpected symbol near 'end'" })
+  fn = assert(score.compile_transform("os.exit(1)", "t")) -- no os in a transform's environment
+  lu.assertStrContains(select(2, score.apply(fn, "x", {}, "the transform")), "the transform raised: ")
+end
+
+os.exit(lu.LuaUnit.run(), true)

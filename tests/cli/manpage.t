@@ -57,7 +57,7 @@ ENVIRONMENT:
   >   sed -n '/static const char \*const names\[\] = {/,/NULL}/p' host/bindings/l_sys.c | grep -o '"[A-Z_]*"' | tr -d '"'
   > } | sort -u > "$CRAMTMP/env.txt"
   $ wc -l < "$CRAMTMP/env.txt"
-  29
+  30
   $ environment=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' docs/evalua.1)
   $ while read -r v; do grep -qw -- "$v" <<< "$environment" || echo "$v is not in the man page"; done < "$CRAMTMP/env.txt"
 

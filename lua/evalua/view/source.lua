@@ -118,6 +118,10 @@ function M.raw_texts(src, rec)
   if not path then return nil, "the run recorded no report" end
   local text = read_file(path)
   if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
+  if text:find('\n  "items_form": "compact"', 1, true) then
+    return nil, path .. ": its items are in the compact form, without their rows (write the JSON report with "
+      .. "items = \"full\" for the viewer to show the texts: docs/evaluate.md)"
+  end
   local rows = scan_rows(text)
   if rows then return rows end
   rows = {}

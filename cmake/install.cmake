@@ -41,8 +41,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # libcurl and libcrypto are opened on first use (host/client/curl_load.c,
 # host/runtime/crypto_load.c), so shlibdeps cannot see them: the judge,
 # providers and webhooks need the one, hashing (data sets, the judge cache)
-# the other, all the same.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.88), libssl3")
+# the other, all the same; libxml2 (host/bindings/xml_load.c: the XML and
+# HTML assertions) and libmicrohttpd (host/view/mhd_load.c: evalua view) too.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.88), libssl3, libxml2, libmicrohttpd12")
 set(CPACK_STRIP_FILES ON)
 include(CPack)
 

@@ -20,6 +20,8 @@
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+
+#include "xml_load.h"
 #include <lauxlib.h>
 
 #include "modules.h"
@@ -183,6 +185,7 @@ static int l_html(lua_State *L) {
 static const luaL_Reg funcs[] = {{"check", l_check}, {"html", l_html}, {NULL, NULL}};
 
 int luaopen_evalua_xml(lua_State *L) {
+  if (!evalua_xml_load()) return luaL_error(L, "evalua._xml: libxml2 could not be loaded (the reason is above)");
   xmlInitParser();
   luaL_newlib(L, funcs);
   lua_pushinteger(L, MAX_BYTES);

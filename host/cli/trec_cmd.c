@@ -206,8 +206,8 @@ static const struct option long_options[] = {
 
 /* The option as the user wrote it, for a message: "-x" or "--name". */
 static const char *given(char **argv, int at, char *buf, size_t size) {
-  const char *a = at > 0 ? argv[at - 1] : "";
-  if (a[0] == '-' && a[1] == '-') {
+  const char *a = at > 0 ? argv[at - 1] : NULL;
+  if (a && !strncmp(a, "--", 2)) {
     size_t n = strcspn(a, "=");
     snprintf(buf, size, "%.*s", (int)(n < 60 ? n : 60), a);
   } else {

@@ -915,6 +915,7 @@ static void note_parked(struct client_engine *e, uint64_t id) {
 
 int client_engine_parked(struct client_engine *e, uint64_t *out, int max) {
   int n = e->parked_n < max ? e->parked_n : max;
+  if (n <= 0) return 0; /* nothing parked yet: e->parked may be NULL */
   memcpy(out, e->parked, (size_t)n * sizeof *out);
   memmove(e->parked, e->parked + n, (size_t)(e->parked_n - n) * sizeof *out);
   e->parked_n -= n;

@@ -76,7 +76,7 @@ files for the script's own arguments, and trec's options and measures:
   > comp evalua trec -m ndcg
   > SH
   $ cd "$CRAMTMP/elsewhere" && bash "$CRAMTMP/comp.sh"
-  --help diff init merge run trec version 
+  --help diff init merge run trec version view 
   --sandbox 
   calibrate 
   table.txt 

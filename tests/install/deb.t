@@ -11,16 +11,19 @@ exist; installing needs root, as apt does.
   evalua_0.1.0_amd64.deb
 
 Its dependencies are declared (derived by dpkg-shlibdeps from the libraries
-the binary links):
+the binary links, and named in cmake/install.cmake for those it opens on
+first use):
 
   $ dpkg-deb -f evalua_*.deb Depends | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | sort
   libc6
   libcurl4
   liblua5.4-0
+  libmicrohttpd12
   libpcre2-8-0
   libsqlite3-0
   libssl3
   libutf8proc2
+  libxml2
   libyaml-0-2
   lua-cjson
 

@@ -138,4 +138,46 @@ function TestGraded:test_webhook()
   lu.assertStrContains(r.stderr, "assertions[1].value: webhook sends the output to a server, which --sandbox does not allow")
 end
 
+-- A script's own Lua function may ask the judge: its requests park in
+-- ev.map's scheduler like any judged metric's.
+function TestGraded:test_a_lua_function_may_ask_the_judge()
+  local j = mock:judge()
+  local m = A.metric { { type = "lua", value = function(output)
+    local sims = j:similarity({ output }, { { "5 TiB per object" } })
+    return sims[1] ~= nil and sims[1][1] > 0.5
+  end } }
+  local before = mock:stats().requests
+  local res = ev.evaluate({ { qid = "a", answer = "5 TiB per object", system = "s" },
+                            { qid = "b", answer = "5 TiB per object", system = "s" } },
+                          { metrics = { m }, judge = j, system = "system", ci = false, quiet = true })
+  lu.assertEquals(res:agg("s", "assertions").mean, 1)
+  lu.assertTrue(mock:stats().requests > before)
+end
+
+-- ev.generate keeps the finish reason and, asked with logprobs = true, the
+-- token log-probabilities, which finish-reason and perplexity read.
+function TestGraded:test_generate_records_finish_reason_and_logprobs()
+  local h = require "tests.lua.helpers"
+  local dir = h.tmpdir()
+  local lp = '[{"token": "5", "logprob": -0.5, "top_logprobs": []}, {"token": " TiB", "logprob": -1.5, "top_logprobs": []}]'
+  h.write(dir .. "/c.jsonl", ('{"qid": "a", "query": "limit? <<mock {\\"answer\\": \\"5 TiB\\", \\"logprobs\\": %s}>>"}\n')
+    :format((lp:gsub('"', '\\"'))))
+  local ds = ev.dataset.load(dir .. "/c.jsonl")
+  local p = ev.provider.openai { base_url = mock.url, model = "m", api_key_env = false, cache = false, logprobs = true }
+  local out = ev.generate(ds, { prompts = { p = "{{query}}" }, providers = { p }, quiet = true })
+  lu.assertEquals(out.rows[1].finish_reason, "stop")
+  local c = assert(A.compile({ type = "perplexity-score", threshold = 0.2 }, "a"))
+  local r = A.run(c, out.rows[1])
+  -- perplexity exp(-(-0.5 - 1.5) / 2) = e; the score 1 / (1 + e)
+  lu.assertAlmostEquals(r.score, 1 / (1 + math.exp(1)), 1e-12)
+  lu.assertTrue(r.pass)
+  -- a reply cut by max_tokens finishes with "length"
+  h.write(dir .. "/d.jsonl", '{"qid": "b", "query": "tell me a long story about storage"}\n')
+  local short = ev.provider.openai { base_url = mock.url, model = "m", api_key_env = false, cache = false, max_tokens = 1 }
+  out = ev.generate(ev.dataset.load(dir .. "/d.jsonl"), { prompts = { p = "{{query}}" }, providers = { short }, quiet = true })
+  c = assert(A.compile({ type = "finish-reason", value = "length" }, "a"))
+  lu.assertEquals(A.run(c, out.rows[1]).pass, true)
+  h.sh("rm -rf " .. dir)
+end
+
 os.exit(lu.LuaUnit.run(), true)

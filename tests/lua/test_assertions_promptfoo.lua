@@ -60,6 +60,21 @@ function TestTypes:test_equals_is_json_aware()
   lu.assertEquals({ run({ type = "equals", value = { 1, 2 } }, "[2, 1]") }, { false, "differs from [1,2] as JSON", 0 })
 end
 
+function TestTypes:test_overlap_scores_by_hand()
+  -- BLEU: "the cat sat" against itself: every precision 1 but the 4-gram's (no 4-grams: 0, smoothed to
+  -- 1e-7), brevity 1: exp(0.25 ln 1e-7)
+  local _, _, s = run({ type = "bleu", value = "the cat sat", threshold = 0 }, "the cat sat")
+  lu.assertAlmostEquals(s, math.exp(0.25 * math.log(1e-7)), 1e-12)
+  lu.assertEquals({ run({ type = "bleu", value = "x" }, "   ") },
+    { nil, "BLEU: the output or the reference has no words to score" })
+  -- GLEU: "a b c" against "a b d": 1-grams 2 of 3, 2-grams 1 of 2, 3-grams 0 of 1: min(3/6, 3/6)
+  _, _, s = run({ type = "gleu", value = "a b d", threshold = 0 }, "a b c")
+  lu.assertAlmostEquals(s, 0.5, 1e-12)
+  -- ROUGE-N: "a b c d" against "a b": P = 2/4, R = 1, F1 = 2/3
+  _, _, s = run({ type = "rouge-n", value = "a b", threshold = 0 }, "a b c d")
+  lu.assertAlmostEquals(s, 2 / 3, 1e-12)
+end
+
 function TestTypes:test_counts()
   lu.assertEquals({ run({ type = "word-count", value = 3 }, "  one two\tthree ") }, { true, "3 words, within exactly 3", 1 })
   lu.assertEquals({ run({ type = "word-count", value = { min = 4 } }, "one two three") },
@@ -124,6 +139,18 @@ function TestTypes:test_lua_scripts()
     { false, "the script returned false", 0 })
   lu.assertEquals({ run({ type = "lua", value = "error('boom')" }, "x") }, { nil, "the script raised: a.value:2: boom" })
   lu.assertStrContains(refused { type = "lua", value = "return (" }, "assert[1].value: bad Lua: ")
+  -- code from a row sees no files, processes or modules
+  lu.assertEquals({ run({ type = "lua", value = "io.open('/etc/passwd')" }, "x") },
+    { nil, "the script raised: a.value:2: attempt to index a nil value (global 'io')" })
+  lu.assertEquals({ run({ type = "lua", value = "json.decode(output).n == 2" }, '{"n": 2}') },
+    { true, "the script returned true", 1 })
+  -- a loop that never ends is stopped
+  local S = require "evalua.experiment.assertions_script"
+  local was = S.max_instructions
+  S.max_instructions = 100000
+  lu.assertEquals({ run({ type = "lua", value = "while true do end" }, "x") },
+    { nil, "the script raised: the script ran over 100000 instructions" })
+  S.max_instructions = was
   lu.assertEquals(refused { type = "webhook", value = "ftp://x" }, "assert[1].value: expected an http:// or https:// URL")
 end
 
@@ -255,6 +282,20 @@ function TestTypes:test_meteor()
                             adjustable = "adjust", controll = "control", roll = "roll" } do
     lu.assertEquals(stem(word), want, word)
   end
+end
+
+-- docs/assertions.md names every type of the registry (or sends the reader
+-- to agents.md for the trajectory ones).
+function TestTypes:test_every_type_is_documented()
+  local f = assert(io.open((os.getenv("EVALUA_SRC") or ".") .. "/docs/assertions.md"))
+  local doc = f:read("a")
+  f:close()
+  for _, name in ipairs(A.type_names()) do
+    if not name:find("^trajectory:") and name ~= "tool-call-f1" then
+      lu.assertStrContains(doc, "`" .. name .. "`", false, name .. " is not in docs/assertions.md")
+    end
+  end
+  lu.assertStrContains(doc, "agents.md#assertions")
 end
 
 TestMarkup = {}

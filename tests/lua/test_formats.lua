@@ -47,6 +47,31 @@ function test_ragas_csv_reads_python_lists_as_to_csv_writes_them()
   lu.assertEquals({ json_ds.n, json_ds.rows[2]._line, json_ds.rows[2].answer }, { 2, 8, "4" })
 end
 
+-- RAGAS's own samples (tests/data/peers/ragas/samples.jsonl, each naming
+-- the RAGAS test or code it comes from), one record to a file.
+function test_ragas_samples_of_its_own_tests()
+  local n = 0
+  for line in io.lines("tests/data/peers/ragas/samples.jsonl") do
+    local case = json.decode(line)
+    n = n + 1
+    local path = os.tmpname() .. ".jsonl"
+    local f = assert(io.open(path, "wb"))
+    f:write(json.encode(case.record), "\n")
+    f:close()
+    local ok, ds = pcall(ev.dataset.load, path, { format = "ragas" })
+    if case.error then
+      lu.assertFalse(ok, case.source)
+      lu.assertStrContains(tostring(ds), path .. ":1: " .. case.error, false, case.source)
+    else
+      lu.assertTrue(ok, case.source .. ": " .. tostring(ds))
+      ev.agent.check(ds)
+      lu.assertEquals(ds.rows[1]:table(), setmetatable(case.expected, nil), case.source)
+    end
+    os.remove(path)
+  end
+  lu.assertEquals(n, 7)
+end
+
 function test_ragas_multi_turn_samples_become_conversations()
   local ds = load("ragas_multi.jsonl")
   ev.agent.check(ds)
@@ -85,6 +110,33 @@ function test_deepeval_goldens_json_jsonl_and_csv()
   lu.assertEquals(c.contexts, { "All customers are eligible for a 30 day full refund.", "Refunds take 5 days." })
   lu.assertEquals(c.expected_tool_calls, { { name = "lookup_policy", arguments = { topic = "refund" } } })
   lu.assertEquals(c.additional_metadata, { team = "support" })
+end
+
+-- DeepEval's own files and the assertions of its test_dataset.py
+-- (tests/data/peers/deepeval/README.md).
+function test_deepeval_loads_its_own_test_datasets()
+  local P = "tests/data/peers/deepeval/"
+  for _, f in ipairs { "goldens.json", "goldens.csv" } do
+    local ds = ev.dataset.load(P .. f, { format = "auto" })
+    lu.assertEquals({ ds.format, ds.n }, { "deepeval", 15 }, f)
+    for _, r in ds:rows() do
+      lu.assertIsString(r.query, f)
+      if f == "goldens.json" then lu.assertIsString(r.name, f) else lu.assertIsString(r.comments, f) end
+    end
+  end
+  local first = ev.dataset.load(P .. "goldens.csv", { format = "deepeval" }).rows[1]
+  lu.assertEquals(first.contexts, { "Mountain heights list", "Moutain list" })
+  lu.assertEquals(first.expected_tool_calls, { { name = "mountain_lookup", arguments = { query = "tallest mountain" } } })
+  for _, f in ipairs { "convo_goldens.json", "convo_goldens.csv" } do
+    local ds = ev.dataset.load(P .. f, { format = "auto" })
+    lu.assertEquals({ ds.format, ds.n }, { "deepeval", 15 }, f)
+    ev.agent.check(ds)
+    for _, r in ds:rows() do
+      lu.assertIsString(r.scenario, f)
+      if f == "convo_goldens.json" then lu.assertIsString(r.name, f) else lu.assertIsString(r.comments, f) end
+    end
+    lu.assertEquals(ds.rows[1].messages[2], { role = "assistant", content = "It's expected to be rainy with temperatures around 18°C." })
+  end
 end
 
 function test_deepeval_conversational_goldens_become_conversations()
@@ -139,6 +191,24 @@ function test_promptfoo_csv_rows_agree_with_promptfoos_tests()
   lu.assertEquals(n, 17)
 end
 
+-- promptfoo's own cases for assertionFromString (test/csv.test.ts).
+function test_promptfoo_assertion_strings_agree_with_promptfoos_tests()
+  local n = 0
+  for line in io.lines("tests/data/peers/promptfoo/assertion_strings.jsonl") do
+    local case = json.decode(line)
+    n = n + 1
+    local ok, got = pcall(promptfoo.assertion, case.input, "__expected")
+    if case.error then
+      lu.assertFalse(ok, case.source)
+      lu.assertStrContains(("field '%s': %s"):format(got.field, got.msg), case.error, false, case.source)
+    else
+      lu.assertTrue(ok, case.source)
+      lu.assertEquals(json.decode(json.encode(got)), case.expected, case.source)
+    end
+  end
+  lu.assertEquals(n, 87)
+end
+
 function test_beir_folder_loads_as_rows_and_corpus()
   local ds = load("beir_small")
   lu.assertEquals(ds.format, "beir")
@@ -186,6 +256,14 @@ function test_beir_evaluation_through_ev_evaluate()
   lu.assertEquals(ms.rows[1].retrieved, { "0", "1" })
   lu.assertEquals(ms.rows[2].retrieved, { "9" })
   os.remove(path)
+end
+
+function test_trec_rows_from_beirs_qrels()
+  local B = "tests/data/peers/beir"
+  local ds = ev.dataset.trec(B .. "/qrels/test.tsv", B .. "/run.trec")
+  lu.assertEquals(ds.n, 2) -- q1 and q2: judged and retrieved
+  lu.assertEquals(ds.rows[1].gold_doc_ids, { "d1", "d2" })
+  lu.assertEquals(ds.rows[1].retrieved[1], { id = "d1", score = 3 })
 end
 
 function test_msmarco_folder_loads_as_rows_and_corpus()
@@ -266,6 +344,12 @@ function test_edges_of_the_peer_shapes()
   -- a peer's JSON list loaded as evalua rows gets the hint too
   lu.assertStrContains(err_of(ev.dataset.load, D .. "deepeval_goldens.json"),
     "(this looks like DeepEval test cases: load it with {format = \"deepeval\"}")
+  -- a BEIR folder loaded as evalua rows says what it is
+  lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small"), "(this looks like a BEIR folder: load it with {format = \"beir\"}")
+  -- an Excel sep= line before the header
+  p = bad_file("x.csv", "sep=;\nuser_input;response\nq;a\n")
+  lu.assertEquals(ev.dataset.load(p, { format = "auto" }).rows[1].answer, "a")
+  os.remove(p)
   -- a key kept as written: an empty list stays a list
   p = bad_file("x.jsonl", '{"user_input": "q", "tags": []}\n')
   lu.assertEquals(ev.dataset.load(p, { format = "ragas" }).table:get(1, "tags"), "[]")
@@ -289,11 +373,18 @@ function test_options_that_do_nothing_are_refused()
   lu.assertStrContains(err_of(ev.dataset.load, D .. "beir_small", { format = "ragas" }), "a folder; format \"ragas\" reads a file")
 end
 
-function test_yaml_tests_need_the_yaml_reader()
-  if pcall(require, "evalua._yaml") then return end -- the reader is there: tests of it are its own
-  local path = bad_file("x.yaml", "- vars: {q: hi}\n")
-  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "auto" }),
-    "x.yaml: YAML test files need evalua's YAML reader (evalua._yaml), which this build lacks")
+function test_promptfoo_yaml_tests()
+  local ds = load("promptfoo_tests.yaml")
+  lu.assertEquals(ds.format, "promptfoo")
+  lu.assertEquals(ds.n, 2)
+  lu.assertEquals({ ds.rows[1].question, ds.rows[1]._line, ds.rows[2]._line }, { "What is the capital of France?", 1, 7 })
+  lu.assertEquals(ds.rows[1].assert, { { type = "icontains", value = "paris" }, { type = "not-contains", value = "London" } })
+  lu.assertEquals(ds.rows[2].context, { "Refunds within 30 days.", "No fee." })
+  local path = bad_file("x.yaml", "- vars: {q: hi}\n- vars: [1\n")
+  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "promptfoo" }), path .. ":")
+  os.remove(path)
+  path = bad_file("x.yaml", "- vars: {q: hi}\n- asert: []\n")
+  lu.assertStrContains(err_of(ev.dataset.load, path, { format = "promptfoo" }), path .. ":2: field 'asert': not a key of a promptfoo test case")
   os.remove(path)
 end
 

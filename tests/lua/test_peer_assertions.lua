@@ -46,7 +46,7 @@ local function run_file(file, ctx)
 end
 
 TestPromptfoo = {}
-for _, name in ipairs { "text", "overlap", "contains", "json", "html", "output", "script", "sql", "xml" } do
+for _, name in ipairs { "text", "overlap", "contains", "json", "html", "output", "script", "sql", "xml", "wordcount", "rouge" } do
   TestPromptfoo["test_" .. name] = function()
     lu.assertTrue(run_file("tests/data/peers/promptfoo/" .. name .. ".jsonl") > 0)
   end

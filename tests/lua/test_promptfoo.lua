@@ -59,7 +59,7 @@ local EXPECTED = {
   { "U", nil, "U", nil },         -- cost: neither provider reports one
   { "P", 1, "F", 0.5 },           -- question list, first: "ok a" / "no"
   { "P", 1, "P", 1 },             -- question list, second: "ok b" / "ok"
-  { "P", 1, "F", 0.5 },           -- more.yaml: similar kitten 0.8: "sitting" is 1 - 3/7 = 0.571
+  { "P", 1, "F", 0.5 },           -- more.yaml: levenshtein kitten 2: "sitting" is 3 edits away
   { "P", 1, "F", 0.5 },           -- CSV __expected "icontains: yes": "nope"
   { "P", 1, "P", 1 },             -- CSV __expected "42" (equals)
 }

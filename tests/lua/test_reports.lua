@@ -60,13 +60,25 @@ end
 
 function test_terminal() golden("report.txt", ev.report.render(res, "terminal", { color = false })) end
 function test_markdown() golden("report.md", ev.report.render(res, "md", { title = "Fixture | report" })) end
-function test_json() golden("report.json", ev.report.render(res, "json")) end
+function test_json() golden("report.json", ev.report.render(res, "json", { items = "compact" })) end
 -- The full form is the compact one with each item's row: the same document
 -- but for items_form and the items' layout.
 function test_json_full_items() golden("report.full.json", ev.report.render(res, "json", { items = "full" })) end
+-- The default form follows where the rows live: these rows were made in
+-- memory, so no file holds them and the items keep them; rows read from a
+-- file are compact.
+function test_json_default_form_follows_where_the_rows_live()
+  local cjson = require "cjson"
+  lu.assertEquals(cjson.decode(ev.report.render(res, "json")).items_form, "full")
+  local loaded = ev.evaluate(ev.dataset.load("scripts/data/rag_eval.jsonl"), { metrics = { "token_f1" } })
+  local doc = cjson.decode(ev.report.render(loaded, "json"))
+  lu.assertEquals(doc.items_form, "compact")
+  lu.assertNil(doc.items[1].row)
+end
+
 function test_json_items_forms_hold_the_same_items()
   local cjson = require "cjson"
-  local compact = cjson.decode(ev.report.render(res, "json"))
+  local compact = cjson.decode(ev.report.render(res, "json", { items = "compact" }))
   local full = cjson.decode(ev.report.render(res, "json", { items = "full" }))
   lu.assertEquals({ compact.items_form, full.items_form }, { "compact", "full" })
   for i, it in ipairs(full.items) do

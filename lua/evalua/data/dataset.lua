@@ -169,7 +169,10 @@ end
 
 -- A missing qid in a file that is a peer's says which format it is.
 local function with_hint(path, msg)
-  if msg:find("field 'qid': missing", 1, true) or path:lower():find("%.json$") then return msg .. formats.hint(path) end
+  local st = sys.stat(path)
+  if msg:find("field 'qid': missing", 1, true) or path:lower():find("%.json$") or (st and st.dir) then
+    return msg .. formats.hint(path)
+  end
   return msg
 end
 
@@ -278,7 +281,7 @@ function M.load(path, opts)
     spec.split, spec.corpus, spec.run, spec.ignore_identical_ids = nil, nil, nil, nil
   end
   local ds = new_dataset { path = path, table = tbl, skipped = skipped, hash = hash, format = format, mode = mode,
-                           corpus = corpus }
+                           corpus = corpus, from_file = true }
   check_complex(ds, complex, path)
   return ds
 end

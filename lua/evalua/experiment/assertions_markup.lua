@@ -4,7 +4,9 @@
 -- contains-html (libxml2's HTML parser), is-sql and contains-sql (SQLite's own parser; value
 -- {databaseType = "SQLite"} at most). host/bindings/l_xml.c,
 -- l_sqlparse.c; docs/assertions.md says how each differs from promptfoo.
-local xml = require "evalua._xml"
+-- libxml2 is opened by the first XML or HTML check, not when assertions
+-- load (host/bindings/xml_load.c).
+local function xml() return require "evalua._xml" end
 local sqlparse = require "evalua._sqlparse"
 local K = require "evalua.experiment.assertions_values"
 
@@ -37,7 +39,7 @@ local function xml_verdict(paths, want)
 end
 
 local function is_xml(answer, want)
-  local paths, why, line = xml.check(answer)
+  local paths, why, line = xml().check(answer)
   if not paths then return false, ("not well-formed XML (line %d): %s"):format(line, why) end
   return xml_verdict(paths, want)
 end
@@ -76,7 +78,7 @@ local function contains_xml(answer, want)
       if sp.s >= c.s and sp.e <= c.e then inside = true; break end
     end
     if not inside then
-      local paths = xml.check(answer:sub(sp.s, sp.e))
+      local paths = xml().check(answer:sub(sp.s, sp.e))
       if paths then
         containers[#containers + 1] = sp
         local ok, why = xml_verdict(paths, want)
@@ -98,8 +100,8 @@ end
 -- unless the output has its own <body>.
 local function is_html(answer)
   if answer:find("^%s*$") then return false, "the output is empty" end
-  if #answer > xml.max_bytes then return nil, "the output is longer than is-html reads" end
-  local r = xml.html(answer)
+  if #answer > xml().max_bytes then return nil, "the output is longer than is-html reads" end
+  local r = xml().html(answer)
   if r.text_outside then return false, "text stands outside the HTML elements" end
   if r.elements == 0 and not (r.first and r.first:find("-", 1, true)) then
     return false, "no HTML element in the output" .. (r.first and (" (<" .. r.first .. "> is not HTML)") or "")
@@ -110,8 +112,8 @@ end
 -- contains-html: an element HTML knows (or a custom one, with a hyphen)
 -- that the output opens itself, anywhere in it.
 local function contains_html(answer)
-  if #answer > xml.max_bytes then return nil, "the output is longer than contains-html reads" end
-  local r = xml.html(answer)
+  if #answer > xml().max_bytes then return nil, "the output is longer than contains-html reads" end
+  local r = xml().html(answer)
   if r.elements > 0 or (r.first and r.first:find("-", 1, true)) then
     return true, ("contains HTML (%d element%s)"):format(r.elements + r.unknown, r.elements + r.unknown == 1 and "" or "s")
   end

@@ -1,5 +1,5 @@
 -- The overlap scores of ev.assertions, with promptfoo's formulas:
--- levenshtein (a distance bound), rouge-n (js-rouge's ROUGE-N), bleu
+-- levenshtein (a distance bound), rouge-n (js-rouge's ROUGE-N F1), bleu
 -- (sentence BLEU-4, clipped counts, the closest reference length, 1e-7 for
 -- a zero precision), gleu (Google-BLEU: min of n-gram precision and recall
 -- over n = 1..4, best reference); meteor is in assertions_meteor.lua.
@@ -74,15 +74,21 @@ local function counts(list)
   return c
 end
 
--- ROUGE-N as js-rouge computes it: the share of the candidate's n-grams
--- found among the reference's (n = 1).
+-- ROUGE-N as js-rouge (promptfoo's fork, which promptfoo calls with n = 1)
+-- computes it: the F1 of precision and recall of the n-grams, each
+-- candidate n-gram matching at most as often as the reference holds it;
+-- nil for an empty candidate or reference (js-rouge raises).
 function M.rouge_n(candidate, reference, n)
   local cand = ngrams(M.treebank_tokens(candidate), n or 1)
-  if #cand == 0 then return 0 end
-  local ref = counts(ngrams(M.treebank_tokens(reference), n or 1))
-  local hit = 0
-  for _, g in ipairs(cand) do if ref[g] then hit = hit + 1 end end
-  return hit / #cand
+  local refs = ngrams(M.treebank_tokens(reference), n or 1)
+  if #cand == 0 or #refs == 0 then return nil end
+  local left, hit = counts(refs), 0
+  for _, g in ipairs(cand) do
+    if (left[g] or 0) > 0 then hit, left[g] = hit + 1, left[g] - 1 end
+  end
+  if hit == 0 then return 0 end
+  local p, r = hit / #cand, hit / #refs
+  return 2 * p * r / (p + r)
 end
 
 -- promptfoo's words: lower-cased, trimmed, split at whitespace.
@@ -95,7 +101,7 @@ end
 -- Sentence BLEU-4 with uniform weights, as promptfoo computes it.
 function M.bleu(candidate, references)
   local cw = lower_words(candidate)
-  if #cw == 0 then return 0 end
+  if #cw == 0 then return nil end -- promptfoo raises on an empty candidate
   local refs, closest = {}, nil
   for i, r in ipairs(references) do
     refs[i] = lower_words(r)
@@ -156,7 +162,7 @@ end
 function M.scored(label, fn)
   return function(answer, refs, _, c)
     local s = fn(answer, refs, c)
-    if s == nil then return nil, label .. ": cannot score" end
+    if s == nil then return nil, label .. ": the output or the reference has no words to score" end
     local ok = s >= c.threshold
     return ok, ("%s %.4f %s %s"):format(label, s, ok and ">=" or "<", K.show(c.threshold)), s
   end

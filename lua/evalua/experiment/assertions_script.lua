@@ -12,6 +12,22 @@ local K = require "evalua.experiment.assertions_values"
 
 local M = {}
 
+-- What a lua assertion's code sees: the string, table, math and utf8
+-- libraries, the basic functions and json; no files, processes or
+-- modules, since the code may come from a data row. A Lua function given
+-- by a script keeps the script's own environment.
+local function env()
+  local J = require "evalua.experiment.assertions_json"
+  return { string = string, table = table, math = math, utf8 = utf8, tonumber = tonumber, tostring = tostring,
+           type = type, pairs = pairs, ipairs = ipairs, select = select, next = next, pcall = pcall, error = error,
+           assert = assert, rawequal = rawequal, rawlen = rawlen, setmetatable = setmetatable,
+           getmetatable = getmetatable, json = { decode = J.decode, encode = json.encode, null = json.null } }
+end
+
+-- At most this many Lua instructions per call (a loop that never ends
+-- leaves the row unmeasured instead of hanging the run).
+M.max_instructions = 100000000
+
 -- The code of a lua assertion: a function; "return ..." or several lines,
 -- a function body; else one expression.
 local function compile_code(v, what, opts)
@@ -25,7 +41,7 @@ local function compile_code(v, what, opts)
     local path = v:sub(8)
     if not path:find("%.lua$") then return nil, what .. ": " .. v .. ": a lua assertion reads a .lua file" end
     if not path:find("^/") and base then path = base:gsub("/*$", "/") .. path end
-    local chunk, err = loadfile(path, "t")
+    local chunk, err = loadfile(path, "t", env())
     if not chunk then return nil, ("%s: %s"):format(what, tostring(err)) end
     local ok, fn = pcall(chunk)
     if not ok then return nil, ("%s: %s: %s"):format(what, v, tostring(fn)) end
@@ -34,8 +50,8 @@ local function compile_code(v, what, opts)
   end
   local body = code
   if not code:find("\n") and not code:find("^%s*return[%s(]") then body = "return " .. code end
-  local chunk, err = load("local output, context = ...\n" .. body, chunkname, "t")
-  if not chunk and body ~= code then chunk, err = load("local output, context = ...\n" .. code, chunkname, "t") end
+  local chunk, err = load("local output, context = ...\n" .. body, chunkname, "t", env())
+  if not chunk and body ~= code then chunk, err = load("local output, context = ...\n" .. code, chunkname, "t", env()) end
   if not chunk then return nil, ("%s: bad Lua: %s"):format(what, tostring(err):gsub("^[^:]*:%d+: ", "")) end
   return chunk
 end
@@ -61,8 +77,26 @@ local function context_of(row)
   return { vars = row.vars or row, row = row, prompt = row.prompt_name, provider = row.provider }
 end
 
+-- fn on its own coroutine, under an instruction count where the debug
+-- library is there (not under --sandbox, whose CPU limit applies instead).
+local function call(fn, ...)
+  local co = coroutine.create(fn)
+  local dbg = rawget(_G, "debug")
+  if dbg and dbg.sethook then
+    dbg.sethook(co, function() error("the script ran over " .. M.max_instructions .. " instructions", 0) end, "",
+      M.max_instructions)
+  end
+  -- a yield (a judge request parked by ev.map's scheduler) is passed up and its answer back down
+  local res = table.pack(coroutine.resume(co, ...))
+  while res[1] and coroutine.status(co) == "suspended" do
+    if not coroutine.isyieldable() then return false, "the script yielded outside ev.evaluate" end
+    res = table.pack(coroutine.resume(co, coroutine.yield(table.unpack(res, 2, res.n))))
+  end
+  return res[1], res[2]
+end
+
 local function run_lua(answer, fn, row, c)
-  local ok, r = pcall(fn, answer, context_of(row))
+  local ok, r = call(fn, answer, context_of(row))
   if not ok then return nil, "the script raised: " .. tostring(r) end
   return verdict_of(r, c)
 end

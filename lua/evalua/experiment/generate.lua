@@ -27,7 +27,7 @@ local KNOWN = options.set { "prompts", "providers", "concurrency", "progress", "
 -- Fields ev.generate writes; a row's own field of the same name is replaced.
 local OUTPUT = { "answer", "system", "prompt_name", "provider", "latency_ms", "prompt_tokens",
                  "completion_tokens", "cost", "cached", "output_error", "steps", "stop_reason", "tool_errors",
-                 "input_messages" }
+                 "input_messages", "finish_reason", "logprobs" }
 
 local function basename(path)
   return (path:match("([^/]+)$"):gsub("%.[^.]*$", ""))
@@ -126,6 +126,7 @@ local function output_json(row, cell, out)
     if out.retrieved then r.retrieved = out.retrieved end
     r.latency_ms, r.cached = out.latency_ms, out.cached
     r.prompt_tokens, r.completion_tokens, r.cost = out.prompt_tokens, out.completion_tokens, out.cost
+    r.finish_reason, r.logprobs = out.finish_reason, out.logprobs -- the finish-reason and perplexity assertions
   else
     r.output_error = out.error or "the provider failed"
   end

@@ -143,8 +143,8 @@ end
 
 -- ---- openai ---------------------------------------------------------------------
 
-local SAMPLING = { "temperature", "top_p", "max_tokens", "seed", "stop" }
-local OPENAI = options.set { "name", "system", "temperature", "top_p", "max_tokens", "seed", "stop",
+local SAMPLING = { "temperature", "top_p", "max_tokens", "seed", "stop", "logprobs" }
+local OPENAI = options.set { "name", "system", "temperature", "top_p", "max_tokens", "seed", "stop", "logprobs",
   "base_url", "model", "concurrency", "cache", "cache_mode", "timeout_ms", "connect_timeout_ms",
   "max_retries", "backoff_ms", "max_backoff_ms", "api_key_env", "headers", "rpm", "tpm", "budget",
   "dry_run", "price", "ca_file", "tool_choice", "parallel_tool_calls", table.unpack(AGENT_OPTIONS) }
@@ -202,7 +202,8 @@ function M.openai(o)
     local u = r.usage
     return { ok = true, answer = r.text, latency_ms = r.latency_ms, cached = r.cached,
              prompt_tokens = u and u.prompt_tokens, completion_tokens = u and u.completion_tokens,
-             cost = cost_of(price, u) } -- a cached answer's: what it cost when asked
+             cost = cost_of(price, u), -- a cached answer's: what it cost when asked
+             finish_reason = r.finish_reason, logprobs = r.logprobs } -- for finish-reason and perplexity
   end, { judge = judge, model = judge.model, concurrency = judge:stats().concurrency_window })
 end
 

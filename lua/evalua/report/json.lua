@@ -41,9 +41,13 @@ local function check(opts, what, level)
   end
 end
 
-local function form_of(opts)
+-- Compact only where a file holds the rows (ev.dataset.load and subsets
+-- of it): rows made in memory (ev.generate's outputs, ev.dataset.from_rows)
+-- exist nowhere else, so their items keep them unless asked otherwise.
+local function form_of(opts, res)
   check(opts or {}, "ev.report", 3)
-  return opts and opts.items or "compact"
+  if opts and opts.items then return opts.items end
+  return res.dataset and res.dataset.from_file and "compact" or "full"
 end
 
 local function document(res, form)
@@ -73,11 +77,11 @@ return {
   options = { "items" },
   check = check,
   render = function(res, opts)
-    local form = form_of(opts)
+    local form = form_of(opts, res)
     return (C.json(spec(res, form), document(res, form), MARK))
   end,
   write = function(res, opts, path)
-    local form = form_of(opts)
+    local form = form_of(opts, res)
     return select(2, C.json(spec(res, form), document(res, form), MARK, path))
   end,
 }

@@ -136,7 +136,8 @@ end
 -- turns: DeepEval's Turn {role, content, tools_called, retrieval_context},
 -- or the older form, a list of LLMTestCase {input, actual_output}.
 local function conversation(v, out, csv)
-  local turns = c.value(v.turns, "turns", csv)
+  -- a list, or its JSON text (DeepEval's parse_turns takes either, in any file)
+  local turns = c.value(v.turns, "turns", type(v.turns) == "string")
   if not c.is_list(turns) then c.bad("turns", "expected a list of turns {role =, content =}, got %s", c.typename(turns)) end
   local msgs, counter = {}, { n = 0 }
   for i, t in ipairs(turns) do

@@ -44,7 +44,12 @@ local function first_keys(path)
   if not line then return nil end
   if ext == "csv" then
     line = line:gsub("^\239\187\191", "")
-    if line:find("^sep=") then return nil end
+    if line:find("^sep=") then -- Excel's separator line: the header is the next one
+      local g = io.open(path, "rb")
+      g:read("l")
+      line = g:read("l") or ""
+      g:close()
+    end
     for cell in (line .. ","):gmatch('%s*"?([^",;\t]*)"?%s*[,;\t]') do if cell ~= "" then keys[cell] = true end end
     return keys
   end

@@ -4,8 +4,8 @@
 -- JSON-lines lists of test cases {vars, assert, description, options,
 -- threshold, metadata, providerOutput}. tests(path) gives the test cases in
 -- promptfoo's own shape (for a config's `tests: file://...`); map() makes a
--- test an evaluation row. YAML test lists are read once evalua has a YAML
--- reader (evalua._yaml); until then a .yaml file is refused naming it.
+-- test an evaluation row. YAML test lists go through evalua's YAML reader
+-- (evalua._yaml).
 local c = require "evalua.data.formats.common"
 local json = require "evalua.core.json"
 
@@ -21,8 +21,9 @@ function M.claims(keys)
   return false
 end
 
--- promptfoo's base assertion types (src/types): "TYPE:value" in an
--- __expected cell names one of them; any other text is an `equals` value.
+-- promptfoo's base assertion types (src/types, the union of its releases):
+-- "TYPE:value" in an __expected cell names one of them; any other text is
+-- an `equals` value.
 M.TYPE_LIST = {
   "answer-relevance", "bleu", "classifier", "contains", "contains-all", "contains-any", "contains-html",
   "contains-json", "contains-sql", "contains-xml", "context-faithfulness", "context-recall", "context-relevance",
@@ -30,71 +31,105 @@ M.TYPE_LIST = {
   "icontains", "icontains-all", "icontains-any", "is-html", "is-json", "is-refusal", "is-sql",
   "is-valid-function-call", "is-valid-openai-function-call", "is-valid-openai-tools-call", "is-xml", "javascript",
   "latency", "levenshtein", "llm-rubric", "pi", "meteor", "model-graded-closedqa", "model-graded-factuality",
-  "moderation", "perplexity", "perplexity-score", "python", "regex", "rouge-n", "ruby", "similar", "similar:cosine",
-  "similar:dot", "similar:euclidean", "starts-with", "tool-call-f1", "skill-used", "trajectory:goal-success",
-  "trajectory:tool-args-match", "trajectory:step-count", "trajectory:tool-sequence", "trajectory:tool-used",
-  "trace-error-spans", "trace-span-count", "trace-span-duration", "search-rubric", "webhook", "word-count",
+  "moderation", "perplexity", "perplexity-score", "python", "regex", "rouge-l", "rouge-n", "rouge-s", "ruby",
+  "similar", "similar:cosine", "similar:dot", "similar:euclidean", "starts-with", "tool-call-f1", "skill-used",
+  "trajectory:goal-success", "trajectory:tool-args-match", "trajectory:step-count", "trajectory:tool-sequence",
+  "trajectory:tool-used", "trace-error-spans", "trace-span-count", "trace-span-duration", "search-rubric",
+  "webhook", "word-count", "human", "select-best",
 }
 M.TYPES = {}
 for _, t in ipairs(M.TYPE_LIST) do M.TYPES[t] = true end
 
--- Types whose cell value is a comma-separated list, and those that take a
--- threshold in parentheses with promptfoo's defaults (0.8 for similar, else 0.75).
+-- Types whose cell value is a comma-separated list, and the threshold a
+-- cell without "(N)" gets: 0.8 for similar, 0.75 for these (promptfoo's
+-- DEFAULT_SEMANTIC_SIMILARITY_THRESHOLD and its fallback).
 local LISTS = { ["contains-all"] = true, ["contains-any"] = true, ["icontains-all"] = true, ["icontains-any"] = true }
-local THRESHOLD = {}
+local THRESHOLD = { similar = 0.8 }
 for _, t in ipairs { "answer-relevance", "classifier", "context-faithfulness", "context-recall", "context-relevance",
-                     "cost", "latency", "levenshtein", "perplexity-score", "perplexity", "rouge-n", "similar",
-                     "starts-with" } do THRESHOLD[t] = true end
+                     "cost", "latency", "levenshtein", "perplexity-score", "perplexity", "rouge-l", "rouge-n",
+                     "rouge-s", "starts-with" } do THRESHOLD[t] = 0.75 end
 
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
 
+-- A contains-any value split as promptfoo's parseCommaSeparatedValues
+-- splits it: fields between commas, trimmed, empty ones dropped; a field
+-- in double quotes keeps its commas, with \" \\ and "" as escapes, and
+-- must end before a comma. Raises (common.bad) naming field on bad quoting.
+function M.comma_values(v, field)
+  local out, i, n = {}, 1, #v
+  local function skip_ws(j) return v:find("[^%s]", j) or n + 1 end
+  while i <= n do
+    repeat -- separators: white space and any number of commas
+      i = skip_ws(i)
+      local more = v:sub(i, i) == ","
+      if more then i = i + 1 end
+    until not more
+    if i > n then break end
+    if v:sub(i, i) == '"' then
+      local buf, j, closed = {}, i + 1, false
+      while j <= n do
+        local ch, nx = v:sub(j, j), v:sub(j + 1, j + 1)
+        if ch == "\\" and (nx == '"' or nx == "\\") then buf[#buf + 1] = nx; j = j + 2
+        elseif ch == '"' and nx == '"' then buf[#buf + 1] = '"'; j = j + 2
+        elseif ch == '"' then j = j + 1; closed = true; break
+        else buf[#buf + 1] = ch; j = j + 1 end
+      end
+      if not closed then c.bad(field, "unterminated quoted field in a contains value: %s", v) end
+      out[#out + 1] = table.concat(buf)
+      i = skip_ws(j)
+      if i <= n and v:sub(i, i) ~= "," then c.bad(field, "expected a comma after a quoted field in a contains value: %s", v) end
+    else
+      local j = v:find(",", i, true) or n + 1
+      out[#out + 1] = trim(v:sub(i, j - 1))
+      i = j
+    end
+  end
+  return setmetatable(out, json.array)
+end
+
+-- file://PATH or file://PATH:FUNCTION naming a Python file: the last path
+-- segment (after / or \) holds at most one colon, its file part ends in .py
+-- in any case and has no ? or #, and a function named is not empty.
+local function python_file(s)
+  local rest = s:sub(8)
+  local last = rest:match("^.*[/\\](.*)$") or rest
+  local colons = select(2, last:gsub(":", ""))
+  if colons > 1 then return false end
+  local file, fn = last, nil
+  if colons == 1 then file, fn = last:match("^(.-):(.*)$") end
+  if fn == "" or file:find("[?#]") then return false end
+  return file:lower():sub(-3) == ".py"
+end
+
 -- An __expected cell as promptfoo's assertionFromString reads it.
-function M.assertion(s)
+function M.assertion(s, field)
   for _, p in ipairs { "javascript:", "fn:", "eval:" } do
     if s:sub(1, #p) == p then return { type = "javascript", value = trim(s:sub(#p + 1)) } end
   end
   if s:sub(1, 6) == "grade:" then return { type = "llm-rubric", value = s:sub(7) } end
   if s:sub(1, 11) == "llm-rubric:" then return { type = "llm-rubric", value = s:sub(12) } end
   if s:sub(1, 7) == "python:" then return { type = "python", value = trim(s:sub(8)) } end
-  if s:sub(1, 7) == "file://" then -- a grader file; the reference keeps its file:// form
-    local rest = s:sub(8):lower()
-    if rest:find("%.py$") or rest:find("%.py:") then return { type = "python", value = trim(s) } end
-    if rest:find("%.[jt]s$") or rest:find("%.[jt]s:") then return { type = "javascript", value = trim(s) } end
-  end
-  -- ^(not-)?(TYPE)(\((\d+(\.\d+)?)\))?(:(.*))?$ with the first TYPE of
-  -- promptfoo's list that fits, as the regular expression's alternation takes it
+  if s:sub(1, 7) == "file://" and python_file(s) then return { type = "python", value = s } end
+  -- ^(not-)?(TYPE)(\((\d+(\.\d+)?)\))?(:(.*))?$, the longest TYPE that fits
+  -- (similar:cosine before similar, so the metric is not read as the value)
   local negated = s:sub(1, 4) == "not-"
   local body = negated and s:sub(5) or s
-  local best
+  local best, thr, value
   for _, t in ipairs(M.TYPE_LIST) do
-    if body:sub(1, #t) == t then
+    if body:sub(1, #t) == t and (not best or #t > #best) then
       local after = body:sub(#t + 1)
-      if after == "" or after:find("^:") or after:find("^%(%d+%.?%d*%)$") or after:find("^%(%d+%.?%d*%):") then
-        best = t
-        break
+      local num = after:match("^%((%d+%.%d+)%)") or after:match("^%((%d+)%)")
+      if num then after = after:sub(#num + 3) end
+      if after == "" or after:sub(1, 1) == ":" then
+        best, thr, value = t, num, after ~= "" and after:sub(2) or nil
       end
     end
   end
-  if best then
-    local after = body:sub(#best + 1)
-    local thr = after:match("^%((%d+%.?%d*)%)")
-    if thr then after = after:sub(#thr + 3) end
-    if after == "" or after:sub(1, 1) == ":" then
-      local value = after:sub(2)
-      local a = { type = (negated and "not-" or "") .. best }
-      if after ~= "" then a.value = value end
-      if LISTS[best] then
-        local items = {}
-        for _, item in ipairs(c.split(value, ",")) do items[#items + 1] = trim(item) end
-        a.value = setmetatable(items, json.array)
-      elseif THRESHOLD[best] then
-        local t = tonumber(thr or "")
-        a.threshold = (t and t ~= 0) and t or (best == "similar" and 0.8 or 0.75)
-      end
-      return a
-    end
-  end
-  return { type = "equals", value = s }
+  if not best then return { type = "equals", value = s } end
+  local a = { type = (negated and "not-" or "") .. best, value = value }
+  if LISTS[best] and value then a.value = M.comma_values(value, field or "value") end
+  if thr then a.threshold = tonumber(thr) else a.threshold = THRESHOLD[best] end
+  return a
 end
 
 local SPECIAL = { __prefix = "prefix", __suffix = "suffix" }
@@ -160,7 +195,7 @@ function M.test_from_csv_row(v, line, warned)
     end
     if expected_rank(k) or k:find("^__expected") and not k:find(":") then
       if trim(val) ~= "" then
-        test.assert[#test.assert + 1] = M.assertion(trim(val))
+        test.assert[#test.assert + 1] = M.assertion(trim(val), k)
         slot[k] = #test.assert
       end
     elseif SPECIAL[k] then test.options[SPECIAL[k]] = val
@@ -209,25 +244,28 @@ local from_csv = M.test_from_csv_row
 local TEST_KEYS = { "vars", "assert", "description", "options", "threshold", "metadata", "providerOutput", "provider",
                     "providers", "prompts" }
 
--- A YAML test list through evalua's YAML reader (evalua._yaml, when the
--- build has it): its decode gives the list; records carry line 1, as the
--- reader gives no line per item here.
+-- A YAML test list (or {tests = [...]}) through evalua's YAML reader
+-- (evalua._yaml, libyaml), each test with the line its item starts on.
 local function yaml_records(path)
   local ok, yaml = pcall(require, "evalua._yaml")
-  local decode = ok and type(yaml) == "table" and (yaml.decode or yaml.load)
-  if not decode then
+  if not ok or type(yaml) ~= "table" or type(yaml.decode) ~= "function" then
     c.input_error(("%s: YAML test files need evalua's YAML reader (evalua._yaml), which this build lacks; write "
       .. "the tests as CSV, JSON or JSON lines"):format(path))
   end
-  local list, err = decode(require("evalua.data.formats.records").read_file(path))
+  local records = require "evalua.data.formats.records"
+  local text = records.read_file(path)
+  local list, lines = yaml.decode(text, path)
+  if list == nil then c.input_error(lines) end
   if type(list) == "table" and list[1] == nil and type(list.tests) == "table" then list = list.tests end
-  if type(list) ~= "table" then c.input_error(("%s: %s"):format(path, err or "expected a list of test cases")) end
+  if not c.is_list(list) then c.input_error(("%s:1: expected a list of test cases (or tests: [...])"):format(path)) end
+  local where = lines[list] or {}
   local out = {}
   for i, t in ipairs(list) do
-    if type(t) ~= "table" then c.input_error(("%s: test %d: expected a test case {vars =, assert =}"):format(path, i)) end
-    out[i] = { line = 1, value = t, raw = {} }
+    local line = where[i] or 1
+    if not c.is_object(t) then c.input_error(("%s:%d: test %d: expected a test case {vars =, assert =}"):format(path, line, i)) end
+    out[i] = { line = line, value = records.strip_nulls(t), raw = {} }
   end
-  return out, require("evalua._sys").sha256(require("evalua.data.formats.records").read_file(path)), "yaml"
+  return out, require("evalua._sys").sha256(text), "yaml"
 end
 
 -- tests(path) -> test cases {line =, test = {vars =, assert =, ...}}, hash

@@ -40,12 +40,14 @@ local function parse_string(s, i)
   end
 end
 
-local function parse_items(s, i, close, null)
+local MAX_DEPTH = 200 -- deeper is no cell a tool writes, and recursion has a bound
+
+local function parse_items(s, i, close, null, depth)
   local list = {}
   i = skip(s, i)
   if s:sub(i, i) == close then return list, i + 1 end
   while true do
-    local v, j = parse_value(s, i, null)
+    local v, j = parse_value(s, i, null, depth)
     if type(j) ~= "number" then return nil, j end
     list[#list + 1] = v == nil and null or v
     i = skip(s, j)
@@ -57,18 +59,18 @@ local function parse_items(s, i, close, null)
   end
 end
 
-local function parse_dict(s, i, null)
+local function parse_dict(s, i, null, depth)
   local d = {}
   i = skip(s, i)
   if s:sub(i, i) == "}" then return d, i + 1 end
   while true do
-    local k, j = parse_value(s, i, null)
+    local k, j = parse_value(s, i, null, depth)
     if type(j) ~= "number" then return nil, j end
     if type(k) ~= "string" and type(k) ~= "number" then return nil, ("a dict key at character %d is not a string"):format(i) end
     i = skip(s, j)
     if s:sub(i, i) ~= ":" then return nil, ("expected ':' at character %d"):format(i) end
     local v
-    v, j = parse_value(s, skip(s, i + 1), null)
+    v, j = parse_value(s, skip(s, i + 1), null, depth)
     if type(j) ~= "number" then return nil, j end
     d[k] = v
     i = skip(s, j)
@@ -80,13 +82,16 @@ local function parse_dict(s, i, null)
   end
 end
 
-function parse_value(s, i, null)
+function parse_value(s, i, null, depth)
   i = skip(s, i)
   local c = s:sub(i, i)
   if c == "'" or c == '"' then return parse_string(s, i) end
-  if c == "[" then return parse_items(s, i + 1, "]", null) end
-  if c == "(" then return parse_items(s, i + 1, ")", null) end
-  if c == "{" then return parse_dict(s, i + 1, null) end
+  if (c == "[" or c == "(" or c == "{") and depth >= MAX_DEPTH then
+    return nil, ("nested more than %d deep at character %d"):format(MAX_DEPTH, i)
+  end
+  if c == "[" then return parse_items(s, i + 1, "]", null, depth + 1) end
+  if c == "(" then return parse_items(s, i + 1, ")", null, depth + 1) end
+  if c == "{" then return parse_dict(s, i + 1, null, depth + 1) end
   for word, v in pairs { True = true, False = false } do
     if s:sub(i, i + #word - 1) == word then return v, i + #word end
   end
@@ -101,7 +106,7 @@ end
 
 -- parse(text, null) -> value | nil, why; the whole text is one literal.
 function M.parse(s, null)
-  local v, j = parse_value(s, 1, null)
+  local v, j = parse_value(s, 1, null, 0)
   if type(j) ~= "number" then return nil, j end
   j = skip(s, j)
   if j <= #s then return nil, ("unexpected text after the value at character %d"):format(j) end

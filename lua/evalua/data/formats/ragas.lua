@@ -27,7 +27,7 @@ local function messages(list, field)
   for i, m in ipairs(list) do
     local path = ("%s[%d]"):format(field, i)
     if not c.is_object(m) then c.bad(path, "expected a message {type =, content =}, got %s", c.typename(m)) end
-    local role = ROLE[m.type]
+    local role = ROLE[m.type == nil and "human" or m.type] -- no type: a HumanMessage, as pydantic reads it
     if not role then
       c.bad(path .. ".type", "expected \"human\", \"ai\" or \"tool\" (RAGAS's HumanMessage, AIMessage, ToolMessage), got %s",
         type(m.type) == "string" and ("'" .. m.type .. "'") or c.typename(m.type))
@@ -82,11 +82,14 @@ local function tool_calls(list, field)
   return setmetatable(out, json.array)
 end
 
-local USED = {
+-- The keys each kind of sample maps; every other key is kept.
+local SINGLE = {
   user_input = true, response = true, reference = true, retrieved_contexts = true,
-  retrieved_context_ids = true, reference_context_ids = true, reference_tool_calls = true,
+  retrieved_context_ids = true, reference_context_ids = true, rubrics = true,
   question = true, answer = true, contexts = true, ground_truth = true, ground_truths = true,
+  reference_contexts = true, multi_responses = true,
 }
+local MULTI = { user_input = true, reference = true, reference_tool_calls = true, reference_topics = true, rubrics = true }
 
 local function ids(v, field, csv)
   v = c.value(v, field, csv)
@@ -140,9 +143,7 @@ function M.map(rec, i, csv)
     end
   end
   if v.rubrics ~= nil then out.row.rubrics, out.raw.rubrics = c.value(v.rubrics, "rubrics", csv), rec.raw.rubrics end
-  local used = setmetatable({ rubrics = true, reference_contexts = true, multi_responses = true,
-                              reference_topics = type(input) == "table" }, { __index = USED })
-  return c.keep(out, rec, used)
+  return c.keep(out, rec, type(input) == "table" and MULTI or SINGLE)
 end
 
 return M

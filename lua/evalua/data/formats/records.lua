@@ -73,7 +73,7 @@ end
 -- The offsets of the values of the list at the top of a JSON text, or of
 -- the lists that are the values of the top object's keys: {[""] = {...}}
 -- or {[key] = {...}}. The text is known to be valid JSON (cjson read it).
-local function element_offsets(s)
+function M.element_offsets(s)
   local out, stack, keys = {}, {}, {}
   local pos, n = 1, #s
   local want_value = true
@@ -147,7 +147,7 @@ function M.json(path, wrappers)
   local s = M.read_file(path)
   local doc, err = cjson.decode(s)
   if doc == nil then fail(("%s: not JSON: %s"):format(path, tostring(err))) end
-  local offsets = element_offsets(s)
+  local offsets = M.element_offsets(s)
   local list, key = doc, ""
   if type(doc) == "table" and doc[1] == nil and next(doc) ~= nil then
     list = nil

@@ -125,8 +125,9 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="evalua_view_")
     procs = []
+    status = 1
     try:
-        return run(work, procs)
+        status = run(work, procs)
     finally:
         for p in procs:  # only the processes this test started, by their handle
             p.terminate()
@@ -135,6 +136,12 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(work, ignore_errors=True)
+    # The server's own stderr: under ASan/UBSan (the :san flavour) a report there fails the test.
+    err = procs[0].stderr.read() if procs and procs[0].stderr else ""
+    if any(k in err for k in ("AddressSanitizer", "LeakSanitizer", "runtime error:")):
+        print("evalua view's stderr:\n" + err)
+        return 1
+    return status
 
 
 def run(work, procs):

@@ -129,8 +129,9 @@ while sys.stat(folder) do
   n = n + 1
   folder = base .. "-" .. n
 end
+-- items = "full": each item keeps its row, which evalua view shows (the sampled rows are not the data file's)
 ev.report.write(res, { dir = folder, name = "nightly", formats = { "md", "json", "csv", "html", "junit" },
-                       title = ("Nightly: %s (%s tier)"):format(label, opt.tier) })
+                       title = ("Nightly: %s (%s tier)"):format(label, opt.tier), items = "full" })
 hist:append(res, { label = label, notes = res.meta.notes, report = folder .. "/nightly.html" })
 ev.report.print(res) -- --quiet silences progress only: a cron log keeps the table and the gates
 local status = ev.gate.exit_code(gates)

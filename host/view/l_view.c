@@ -131,9 +131,23 @@ static int l_exe(lua_State *L) {
   return 1;
 }
 
+/* realpath(path) -> the canonical path, or nil and why (the cache's name for a store). */
+static int l_realpath(lua_State *L) {
+  char *real = realpath(luaL_checkstring(L, 1), NULL);
+  if (!real) {
+    luaL_pushfail(L);
+    lua_pushstring(L, strerror(errno));
+    return 2;
+  }
+  lua_pushstring(L, real);
+  free(real);
+  return 1;
+}
+
 int luaopen_evalua_view(lua_State *L);
 int luaopen_evalua_view(lua_State *L) {
-  static const luaL_Reg fns[] = {{"serve", l_serve}, {"assets", l_assets}, {"exe", l_exe}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"serve", l_serve}, {"assets", l_assets}, {"exe", l_exe}, {"realpath", l_realpath},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

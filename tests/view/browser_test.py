@@ -99,6 +99,10 @@ class Driver:
             acts += [{"type": "keyDown", "value": ch}, {"type": "keyUp", "value": ch}]
         self.s("POST", "/actions", {"actions": [{"type": "key", "id": "kb", "actions": acts}]})
 
+    def type_into(self, css, text):
+        el = self.s("POST", "/element", {"using": "css selector", "value": css})
+        self.s("POST", f"/element/{list(el.values())[0]}/value", {"text": text})
+
     def perf_log(self):
         return self.s("POST", "/se/log", {"type": "performance"})
 
@@ -121,8 +125,9 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="evalua_view_")
     procs = []
+    status = 1
     try:
-        return run(work, procs)
+        status = run(work, procs)
     finally:
         for p in procs:  # only the processes this test started, by their handle
             p.terminate()
@@ -131,19 +136,29 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(work, ignore_errors=True)
+    # The server's own stderr: under ASan/UBSan (the :san flavour) a report there fails the test.
+    err = procs[0].stderr.read() if procs and procs[0].stderr else ""
+    if any(k in err for k in ("AddressSanitizer", "LeakSanitizer", "runtime error:")):
+        print("evalua view's stderr:\n" + err)
+        return 1
+    return status
 
 
 def run(work, procs):
+    WORK.append(work)
     out = os.path.join(work, "nightly")
-    for label in ("v1", "v2"):
+    # v1 the hybrid pipeline, v2 hybrid with reranking: the run page has something to show as changed
+    for label, variant in (("v1", "hybrid"), ("v2", "hybrid_rerank")):
         subprocess.run([EVALUA, "run", os.path.join(SRC, "scripts/nightly.lua"), "--out", out, "--label", label,
-                        "--quiet"], check=True, stdout=subprocess.DEVNULL, cwd=work)
+                        "--variant", variant, "--quiet"], stdout=subprocess.DEVNULL, cwd=work)
     hist = os.path.join(out, "history")
-    report = sorted(glob.glob(os.path.join(out, "reports", "*", "nightly.json")))[-1]
+    report = max(glob.glob(os.path.join(out, "reports", "*", "nightly.json")), key=os.path.getmtime)  # the newest run's
     items = json.load(open(report))["items"]
 
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))  # the viewer's cache: here, not in ~/.cache
+    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
     view = subprocess.Popen([EVALUA, "view", hist, "--port", "0", "--rater", "ana"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=work)
+                            stderr=subprocess.PIPE, text=True, cwd=work, env=env)
     procs.append(view)
     line = ""
     for _ in range(3):
@@ -153,6 +168,24 @@ def run(work, procs):
     url = line.strip()
     check(url.startswith("http://127.0.0.1:") and "/?token=" in url, f"evalua view prints a URL with a token: {url}")
     base, token = url.split("/?token=")
+
+    # The run's table is built on its first opening and kept in the cache for the next start.
+    first = json.loads(http("GET", base + "/api/run", headers={"X-Evalua-Token": token})[1])
+    cached = glob.glob(os.path.join(env["XDG_CACHE_HOME"], "evalua", "view", "*.db"))
+    check(first["built"] > 0 and len(cached) == 1, f"the first opening builds the run's table into the cache: {cached}")
+
+    # "What changed": the paired delta of every metric against v1, computed here from the two reports.
+    older = min(glob.glob(os.path.join(out, "reports", "*", "nightly.json")), key=os.path.getmtime)
+    before = {(it["system"], it["id"]): it["scores"] for it in json.load(open(older))["items"]}
+    for d in first["deltas"]:
+        pairs = [it["scores"][d["metric"]] - before[(it["system"], it["id"])][d["metric"]] for it in items
+                 if d["metric"] in it["scores"] and d["metric"] in before.get((it["system"], it["id"]), {})]
+        mean = sum(pairs) / len(pairs)
+        sd = (sum((x - mean) ** 2 for x in pairs) / (len(pairs) - 1)) ** 0.5
+        half = 1.96 * sd / len(pairs) ** 0.5
+        check(d["n"] == len(pairs) and abs(d["delta"] - mean) < 1e-9 and abs(d["lo"] - (mean - half)) < 1e-9
+              and abs(d["hi"] - (mean + half)) < 1e-9,
+              f"the run page's paired delta of {d['metric']}: {d['delta']:.4f} [{d['lo']:.4f}, {d['hi']:.4f}] on {d['n']} items")
 
     # The server's own rules, without a browser.
     check(http("GET", base + "/")[0] == 403, "a page asked for without the token is refused (403)")
@@ -185,15 +218,15 @@ def run(work, procs):
                           "--metric", "faithfulness", "--field", "faithfulness", "--export-labels", exported,
                           "--out", os.path.join(work, "cal"), "--quiet"], capture_output=True, text=True, cwd=work)
     got = [json.loads(x) for x in open(exported)]
-    check(sorted((g["item"], g["value"], g["rater"]) for g in got) == sorted(LABELLED),
-          f"the exported labels are the three made with the keyboard: {got}")
+    check(sorted((g["item"], g["value"], g["rater"]) for g in got) == sorted(LABELLED + IMPORTED),
+          f"the exported labels are the three made with the keyboard and the one imported: {got}")
     check(any(g.get("note") == "cites the manual" for g in got), "the note typed after n is exported with its label")
-    check("3 labelled items" in cal.stdout and "only 3 labelled items; 50 or more are needed" in cal.stdout,
-          "calibrate counts the three labels and warns that 50 are needed:\n" + cal.stdout)
+    check("4 labelled items" in cal.stdout and "only 4 labelled items; 50 or more are needed" in cal.stdout,
+          "calibrate counts the four labels and warns that 50 are needed:\n" + cal.stdout)
     # Its confusion table, computed here: label value against the judge's score mapped to 1..5.
     scores = {it["id"]: it["scores"].get("faithfulness") for it in items}
     table = {v: [0] * 5 for v in range(1, 6)}
-    for item, value, _ in LABELLED:
+    for item, value, _ in LABELLED + IMPORTED:
         table[value][int(1 + scores[item] * 4 + 0.5) - 1] += 1
     for v, counts in table.items():
         line = f"{v:>6}" + "".join(f"{c:>5}" for c in counts)
@@ -203,6 +236,8 @@ def run(work, procs):
 
 
 LABELLED = []
+IMPORTED = []
+WORK = []
 
 
 def hay(it):
@@ -295,6 +330,29 @@ def browse(d, url, base, token, items):
     d.go(url + "#/queue?metric=faithfulness")
     needed = d.wait("const e = document.getElementById('needed'); return e && e.textContent", "the queue")
     check("needs 47 more" in needed, f"the label queue counts the labels the calibration rule needs: {needed}")
+
+    # Labels made elsewhere, imported through the page: a bad line refuses the file whole, naming the line.
+    bad_file, good_file = os.path.join(WORK[0], "bad.jsonl"), os.path.join(WORK[0], "team.jsonl")
+    other = next(it["id"] for it in items if it["id"] not in {x[0] for x in LABELLED})
+    line = {"item": other, "system": "all", "metric": "faithfulness", "value": 3, "scale": "1..5", "rater": "bo",
+            "time": "2026-12-01T10:00:00Z"}
+    with open(bad_file, "w") as f:
+        f.write(json.dumps(line) + "\n" + json.dumps(dict(line, value=7)) + "\n")
+    with open(good_file, "w") as f:
+        f.write(json.dumps(line) + "\n")
+    d.type_into("#import", bad_file)
+    said = d.wait("const t = document.getElementById('status').textContent; return t.startsWith('import') && t", "the refusal")
+    check("body:2: field 'value'" in said, f"a file with a bad line is refused, naming the line: {said}")
+    d.go(url + "#/queue?metric=faithfulness&again=1")
+    d.wait("return document.getElementById('main').dataset.page === '#/queue?metric=faithfulness&again=1'", "the queue")
+    d.type_into("#import", good_file)
+    said = d.wait("const t = document.getElementById('status').textContent; return t.startsWith('imported') && t", "the import")
+    check(said == "imported 1 labels (0 there already)", f"a good file is imported: {said}")
+    d.go(url + "#/queue?metric=faithfulness&again=2")
+    d.wait("return document.getElementById('main').dataset.page === '#/queue?metric=faithfulness&again=2'", "the queue")
+    needed = d.js("return document.getElementById('needed').textContent")
+    check("needs 46 more" in needed, f"the imported label counts: {needed}")
+    IMPORTED.append((other, 3, "bo"))
 
     # A POST from the page without the token header is refused.
     status = d.s("POST", "/execute/async", {"script": "const done = arguments[0]; fetch('/api/label', {method: 'POST', "

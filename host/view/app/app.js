@@ -29,7 +29,10 @@ function s(tag, attrs, ...kids) {
 }
 const fmt = (x, d = 3) => (x === null || x === undefined) ? '–' : (Number.isInteger(x) ? String(x) : Number(x).toFixed(d));
 const main = () => document.getElementById('main');
-function show(...kids) { main().replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false)); }
+function show(...kids) {
+  main().replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  main().dataset.page = location.hash; // which route the content shows (tests wait on it)
+}
 function status(t) { document.getElementById('status').textContent = t; }
 const idText = (id) => typeof id === 'string' ? id : String(id);
 const ci = (lo, hi) => (lo === null || lo === undefined) ? '' : `[${fmt(lo)}, ${fmt(hi)}]`;
@@ -44,9 +47,9 @@ async function api(name, params) {
   if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
   return body;
 }
-async function post(name, obj) {
+async function post(name, obj, raw) {
   if (DATA) throw new Error('this export is read-only: labels are made in evalua view');
-  const r = await fetch(`/api/${name}`, { method: 'POST', body: JSON.stringify(obj),
+  const r = await fetch(`/api/${name}`, { method: 'POST', body: raw !== undefined ? raw : JSON.stringify(obj),
     headers: { 'X-Evalua-Token': TOKEN, 'Content-Type': 'application/json' } });
   const body = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
   if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
@@ -362,7 +365,7 @@ async function pageItems(args) {
       h('td', {}, h('a', { href: `#/item?${new URLSearchParams({ run: run.run_id, system: it.system, id: JSON.stringify(it.item) })}`, text: idText(it.item) })),
       h('td', { text: it.system }), h('td', { text: it.query || '' }),
       metrics.map((m) => { const sc = it.scores[m]; return h('td', { class: 'num', title: sc && sc.reason ? sc.reason : undefined },
-        sc ? (sc.value == null ? h('span', { class: 'muted', text: 'unmeasured' }) : fmt(sc.value)) : ''); }),
+        sc ? (sc.value == null ? [h('span', { class: 'muted', text: 'unmeasured' }), h('span', { class: 'ci', text: (sc.reason || '').slice(0, 60) })] : fmt(sc.value)) : ''); }),
       h('td', { class: 'lab', text: l ? `${l.value}${l.note ? ' ✎' : ''}` : '' }));
   });
   const pages = Math.max(1, Math.ceil(res.total / res.per));
@@ -377,51 +380,51 @@ async function pageItems(args) {
   labelKeys(open);
 }
 
-function trajectory(row) {
-  const msgs = Array.isArray(row.messages) ? row.messages : null;
-  if (!msgs) return null;
-  const expected = Array.isArray(row.expected_tool_calls) ? row.expected_tool_calls : null;
-  const answers = {};
-  for (const m of msgs) if (m.role === 'tool' && m.tool_call_id) answers[m.tool_call_id] = m.content;
+/* The trajectory, as the server marked it (evalua.agent.view's rule). */
+function trajectory(t) {
+  if (!t) return null;
+  if (t.error) return [h('h2', { text: 'Trajectory' }), h('p', { class: 'bad', text: t.error })];
   const out = [h('h2', { text: 'Trajectory' })];
-  let k = 0, left = null;
-  msgs.forEach((m, i) => {
-    if (m.role === 'tool') return;
-    const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-    const parts = [h('div', { class: 'muted', text: `step ${i + 1} · ${m.role}` })];
-    if (m.content) parts.push(h('pre', { text: typeof m.content === 'string' ? m.content : JSON.stringify(m.content) }));
-    let off = false;
-    for (const c of calls) {
-      const fn = c.function || {};
-      const exp = expected ? expected[k] : undefined;
-      let why = '';
-      if (expected) {
-        if (!exp) why = 'beyond the reference (no call expected here)';
-        else if (exp.name !== fn.name) why = `the reference calls ${exp.name} here`;
-        else {
-          let args; try { args = JSON.parse(fn.arguments || '{}'); } catch (e) { args = fn.arguments; }
-          if (JSON.stringify(args) !== JSON.stringify(exp.arguments || {})) why = `arguments differ from the reference ${JSON.stringify(exp.arguments || {})}`;
-        }
-        if (why && left === null) left = k;
-      }
-      if (why) off = true;
-      k++;
-      parts.push(h('div', {}, h('b', { text: `call ${fn.name || '?'}` }), h('pre', { text: fn.arguments || '' }),
-        answers[c.id] !== undefined ? [h('span', { class: 'muted', text: 'tool answer' }), h('pre', { text: typeof answers[c.id] === 'string' ? answers[c.id] : JSON.stringify(answers[c.id]) })] : null,
-        why ? h('p', { class: 'bad', text: `left the reference: ${why}` }) : null));
-    }
-    out.push(h('div', { class: `step${off ? ' off' : ''}` }, parts));
-  });
-  if (expected && k < expected.length) out.push(h('p', { class: 'bad', text: `missing from the reference: ${expected.slice(k).map((c) => c.name).join(', ')}` }));
-  if (expected && left === null && k === expected.length) out.push(h('p', { class: 'good', text: 'follows the reference call for call' }));
+  for (const st of t.steps) {
+    const off = st.calls.some((c) => c.mark && c.mark !== 'ok');
+    out.push(h('div', { class: `step${off ? ' off' : ''}` },
+      h('div', { class: 'muted', text: `step ${st.n} · ${st.role}${st.tool ? ' · answer of ' + st.tool : ''}` }),
+      st.text ? h('pre', { text: st.text }) : null,
+      st.calls.map((c) => h('div', { class: 'call' }, h('b', { text: `call ${c.name}` }),
+        h('pre', { text: c.arguments !== undefined ? JSON.stringify(c.arguments) : `${c.raw} (not JSON)` }),
+        c.why || c.error ? h('p', { class: c.mark === 'ok' ? 'good' : 'bad',
+          text: [c.why, c.error ? `failed: ${c.error}` : null].filter(Boolean).join(' · ') }) : null))));
+  }
+  if (t.missing.length) out.push(h('p', { class: 'bad', text: `expected, never called: ${t.missing.map((m) => `${m.name} ${JSON.stringify(m.arguments || {})}`).join('; ')}` }));
+  if (t.score !== undefined && t.score !== null) out.push(h('p', { class: 'muted', text: `expected calls met, arguments counted: ${fmt(t.score)}` }));
+  if (t.stop_reason) out.push(h('p', { class: 'muted', text: `stopped: ${t.stop_reason}` }));
   return out;
+}
+
+/* The item in every system of the run side by side (a prompt matrix's cells): the output with the words
+ * the first cell's output lacks marked, each assertion's verdict, latency and cost. */
+function sideBySide(others) {
+  if (!others || others.length < 2) return null;
+  const words = (t) => new Set(String(t || '').toLowerCase().split(/\s+/).filter(Boolean));
+  const first = words((others[0].row || {}).answer);
+  const marked = (text) => String(text || '').split(/(\s+)/).map((w) => (w.trim() && !first.has(w.toLowerCase()) ? h('mark', { text: w }) : w));
+  return [h('h2', { text: `Side by side (${others.length} systems)` }), h('div', { class: 'side' }, others.map((o, i) => {
+    const row = o.row || {};
+    const asserts = [];
+    for (const sc of o.scores) for (const a of (((sc.detail || {}).assertions) || [])) asserts.push(a);
+    return h('div', { class: 'panel' }, h('b', { text: o.system }),
+      h('div', { class: 'muted', text: [row.prompt_name && `prompt ${row.prompt_name}`, row.provider && `provider ${row.provider}`,
+        row.latency_ms !== undefined && `${row.latency_ms} ms`, row.cost !== undefined && `$${fmt(row.cost, 4)}`].filter(Boolean).join(' · ') }),
+      row.prompt ? h('pre', { text: String(row.prompt) }) : null,
+      h('pre', {}, i === 0 ? String(row.answer ?? '') : marked(row.answer)),
+      asserts.length ? h('ul', {}, asserts.map((a) => h('li', { class: a.pass ? 'good' : 'bad', text: `${a.pass ? '✓' : '✗'} ${a.name}: ${a.reason || ''}` }))) : null,
+      h('div', { class: 'muted', text: o.scores.map((sc) => `${sc.metric} ${sc.value == null ? 'unmeasured' : fmt(sc.value)}`).join(' · ') }));
+  }))];
 }
 
 async function pageItem(args) {
   const it = await api('item', args);
   const row = it.row || {};
-  const cited = new Set();
-  for (const sc of it.scores) for (const c of ((sc.detail || {}).cited || [])) cited.add(String(c));
   const ctx = Array.isArray(row.contexts) ? row.contexts : [];
   const scoreRows = it.scores.map((sc) => h('tr', {}, h('td', { text: sc.metric }),
     h('td', { class: 'num' }, sc.value == null ? h('span', { class: 'muted', text: 'unmeasured' }) : fmt(sc.value)),
@@ -440,11 +443,12 @@ async function pageItem(args) {
     h('table', { class: 'hidden-row' }, h('tr', { class: 'row sel' }, h('td', { text: 'your label' }), h('td', { class: 'lab', text: '' }))),
     it.texts_missing ? h('p', { class: 'muted', text: `texts: ${it.texts_missing}` }) : null,
     row.query !== undefined ? [h('h2', { text: 'Query' }), h('pre', { text: String(row.query) })] : null,
-    ctx.length ? [h('h2', { text: `Contexts (${ctx.length})` }), ctx.map((c, i) => h('div', { class: `ctx${cited.has(String(i + 1)) || cited.has(String(c.id)) ? ' cited' : ''}` },
+    ctx.length ? [h('h2', { text: `Contexts (${ctx.length})` }), ctx.map((c, i) => h('div', { class: 'ctx' },
       h('span', { class: 'muted', text: `#${i + 1}${c.id ? ' ' + c.id : ''}` }), h('div', { text: typeof c === 'string' ? c : (c.text || JSON.stringify(c)) })))] : null,
     row.answer !== undefined ? [h('h2', { text: 'Answer' }), h('pre', { text: String(row.answer) })] : null,
     row.gold_answers ? [h('h2', { text: 'Gold answers' }), h('ul', {}, [].concat(row.gold_answers).map((g) => h('li', { text: String(g) })))] : null,
-    trajectory(row),
+    trajectory(it.trajectory),
+    sideBySide(it.others),
     h('h2', { text: 'Metrics' }), h('table', { id: 'scores' }, h('tr', {}, ['metric', 'score', 'reason', ''].map((t) => h('th', { text: t }))), scoreRows),
     it.labels.length ? [h('h2', { text: 'Labels' }), h('table', { id: 'item-labels' }, it.labels.map((l) => h('tr', {},
       h('td', { text: l.metric }), h('td', { text: `${l.value} (${l.scale})` }), h('td', { text: l.rater }), h('td', { text: l.time }), h('td', { text: l.note || '' }))))] : null,
@@ -467,6 +471,17 @@ async function pageQueue(args) {
       : `${q.labelled} items labelled: enough for the calibration rule (≥ ${q.rule.labels})` }),
     h('p', { class: 'muted', text: `least certain first (score near 0.5, split votes, systems that disagree), taken in turn over ${q.dim || 'the run'}; ${q.unlabelled} unlabelled` }),
     labelBar([metric]),
+    DATA ? null : h('div', { class: 'filters' },
+      h('a', { href: `/api/labels_jsonl?metric=${encodeURIComponent(metric)}`, download: `labels-${metric}.jsonl`, text: 'export labels (JSONL)' }),
+      h('label', { text: 'import labels (JSONL):' }),
+      h('input', { type: 'file', id: 'import', accept: '.jsonl,.json,application/x-ndjson', onchange: async (e) => {
+        const file = e.target.files[0];
+        if (!file) return;
+        try {
+          const r = await post('labels_import', null, await file.text());
+          status(`imported ${r.added} labels (${r.already} there already)`);
+        } catch (err) { status(`import refused: ${err.message}`); }
+      } })),
     h('table', { id: 'queue' }, h('tr', {}, ['id', 'system', 'stratum', 'score', 'why', 'label'].map((t) => h('th', { text: t }))),
       state.list.map((it) => h('tr', { class: 'row' }, h('td', {}, h('a', { href: `#/item?${new URLSearchParams({ run: run.run_id, system: it.system, id: JSON.stringify(it.item) })}`, text: idText(it.item) })),
         h('td', { text: it.system }), h('td', { text: it.stratum }), h('td', { class: 'num', text: fmt(it.value) }), h('td', { text: it.why }), h('td', { class: 'lab' })))));

@@ -65,6 +65,7 @@ local function compare(calls, expected)
   end
   return marks, missing, r.score
 end
+M.compare = compare -- also marks the steps of evalua view's trajectory (lua/evalua/view/trajectory.lua)
 
 local function step_rows(p, marks, errors)
   local out, names = {}, {}

@@ -90,6 +90,29 @@ function GET.labels(src, args)
   return runs.A(labels.list(src.db, { metric = args.metric ~= "" and args.metric or nil }))
 end
 
+-- Every label (or a metric's) as JSONL, as calibrate --export-labels writes them.
+function GET.labels_jsonl(src, args)
+  local lines = {}
+  for i, l in ipairs(labels.list(src.db, { metric = args.metric ~= "" and args.metric or nil })) do
+    lines[i] = json.encode(l)
+  end
+  return { raw = #lines > 0 and table.concat(lines, "\n") .. "\n" or "", type = "application/x-ndjson; charset=utf-8" }
+end
+
+-- Labels made elsewhere (JSONL in the body): every line checked first, then
+-- stored in one transaction, those the store holds already left (labels.import).
+function POST.labels_import(src, _, body)
+  if src.readonly then error({ status = 403, message = "this viewer is read-only" }, 0) end
+  local path = os.tmpname()
+  local f = assert(io.open(path, "wb"))
+  f:write(body or "")
+  f:close()
+  local ok, added, had = pcall(labels.import, src.db, path)
+  os.remove(path)
+  if not ok then bad("%s", (tostring(added):gsub(path:gsub("%p", "%%%0"), "body"))) end
+  return { added = added, already = had }
+end
+
 function GET.calibration(src, args)
   if not args.metric or args.metric == "" then bad("metric: the criterion whose labels are compared") end
   return runs.calibration(src, args.metric, args.run)
@@ -121,6 +144,7 @@ function M.handle(src, method, path, args, body)
     if type(out) == "table" and out.status then return out.status, json.encode { error = out.message } end
     error(out, 0)
   end
+  if out.raw then return 200, out.raw, out.type end
   return 200, json.encode(out)
 end
 

@@ -55,7 +55,7 @@ local function collect(src, max_items)
   local idx = index.build(src, r)
   local page = items.page(src, idx, { seq = r.seq, page = 1, per = max_items })
   local hay = {}
-  for _, h in ipairs(src.db:rows(("SELECT t.system, t.item, lower(x.row) AS hay FROM %s t JOIN %s x ON x.k = t.k "
+  for _, h in ipairs(idx.db:rows(("SELECT t.system, t.item, lower(x.row) AS hay FROM %s t JOIN %s x ON x.k = t.k "
       .. "ORDER BY t.k LIMIT ?"):format(idx.table, idx.text), max_items)) do
     hay[h.system .. "\0" .. json.encode(h.item)] = h.hay
   end

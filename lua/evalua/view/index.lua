@@ -1,70 +1,199 @@
--- A run's items as one wide table for the items page: built when the run
--- is first opened, as a TEMP table of the viewer's own connection to the
--- store (in memory: PRAGMA temp_store = MEMORY; history.db is not
--- written). One row per (system, item): its slices, for each metric its
--- score (v<i>, NULL when unmeasured or absent) and whether it was
--- unmeasured (u<i>); beside it, by the same key k, the row as JSON (row),
--- which the search reads with LIKE (ASCII letters fold, others match as
--- they are).
--- A filter is then one scan of one table (docs/view.md#speed).
+-- A run's items as one wide table for the items page, kept in the viewer's
+-- cache (a SQLite file of its own, never history.db): one row per (system,
+-- item) with its slices and, for each metric, its score (v<i>, NULL when
+-- unmeasured or absent), whether it was unmeasured (u<i>) and whether
+-- another system of the run falls on the other side of 0.5 (d<i>); beside
+-- it, by the same key k, the row as JSON, which the search reads with
+-- LIKE (ASCII letters fold case, others match as they are). A filter is
+-- then one scan of a few MB of numbers (docs/view.md#speed).
+--
+-- Built the first time a run is opened (the pivot of its scores and the
+-- texts of its JSON report) and kept for the next start: the cache is
+-- ${XDG_CACHE_HOME:-~/.cache}/evalua/view/<hash of the store's path>.db,
+-- or memory when that cannot be written. A table is rebuilt when its run's
+-- report changed (size, time) or this code's VERSION did.
+local json = require "evalua.core.json"
+local sqlite = require "evalua._sqlite"
+local sys = require "evalua._sys"
 local source = require "evalua.view.source"
 
 local M = {}
+M.VERSION = 3
 
--- build(src, r) -> {table = "temp.view_run_<seq>", text = its texts' table, metrics = {name = i}, list = {names}, why = nil or
--- why the run has no texts}
+local function cache_db(src)
+  if src.cache then return src.cache end
+  local base = os.getenv("XDG_CACHE_HOME")
+  if not base or base == "" then base = (os.getenv("HOME") or "") .. "/.cache" end
+  local dir = base .. "/evalua/view"
+  local has_view, view = pcall(require, "evalua._view") -- preloaded by evalua view only
+  local real = has_view and view.realpath(src.file) or src.file
+  local path = ("%s/%s.db"):format(dir, sys.sha256(real):sub(1, 16))
+  local ok, db = pcall(function()
+    assert(sys.mkdir(dir))
+    return sqlite.open(path)
+  end)
+  if not ok then
+    io.stderr:write(("evalua view: warning: no cache in %s (%s): every start rebuilds each run's table\n")
+      :format(dir, tostring(db)))
+    db, path = sqlite.open(":memory:"), ":memory:"
+  end
+  db:exec("CREATE TABLE IF NOT EXISTS built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, "
+    .. "summary TEXT)")
+  src.cache, src.cache_path = db, path
+  return db
+end
+
+-- The key a run's table was built for: this code, the run, its report file.
+local function key_of(src, r)
+  local path = source.report_path(src, r.record)
+  local st = path and sys.stat(path)
+  return ("%d|%s|%s|%s|%s"):format(M.VERSION, r.run_id, tostring(path), st and st.size or "-", st and st.mtime or "-")
+end
+
+local function transaction(db, fn)
+  db:exec("BEGIN IMMEDIATE")
+  local ok, err = pcall(fn)
+  db:exec(ok and "COMMIT" or "ROLLBACK")
+  if not ok then error(err, 0) end
+end
+
+-- The scores of the run pivoted into columns, from the store: items and
+-- scores share the key prefix (run, system, item), so the join and the
+-- grouping stream in key order without a sort.
+local function pivot(src, r, list)
+  local sel, args = {}, {}
+  for i, m in ipairs(list) do
+    sel[i] = ("max(CASE WHEN s.metric = ?%d THEN s.value END) AS v%d, max(s.metric = ?%d AND s.value IS NULL) AS u%d")
+      :format(i + 1, i, i + 1, i)
+    args[i] = m
+  end
+  return src.db:rows(("SELECT i.system, i.item, i.slices%s FROM items i LEFT JOIN scores s ON s.run = i.run "
+    .. "AND s.system = i.system AND s.item = i.item WHERE i.run = ?1 GROUP BY i.system, i.item ORDER BY i.system, i.item")
+    :format(#sel > 0 and ", " .. table.concat(sel, ", ") or ""), r.seq, table.unpack(args))
+end
+
+local function fill(src, C, r, name, list)
+  local cols, marks = { "k INTEGER PRIMARY KEY", "system TEXT", "item", "slices TEXT" }, { "?", "?", "?" }
+  for i = 1, #list do
+    cols[#cols + 1] = ("v%d REAL, u%d INTEGER, d%d INTEGER"):format(i, i, i)
+    marks[#marks + 1] = "?, ?"
+  end
+  C:exec(("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s_text"):format(name, name))
+  C:exec(("CREATE TABLE %s(%s)"):format(name, table.concat(cols, ", ")))
+  local vu = {}
+  for i = 1, #list do vu[#vu + 1] = ("v%d, u%d"):format(i, i) end
+  local st = C:prepare(("INSERT INTO %s(system, item, slices%s) VALUES (%s)")
+    :format(name, #vu > 0 and ", " .. table.concat(vu, ", ") or "", table.concat(marks, ", ")))
+  local row = {}
+  for _, p in ipairs(pivot(src, r, list)) do
+    row[1], row[2], row[3] = p.system, p.item, p.slices
+    for i = 1, #list do row[2 + 2 * i], row[3 + 2 * i] = p["v" .. i], p["u" .. i] end
+    st:run(table.unpack(row, 1, 3 + 2 * #list))
+  end
+  st:close()
+  C:exec(("CREATE UNIQUE INDEX %s_key ON %s(system, item); CREATE INDEX %s_item ON %s(item)")
+    :format(name, name, name, name))
+  -- The texts in a table of their own, so that a filter on the numbers scans a few MB, not every row's text.
+  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, row TEXT)"):format(name))
+  local texts, why = source.raw_texts(src, r.record)
+  if texts then
+    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, row) SELECT k, ?3 FROM %s WHERE system = ?1 AND item = ?2")
+      :format(name, name))
+    for _, t in ipairs(texts) do if t.text then ins:run(t.system, t.id, t.text) end end
+    ins:close()
+  end
+  -- Each slice dimension the run recorded as a column of its own, indexed (a filter on a value reads the index).
+  local dims = {}
+  for _, by_dim in pairs(r.record.aggregates or {}) do
+    for d in pairs(by_dim) do if d ~= "all" then dims[d] = true end end
+  end
+  local dim_list = {}
+  for d in pairs(dims) do dim_list[#dim_list + 1] = d end
+  table.sort(dim_list)
+  for j, d in ipairs(dim_list) do
+    C:exec(("ALTER TABLE %s ADD COLUMN s%d TEXT"):format(name, j))
+    C:run(("UPDATE %s SET s%d = json_extract(slices, ?)"):format(name, j), '$."' .. d:gsub('[\\"]', "\\%0") .. '"')
+    C:exec(("CREATE INDEX %s_s%d ON %s(s%d)"):format(name, j, name, j))
+  end
+  for i = 1, #list do
+    C:exec(("CREATE INDEX %s_v%d ON %s(v%d)"):format(name, i, name, i))
+    C:exec(("UPDATE %s AS t SET d%d = 1 FROM (SELECT DISTINCT a.k FROM %s a JOIN %s b ON b.item = a.item "
+      .. "AND b.system <> a.system WHERE (a.v%d >= 0.5) <> (b.v%d >= 0.5)) AS x WHERE x.k = t.k")
+      :format(name, i, name, name, i, i))
+  end
+  return why, dim_list
+end
+
+-- The run page's distributions, counts and unmeasured causes, computed
+-- once with the table: {histograms, unmeasured, counts}.
+function M.summarise(src, C, r, name, list)
+  local A = function(t) return setmetatable(t, json.array) end
+  local hist, unmeasured = {}, {}
+  for i, m in ipairs(list) do
+    for _, b in ipairs(C:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
+        .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, name, i))) do
+      b.metric = m
+      hist[#hist + 1] = b
+    end
+    local seen = {}
+    local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
+    for _, k in ipairs(C:rows(("SELECT system, item FROM %s WHERE u%d = 1"):format(name, i))) do
+      local reason = (st:rows(r.seq, k.system, k.item, m)[1] or {}).reason or ""
+      local key = k.system .. "\0" .. reason
+      if not seen[key] then
+        seen[key] = { system = k.system, reason = reason, metric = m, n = 0 }
+        unmeasured[#unmeasured + 1] = seen[key]
+      end
+      seen[key].n = seen[key].n + 1
+    end
+    st:close()
+  end
+  table.sort(unmeasured, function(a, b) return a.n > b.n end)
+  return { histograms = A(hist), unmeasured = A(unmeasured),
+           counts = A(C:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(name))) }
+end
+
+-- build(src, r) -> {db = the cache's connection, table = name, text = its texts' table, metrics = {name = i},
+-- list = {names}, why = nil or why the run has no texts, built = seconds spent building (0: from the cache)}
 function M.build(src, r)
   src.indexes = src.indexes or {}
   local hit = src.indexes[r.seq]
   if hit then return hit end
-  local db = src.db
-  db:exec("PRAGMA temp_store = MEMORY")
-  local metrics, list = {}, {}
-  for i, m in ipairs(db:rows("SELECT DISTINCT metric FROM scores WHERE run = ? ORDER BY metric", r.seq)) do
-    metrics[m.metric], list[i] = i, m.metric
+  local C = cache_db(src)
+  local name = "run_" .. math.tointeger(r.seq)
+  local key = key_of(src, r)
+  local ok_read, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", r.run_id)
+  if not ok_read then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
+    C:exec("DROP TABLE built")
+    C:exec("CREATE TABLE built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, summary TEXT)")
+    done = {}
   end
-  local name = "view_run_" .. math.tointeger(r.seq)
-  local cols, sel = { "k INTEGER PRIMARY KEY", "system TEXT", "item", "slices TEXT" }, {}
-  local args = {}
-  for i, m in ipairs(list) do
-    cols[#cols + 1] = ("v%d REAL, u%d INTEGER"):format(i, i)
-    sel[#sel + 1] = ("max(CASE WHEN s.metric = ?%d THEN s.value END), max(s.metric = ?%d AND s.value IS NULL)")
-      :format(i + 1, i + 1)
-    args[#args + 1] = m
-  end
-  local text_table = name .. "_text"
-  db:exec(("DROP TABLE IF EXISTS temp.%s; DROP TABLE IF EXISTS temp.%s"):format(name, text_table))
-  -- The numbers: one row per item, its scores pivoted into columns. items
-  -- and scores share the key prefix (run, system, item), so the join and
-  -- the grouping stream in key order without a sort.
-  db:exec(("CREATE TEMP TABLE %s(%s)"):format(name, table.concat(cols, ", ")))
-  local fill = {}
-  for i = 1, #list do fill[#fill + 1] = ("v%d, u%d"):format(i, i) end
-  db:run(("INSERT INTO temp.%s(system, item, slices%s) SELECT i.system, i.item, i.slices%s FROM items i "
-    .. "LEFT JOIN scores s ON s.run = i.run AND s.system = i.system AND s.item = i.item WHERE i.run = ?1 "
-    .. "GROUP BY i.system, i.item ORDER BY i.system, i.item")
-    :format(name, #fill > 0 and ", " .. table.concat(fill, ", ") or "", #sel > 0 and ", " .. table.concat(sel, ", ") or ""),
-    r.seq, table.unpack(args))
-  db:exec(("CREATE UNIQUE INDEX temp.%s_key ON %s(system, item)"):format(name, name))
-  -- The texts in a table of their own, so that a filter on the numbers
-  -- scans a few MB rather than every row's text.
-  db:exec(("CREATE TEMP TABLE %s(k INTEGER PRIMARY KEY, row TEXT)"):format(text_table))
-  local texts, why = source.raw_texts(src, r.record)
-  if texts then
-    local st = db:prepare(("INSERT OR IGNORE INTO temp.%s(k, row) SELECT k, ?3 FROM temp.%s "
-      .. "WHERE system = ?1 AND item = ?2"):format(text_table, name))
-    db:exec("BEGIN") -- a deferred transaction: it writes TEMP only, so it takes no lock on history.db
-    local ok, err = pcall(function()
-      for _, t in ipairs(texts) do if t.text then st:run(t.system, t.id, t.text) end end
+  done = done[1]
+  local list, why, spent, summary = nil, nil, 0, nil
+  if done and done.key == key then
+    list, why, summary = json.decode(done.metrics), done.why, json.decode(done.summary)
+  else
+    local t0 = sys.monotonic()
+    list = {}
+    for i, m in ipairs(src.db:rows("SELECT DISTINCT metric FROM scores WHERE run = ? ORDER BY metric", r.seq)) do
+      list[i] = m.metric
+    end
+    transaction(C, function()
+      local dim_list
+      why, dim_list = fill(src, C, r, name, list)
+      summary = M.summarise(src, C, r, name, list)
+      summary.dims = setmetatable(dim_list, json.array)
+      C:run("INSERT OR REPLACE INTO built VALUES (?, ?, ?, ?, ?)", r.run_id, key,
+        json.encode(setmetatable(list, json.array)), why, json.encode(summary))
     end)
-    st:close()
-    db:exec(ok and "COMMIT" or "ROLLBACK")
-    if not ok then error(err, 0) end
+    collectgarbage() -- the report's text and its rows: a run's worth of memory, given back now
+    spent = sys.monotonic() - t0
   end
-  texts = nil
-  collectgarbage() -- the report's text and its rows: a run's worth of memory, given back now
-  db:exec(("CREATE INDEX temp.%s_item ON %s(item)"):format(name, name))
-  local idx = { table = "temp." .. name, text = "temp." .. text_table, metrics = metrics, list = list, why = why }
+  local metrics, dims = {}, {}
+  for i, m in ipairs(list) do metrics[m] = i end
+  for j, d in ipairs(summary.dims or {}) do dims[d] = j end
+  local idx = { db = C, table = name, text = name .. "_text", metrics = metrics, list = list, why = why, built = spent,
+                summary = summary, dims = dims }
   src.indexes[r.seq] = idx
   return idx
 end

@@ -1,6 +1,6 @@
 -- The items table of a run, filtered, sorted and paged in SQL over the
--- run's wide table (evalua.view.index); the page's reasons come from the
--- store. A filter names a metric by its column (v<i>: score, u<i>:
+-- run's wide table in the viewer's cache (evalua.view.index); the page's
+-- reasons come from the store. A filter names a metric by its column (v<i>: score, u<i>:
 -- unmeasured), never by text pasted into the SQL.
 local json = require "evalua.core.json"
 
@@ -38,11 +38,12 @@ local function where(idx, f)
   end
   if f.unmeasured then add(any("t.u%d = 1")) end
   if f.failing then add(any("t.v%d < " .. M.PASS)) end
-  if f.disagree then -- another system passes where this one fails, or the reverse
-    add(("EXISTS (SELECT 1 FROM %s o WHERE o.item = t.item AND o.system <> t.system AND %s)"):format(idx.table,
-      any("(o.v%d >= " .. M.PASS .. ") <> (t.v%d >= " .. M.PASS .. ")")))
+  if f.disagree then add(any("t.d%d = 1")) end -- another system passes where this one fails, or the reverse
+  for dim, value in pairs(f.slices or {}) do
+    local j = idx.dims and idx.dims[dim]
+    if j then add(("t.s%d = ?"):format(j), value) -- the column the table keeps for it
+    else add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
   end
-  for dim, value in pairs(f.slices or {}) do add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
   if f.q and f.q ~= "" then -- the words as typed: % and _ are not wildcards here
     add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),
       "%" .. f.q:gsub("[\\%%_]", "\\%0") .. "%")
@@ -53,7 +54,7 @@ end
 -- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
 -- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
 function M.page(src, idx, f)
-  local db = src.db
+  local db = idx.db
   local cond, args = where(idx, f)
   local total = db:rows(("SELECT count(*) AS n FROM %s t WHERE %s"):format(idx.table, cond), table.unpack(args))[1].n
   local order = f.desc and "t.item DESC, t.system" or "t.k"
@@ -63,9 +64,14 @@ function M.page(src, idx, f)
   end
   args[#args + 1] = f.per
   args[#args + 1] = (f.page - 1) * f.per
-  local rows = db:rows(("SELECT t.system, t.item, t.slices, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE %s "
-    .. "ORDER BY %s LIMIT ? OFFSET ?"):format(idx.table, idx.text, cond, order), table.unpack(args))
-  local st = db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
+  -- The page's keys, sorted over the numbers only; then the texts of those rows alone (a join before
+  -- the LIMIT would read every row's text).
+  local rows = db:rows(("SELECT t.k, t.system, t.item, t.slices FROM %s t WHERE %s ORDER BY %s LIMIT ? OFFSET ?")
+    :format(idx.table, cond, order), table.unpack(args))
+  local text = db:prepare(("SELECT row FROM %s WHERE k = ?"):format(idx.text))
+  for _, r in ipairs(rows) do r.row = (text:rows(r.k)[1] or {}).row end
+  text:close()
+  local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
   local out = {}
   for i, r in ipairs(rows) do
     local scores = {}

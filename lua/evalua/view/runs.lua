@@ -68,23 +68,26 @@ function M.list(src, f)
   return { runs = A(out), judges = A(judges) }
 end
 
--- The mean paired difference b - a over items both runs measured, with a
--- 95% interval by the normal approximation (mean ± 1.96 sd / sqrt(n)); no
--- interval under 2 pairs.
-local function paired(db, a, b, system, metric)
-  local rows = db:rows([[SELECT x.value AS a, y.value AS b FROM scores x JOIN scores y
-      ON y.item = x.item AND y.system = x.system AND y.metric = x.metric
-      WHERE x.run = ? AND y.run = ? AND x.system = ? AND x.metric = ? AND x.value IS NOT NULL AND y.value IS NOT NULL]],
-    a, b, system, metric)
-  local n, sum, sq = #rows, 0, 0
-  if n == 0 then return { system = system, metric = metric, n = 0 } end
-  for _, r in ipairs(rows) do sum = sum + (r.b - r.a) end
-  local mean = sum / n
-  for _, r in ipairs(rows) do sq = sq + (r.b - r.a - mean) ^ 2 end
-  local out = { system = system, metric = metric, n = n, delta = mean, method = "normal approximation" }
-  if n >= 2 then
-    local half = 1.96 * math.sqrt(sq / (n - 1) / n)
-    out.lo, out.hi = mean - half, mean + half
+-- The mean paired difference b - a of every system and metric over the
+-- items both runs measured, with a 95% interval by the normal
+-- approximation (mean ± 1.96 sd / sqrt(n)); no interval under 2 pairs. One
+-- query: SQLite sums the differences and their squares.
+local function paired_all(db, a, b)
+  local out = {}
+  for _, g in ipairs(db:rows([[SELECT y.system, y.metric, count(x.value) AS n, sum(y.value - x.value) AS s,
+      sum((y.value - x.value) * (y.value - x.value)) AS ss FROM scores y LEFT JOIN scores x
+      ON x.run = ?1 AND x.system = y.system AND x.item = y.item AND x.metric = y.metric AND x.value IS NOT NULL
+      WHERE y.run = ?2 AND y.value IS NOT NULL GROUP BY y.system, y.metric ORDER BY y.system, y.metric]], a, b)) do
+    local d = { system = g.system, metric = g.metric, n = g.n }
+    if g.n > 0 then
+      d.delta, d.method = g.s / g.n, "normal approximation"
+      if g.n >= 2 then
+        local var = math.max(0, (g.ss - g.s * g.s / g.n) / (g.n - 1))
+        local half = 1.96 * math.sqrt(var / g.n)
+        d.lo, d.hi = d.delta - half, d.delta + half
+      end
+    end
+    out[#out + 1] = d
   end
   return out
 end
@@ -101,35 +104,15 @@ function M.summary(src, r, baseline_key)
     local prev = db:rows("SELECT run_id FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT 1", r.seq)[1]
     base = prev and M.find(src, prev.run_id)
   end
-  local deltas = {}
-  if base then
-    for _, p in ipairs(db:rows("SELECT DISTINCT system, metric FROM scores WHERE run = ? ORDER BY system, metric", r.seq)) do
-      deltas[#deltas + 1] = paired(db, base.seq, r.seq, p.system, p.metric)
-    end
-  end
-  -- Distributions, counts and unmeasured causes from the run's wide table (the items page needs it anyway):
-  -- one pass over a few MB instead of every score row with its reason.
+  local deltas = base and paired_all(db, base.seq, r.seq) or {}
+  -- Distributions, counts and unmeasured causes: computed with the run's table, kept in the cache.
   local idx = require("evalua.view.index").build(src, r)
-  local hist, unmeasured = {}, {}
-  for i, m in ipairs(idx.list) do
-    for _, b in ipairs(db:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
-        .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, idx.table, i))) do
-      b.metric = m
-      hist[#hist + 1] = b
-    end
-    for _, u in ipairs(db:rows(("SELECT t.system, s.reason, count(*) AS n FROM %s t JOIN scores s ON s.run = ? AND "
-        .. "s.system = t.system AND s.item = t.item AND s.metric = ? WHERE t.u%d = 1 GROUP BY 1, 2"):format(idx.table, i),
-        r.seq, m)) do
-      u.metric = m
-      unmeasured[#unmeasured + 1] = u
-    end
-  end
-  table.sort(unmeasured, function(a, b) return a.n > b.n end)
-  local counts = db:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(idx.table))
+  local hist, unmeasured, counts = idx.summary.histograms, idx.summary.unmeasured, idx.summary.counts
   return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
-           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts) }
+           deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts),
+           built = idx.built }
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
@@ -143,27 +126,34 @@ function M.item(src, r, system, id)
     .. "ORDER BY metric", r.seq, it.system, id)
   for _, s in ipairs(scores) do s.detail = decode(s.detail) end
   local idx = require("evalua.view.index").build(src, r)
-  local raw = db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
+  local raw = idx.db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
     :format(idx.table, idx.text), it.system, id)[1]
   local row = raw and raw.row and json.decode(raw.row)
   local why = idx.why
+  -- The same item in the run's other systems (the cells of a prompt matrix): side by side on the page.
+  local others = idx.db:rows(("SELECT t.system, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE t.item = ? ORDER BY t.k")
+    :format(idx.table, idx.text), id)
+  for _, o in ipairs(others) do
+    o.row = o.row and decode(o.row)
+    o.scores = A(db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
+      .. "ORDER BY metric", r.seq, o.system, id))
+    for _, s in ipairs(o.scores) do s.detail = decode(s.detail) end
+  end
   local across = db:rows([[SELECT r.run_id, r.label, r.time, s.metric, s.value, s.reason FROM scores s
       JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
   local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
       AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
   return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices) or {}, scores = A(scores),
            row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
-           across = A(across), labels = A(labs) }
+           across = A(across), labels = A(labs), trajectory = require("evalua.view.trajectory").of(row),
+           others = A(others) }
 end
 
 -- compare(src, a, b, pass) -> per system and metric the paired delta, and
 -- the items whose verdict (score >= pass) flipped from a to b.
 function M.compare(src, a, b, pass)
   local db = src.db
-  local deltas = {}
-  for _, p in ipairs(db:rows("SELECT DISTINCT system, metric FROM scores WHERE run = ? ORDER BY system, metric", b.seq)) do
-    deltas[#deltas + 1] = paired(db, a.seq, b.seq, p.system, p.metric)
-  end
+  local deltas = paired_all(db, a.seq, b.seq)
   local flips = db:rows([[SELECT x.system, x.item, x.metric, x.value AS before, y.value AS after FROM scores x
       JOIN scores y ON y.item = x.item AND y.system = x.system AND y.metric = x.metric
       WHERE x.run = ? AND y.run = ? AND x.value IS NOT NULL AND y.value IS NOT NULL

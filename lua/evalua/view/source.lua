@@ -70,7 +70,7 @@ end
 
 -- The JSON report of a record: the report itself, or the .json beside the
 -- HTML report a nightly run recorded (relative to the history folder).
-local function report_path(src, rec)
+function M.report_path(src, rec)
   local r = rec.report
   if type(r) ~= "string" then return nil end
   if not r:find("^/") and src.kind == "history" then r = src.dir .. "/" .. r end
@@ -114,10 +114,14 @@ end
 -- raw_texts(src, rec) -> list of {id, system, text = the row as JSON}, or
 -- nil and why there are none.
 function M.raw_texts(src, rec)
-  local path = report_path(src, rec)
+  local path = M.report_path(src, rec)
   if not path then return nil, "the run recorded no report" end
   local text = read_file(path)
   if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
+  if text:find('\n  "items_form": "compact"', 1, true) then
+    return nil, path .. ": its items are in the compact form, without their rows (write the JSON report with "
+      .. "items = \"full\" for the viewer to show the texts: docs/evaluate.md)"
+  end
   local rows = scan_rows(text)
   if rows then return rows end
   rows = {}

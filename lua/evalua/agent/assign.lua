@@ -46,6 +46,8 @@ local function hungarian(cost, n, m)
   return col_of
 end
 
+M.min_cost = hungarian
+
 function M.max(w, n, m)
   if n == 0 or m == 0 then return {}, 0 end
   local flip = n > m -- the method needs no more rows than columns

@@ -126,42 +126,8 @@ function M.JSONDiff(output, expected, opts)
 end
 
 -- The assignment of rows to columns of cost (n <= m) with the least total
--- cost: the Hungarian algorithm with potentials, O(n^2 m).
-local function assignment(cost, n, m)
-  local INF = math.huge
-  local u, v, p, way = {}, {}, {}, {}
-  for j = 0, m do v[j], p[j], way[j] = 0, 0, 0 end
-  for i = 0, n do u[i] = 0 end
-  for i = 1, n do
-    p[0] = i
-    local j0 = 0
-    local minv, used = {}, {}
-    for j = 0, m do minv[j], used[j] = INF, false end
-    repeat
-      used[j0] = true
-      local i0, delta, j1 = p[j0], INF, 0
-      for j = 1, m do
-        if not used[j] then
-          local cur = cost[i0][j] - u[i0] - v[j]
-          if cur < minv[j] then minv[j], way[j] = cur, j0 end
-          if minv[j] < delta then delta, j1 = minv[j], j end
-        end
-      end
-      for j = 0, m do
-        if used[j] then u[p[j]], v[j] = u[p[j]] + delta, v[j] - delta else minv[j] = minv[j] - delta end
-      end
-      j0 = j1
-    until p[j0] == 0
-    repeat
-      local j1 = way[j0]
-      p[j0] = p[j1]
-      j0 = j1
-    until j0 == 0
-  end
-  local match = {}
-  for j = 1, m do if p[j] ~= 0 then match[p[j]] = j end end
-  return match
-end
+-- cost: the agent metrics' Hungarian method (agent/assign.lua).
+local assignment = require("evalua.agent.assign").min_cost
 M.assignment = assignment
 
 local LIST = options.set { "pairwise_scorer", "allow_extra_entities" }

@@ -166,12 +166,14 @@ static int s_column(lua_State *L) {
   return 1;
 }
 
-/* s:unmeasured(j) -> count, the most frequent reason (ties: first seen) */
+/* s:unmeasured(j) -> count, the most frequent reason (ties: first seen),
+ * how many items have it, how many distinct reasons there are (no reason
+ * counts as one) */
 static int s_unmeasured(lua_State *L) {
   struct lscores *s = lscores_check(L, 1);
   lua_Integer jj = luaL_checkinteger(L, 2);
   luaL_argcheck(L, jj >= 1 && (size_t)jj <= s->m, 2, "metric out of range");
-  size_t j = (size_t)jj - 1, count = 0, best = 0;
+  size_t j = (size_t)jj - 1, count = 0, best = 0, kinds = 0;
   size_t *freq = lists_scratch(L, s->nreasons + 1, sizeof *freq);
   size_t *first = lists_scratch(L, s->nreasons + 1, sizeof *first);
   memset(freq, 0, (s->nreasons + 1) * sizeof *freq);
@@ -179,14 +181,16 @@ static int s_unmeasured(lua_State *L) {
   for (size_t i = 0; i < s->n; i++) {
     if (!s->miss[j][i]) continue;
     uint32_t w = s->why[j][i];
-    if (!freq[w]++) first[w] = i;
+    if (!freq[w]++) first[w] = i, kinds++;
     count++;
     if (freq[w] > freq[best] || (freq[w] == freq[best] && first[w] < first[best])) best = w;
   }
   lua_pushinteger(L, (lua_Integer)count);
   if (count && best) lua_pushstring(L, s->reasons[best]);
   else lua_pushnil(L);
-  return 2;
+  lua_pushinteger(L, (lua_Integer)freq[best]);
+  lua_pushinteger(L, (lua_Integer)kinds);
+  return 4;
 }
 
 /* s:reasoned(j) -> whether any row of metric j has a reason or is unmeasured */

@@ -175,4 +175,22 @@ function test_terminal_fits_a_width()
   lu.assertErrorMsgContains("width must be a positive whole number", ev.report.render, res, "terminal", { width = 0 })
 end
 
+-- A count of unmeasured items is not shown as if one cause covered all of
+-- them: the most common reason comes with its own count.
+function test_terminal_says_when_unmeasured_items_have_several_reasons()
+  local rows = {}
+  for i = 1, 5 do rows[i] = { qid = "q" .. i, answer = "a" } end
+  local two = { name = "two", fn = function(row)
+    local i = tonumber(row.qid:sub(2))
+    if i <= 3 then return { unmeasured = true, reason = "no gold" } end
+    if i == 4 then return { unmeasured = true, reason = "empty answer" } end
+    return 1
+  end }
+  local one = { name = "one", fn = function() return { unmeasured = true, reason = "no gold" } end }
+  local out = ev.report.render(ev.evaluate(ev.dataset.from_rows(rows, "two.jsonl"), { metrics = { two, one } }),
+                               "terminal", { color = false })
+  lu.assertStrContains(out, "\ntwo: 4 of 5 items unmeasured (3: no gold; 1 for 1 other reason)\n")
+  lu.assertStrContains(out, "\none: 5 of 5 items unmeasured (no gold)\n")
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -164,17 +164,29 @@ function M.lowest(res, system, m)
   return out
 end
 
--- Counts of unmeasured items per metric, with the most common reason
--- (counted in C over the score columns).
+-- Counts of unmeasured items per metric, with the most common reason, how
+-- many items have it and how many reasons there are (counted in C over the
+-- score columns).
 function M.unmeasured(res)
   local out = {}
   for j, metric in ipairs(res.metrics) do
-    local count, top = res.scores:unmeasured(j)
+    local count, top, top_count, kinds = res.scores:unmeasured(j)
     if count > 0 then
-      out[#out + 1] = { metric = metric.name, count = count, total = res.n, reason = top or "unmeasured" }
+      out[#out + 1] = { metric = metric.name, count = count, total = res.n, reason = top or "unmeasured",
+                        reason_count = top_count, reasons = kinds }
     end
   end
   return out
+end
+
+-- The reason of an unmeasured count as a reader should take it: one reason
+-- when all items share it, else the most common with its own count, so a
+-- count is never read as all having one cause.
+function M.why_unmeasured(u)
+  if u.reason_count == u.count then return u.reason end
+  local rest = u.reasons - 1
+  return ("%d: %s; %d for %d other reason%s"):format(u.reason_count, u.reason, u.count - u.reason_count, rest,
+    rest == 1 and "" or "s")
 end
 
 -- Shortens text for tables: one line, at most n code points.

@@ -184,7 +184,7 @@ function M.render(res, opts)
   out[#out + 1] = ""
   add(opts.color and "worst slice of each metric in red" or "! marks the worst slice of each metric")
   for _, u in ipairs(C.unmeasured(res)) do
-    add(("%s: %d of %d items unmeasured (%s)"):format(u.metric, u.count, u.total, u.reason))
+    add(("%s: %d of %d items unmeasured (%s)"):format(u.metric, u.count, u.total, C.why_unmeasured(u)))
   end
   if res.comparison then comparison_lines(res, add) end
   local sc = res.system_comparison

@@ -413,6 +413,37 @@ static int levenshtein(evtext_ws *ws, const int32_t *a, size_t la, const int32_t
   return EVTEXT_OK;
 }
 
+/* levenshtein within the band |i - j| <= bound: cells outside it, and
+ * values above bound, count as bound + 1. */
+static int levenshtein_within(evtext_ws *ws, const int32_t *a, size_t la, const int32_t *b, size_t lb,
+                              size_t bound, size_t *out) {
+  while (la && lb && a[0] == b[0]) a++, b++, la--, lb--;
+  while (la && lb && a[la - 1] == b[lb - 1]) la--, lb--;
+  if (bound >= la + lb) return levenshtein(ws, a, la, b, lb, out);
+  size_t over = bound + 1;
+  if ((la > lb ? la - lb : lb - la) > bound) return *out = over, EVTEXT_OK;
+  if (!within_budget(ws, la, 2 * bound + 1)) return EVTEXT_EBUDGET;
+  if (reserve_size(ws, &ws->row, &ws->row_cap, lb + 1)) return EVTEXT_ENOMEM;
+  size_t *row = ws->row;
+  for (size_t j = 0; j <= lb; j++) row[j] = j < over ? j : over;
+  for (size_t i = 1; i <= la; i++) {
+    size_t lo = i > bound ? i - bound : 1, hi = i + bound < lb ? i + bound : lb, least = over;
+    size_t diag = row[lo - 1];
+    row[lo - 1] = lo == 1 && i < over ? i : over;
+    for (size_t j = lo; j <= hi; j++) {
+      size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best < over ? best : over;
+      if (row[j] < least) least = row[j];
+      diag = up;
+    }
+    if (least == over) return *out = over, EVTEXT_OK; /* every path is past bound already */
+  }
+  *out = row[lb];
+  return EVTEXT_OK;
+}
+
 static double edit_similarity(size_t distance, size_t la, size_t lb) {
   size_t longer = la > lb ? la : lb;
   return longer == 0 ? 1.0 : 1.0 - (double)distance / (double)longer;
@@ -526,6 +557,18 @@ static int score_edit(evtext_ws *ws, evtext_str pred, const evtext_str *golds, s
   err->which = -1;
   *score = best;
   return EVTEXT_OK;
+}
+
+int evtext_edit_distance(evtext_ws *ws, evtext_str a, evtext_str b, size_t bound, size_t *distance,
+                         evtext_error *err) {
+  size_t la = 0, lb = 0;
+  err->which = -1;
+  int rc = decode(ws, a, &ws->ua, &ws->ua_cap, &la, &err->byte);
+  if (rc) return rc;
+  err->which = 0;
+  if ((rc = decode(ws, b, &ws->ub, &ws->ub_cap, &lb, &err->byte))) return rc;
+  err->which = -1;
+  return levenshtein_within(ws, ws->ua, la, ws->ub, lb, bound, distance);
 }
 
 int evtext_score(evtext_ws *ws, enum evtext_metric metric, evtext_str pred,

@@ -2,6 +2,7 @@
  * Single forms take one prediction and a gold answer or a list of them;
  * batch forms take whole columns and return a list of scores that agree
  * exactly with the single forms. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,27 @@ static int l_token_f1_batch(lua_State *L) { return batch(L, EVTEXT_F1); }
 static int l_rouge_l_batch(lua_State *L) { return batch(L, EVTEXT_ROUGE_L); }
 static int l_edit_similarity_batch(lua_State *L) { return batch(L, EVTEXT_EDIT); }
 
+/* edit_distance(a, b [, bound]) -> the Levenshtein distance in code points,
+ * or nil when it is larger than bound (a whole number >= 0) */
+static int l_edit_distance(lua_State *L) {
+  lua_settop(L, 3);
+  size_t la, lb, d = 0, bound = SIZE_MAX;
+  const char *a = check_text(L, 1, &la), *b = check_text(L, 2, &lb);
+  if (!lua_isnil(L, 3)) {
+    lua_Integer k = luaL_checkinteger(L, 3);
+    luaL_argcheck(L, k >= 0, 3, "a bound is a whole number >= 0");
+    if ((lua_Unsigned)k < SIZE_MAX) bound = (size_t)k;
+  }
+  struct box *box = acquire(L);
+  evtext_error e;
+  struct origin o = {1, 2, 0, 0};
+  int rc = evtext_edit_distance(box->ws, (evtext_str){a, la}, (evtext_str){b, lb}, bound, &d, &e);
+  if (rc) return score_error(L, rc, &e, &o);
+  if (d > bound) lua_pushnil(L);
+  else lua_pushinteger(L, (lua_Integer)d);
+  return 1;
+}
+
 /* normalize(s) -> the tokens joined by single spaces */
 static int l_normalize(lua_State *L) {
   lua_settop(L, 1);
@@ -258,6 +280,7 @@ static const luaL_Reg text_funcs[] = {
   {"token_f1_batch", l_token_f1_batch},
   {"rouge_l_batch", l_rouge_l_batch},
   {"edit_similarity_batch", l_edit_similarity_batch},
+  {"edit_distance", l_edit_distance},
   {"normalize", l_normalize},
   {"tokens", l_tokens},
   {NULL, NULL},

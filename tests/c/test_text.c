@@ -6,6 +6,7 @@
  * ['']), run on the same strings with Python 3.11; each is also worked out
  * by hand in its comment. CJK expectations are worked out by hand from the
  * rules in docs/text.md. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,42 @@ static void test_edit_similarity(void) {
   CHECK_NEAR(SCORE(EVTEXT_EDIT_NORM, "The cat's hat", "Cat hat"), 1 - 1.0 / 8, tol);
 }
 
+static size_t distance(const char *a, const char *b, size_t bound) {
+  size_t d = 0;
+  evtext_error err;
+  if (evtext_edit_distance(ws, (evtext_str){a, strlen(a)}, (evtext_str){b, strlen(b)}, bound, &d, &err)) return 999;
+  return d;
+}
+
+/* The full table (no bound) against the band: the band gives the same
+ * distance when it is within the bound and bound + 1 when it is not, on
+ * hand-worked pairs and on random strings over a small alphabet (many
+ * near-matches, so paths leave and re-enter the band). */
+static void test_edit_distance(void) {
+  CHECK(distance("kitten", "sitting", SIZE_MAX) == 3);
+  CHECK(distance("kitten", "sitting", 3) == 3);
+  CHECK(distance("kitten", "sitting", 2) == 3); /* over the bound: bound + 1 */
+  CHECK(distance("", "abc", 5) == 3);
+  CHECK(distance("abc", "", 1) == 2);
+  CHECK(distance("", "", 0) == 0);
+  CHECK(distance("北京", "北京市", 1) == 1); /* code points */
+  CHECK(distance("flaw", "lawn", SIZE_MAX) == 2);
+  CHECK(distance("abcdef", "badcfe", 0) == 1);
+  srand(7);
+  char a[40], b[40];
+  int agree = 1;
+  for (int t = 0; t < 4000; t++) {
+    size_t la = (size_t)rand() % 30, lb = (size_t)rand() % 30;
+    for (size_t i = 0; i < la; i++) a[i] = (char)('a' + rand() % 3);
+    for (size_t i = 0; i < lb; i++) b[i] = (char)('a' + rand() % 3);
+    a[la] = b[lb] = 0;
+    size_t full = distance(a, b, SIZE_MAX), bound = (size_t)rand() % 12;
+    size_t banded = distance(a, b, bound);
+    if (banded != (full <= bound ? full : bound + 1)) agree = 0;
+  }
+  CHECK(agree);
+}
+
 /* Long answers take the sort-and-merge path of F1: the same numbers. */
 static void test_long_answers(void) {
   char pred[4096] = "", gold[4096] = "";
@@ -213,6 +250,7 @@ int main(void) {
   test_cjk_scores();
   test_rouge_l();
   test_edit_similarity();
+  test_edit_distance();
   test_long_answers();
   test_invalid_utf8();
   evtext_ws_free(ws);

@@ -3,49 +3,11 @@
 -- (sentence BLEU-4, clipped counts, the closest reference length, 1e-7 for
 -- a zero precision), gleu (Google-BLEU: min of n-gram precision and recall
 -- over n = 1..4, best reference); meteor is in assertions_meteor.lua.
--- ev.scorers reuses levenshtein. docs/assertions.md.
+-- The edit distance is ev.text's (C). docs/assertions.md.
 local K = require "evalua.experiment.assertions_values"
+local text = require "evalua.eval.text"
 
 local M = {}
-
-local function code_points(s)
-  local out = {}
-  for _, c in utf8.codes(s) do out[#out + 1] = c end
-  return out
-end
-
--- Edit distance in code points, or nil when it exceeds bound (then only a
--- band of 2*bound+1 cells per row is filled: Ukkonen's cut-off).
-function M.levenshtein(a, b, bound)
-  local x, y = code_points(a), code_points(b)
-  local n, m = #x, #y
-  if bound and math.abs(n - m) > bound then return nil end
-  local prev, cur = {}, {}
-  local big = n + m + 1
-  for j = 0, m do prev[j] = j end
-  for i = 1, n do
-    local lo, hi = 1, m
-    if bound then lo, hi = math.max(1, i - bound), math.min(m, i + bound) end
-    cur[0] = i
-    if lo > 1 then cur[lo - 1] = big end
-    local best = lo > 1 and big or i
-    for j = lo, hi do
-      local d = (prev[j - 1] or big) + (x[i] == y[j] and 0 or 1)
-      local up, left = (prev[j] or big) + 1, (cur[j - 1] or big) + 1
-      if up < d then d = up end
-      if left < d then d = left end
-      cur[j] = d
-      if d < best then best = d end
-    end
-    if hi < m then cur[hi + 1] = big end
-    if bound and best > bound then return nil end
-    prev, cur = cur, prev
-    for j = 0, m do cur[j] = nil end
-  end
-  local d = prev[m]
-  if bound and d > bound then return nil end
-  return d
-end
 
 -- js-rouge's tokens (an approximation of its Penn Treebank tokenizer):
 -- runs of letters, digits and apostrophes, and each other visible
@@ -172,7 +134,7 @@ function M.add(A)
   local T = A.types
   T.levenshtein = { value = "string", threshold = "distance", threshold_default = 5, check = function(answer, v, _, c)
     local bound = math.floor(c.threshold)
-    local d = M.levenshtein(answer, v, bound)
+    local d = text.edit_distance(answer, v, bound)
     if d then return true, ("edit distance %d <= %s"):format(d, K.show(c.threshold)) end
     return false, ("edit distance above %s"):format(K.show(c.threshold))
   end }

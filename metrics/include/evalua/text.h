@@ -62,6 +62,14 @@ void evtext_ws_set_max_cells(evtext_ws *ws, size_t max_cells);
 int evtext_score(evtext_ws *ws, enum evtext_metric metric, evtext_str pred,
                  const evtext_str *golds, size_t ngolds, double *score, evtext_error *err);
 
+/* The Levenshtein distance of a and b in code points (unnormalised), or
+ * bound + 1 when it is larger than bound: then only the band of cells
+ * within bound of the diagonal is filled (Ukkonen's cut-off), so a small
+ * bound on long texts stays cheap. SIZE_MAX: no bound. err->which is -1 for
+ * a, 0 for b. */
+int evtext_edit_distance(evtext_ws *ws, evtext_str a, evtext_str b, size_t bound, size_t *distance,
+                         evtext_error *err);
+
 /* Tokenises s; the tokens stay readable with evtext_token until the next
  * call on ws. */
 int evtext_tokenize(evtext_ws *ws, evtext_str s, size_t *ntokens, evtext_error *err);

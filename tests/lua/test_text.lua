@@ -36,6 +36,12 @@ function test_values_a_script_sees()
   lu.assertAlmostEquals(text.rouge_l("连续三个分片失败后中止上传。", "三个失败分片"), 8 / 19, 1e-15)
   lu.assertAlmostEquals(text.edit_similarity("kitten", "sitting"), 4 / 7, 1e-15)
   lu.assertEquals(text.edit_similarity("The Paris!", "paris", { normalize = true }), 1.0)
+  lu.assertEquals(text.edit_distance("kitten", "sitting"), 3)
+  lu.assertEquals(math.type(text.edit_distance("kitten", "sitting", 3)), "integer")
+  lu.assertNil(text.edit_distance("kitten", "sitting", 2)) -- above the bound
+  lu.assertEquals(text.edit_distance(("a"):rep(20000), ("a"):rep(19990) .. "b", 11), 10) -- 10 a against b: 1 substitution, 9 deletions
+  lu.assertErrorMsgContains("a bound is a whole number >= 0", text.edit_distance, "a", "b", -1)
+  lu.assertErrorMsgContains("invalid UTF-8 at byte 2", text.edit_distance, "a", "a\xFF")
   lu.assertEquals(text.token_f1("", {}), 1.0)     -- unanswerable, and no answer given
   lu.assertEquals(text.token_f1("Paris", {}), 0.0)
 end

@@ -53,12 +53,7 @@ function M.options(o)
            ordering = o.should_consider_ordering == true, strict = o.strict_mode == true, threshold = threshold }
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  return keys
-end
+local sorted_keys = require("evalua.core.tables").sorted_keys
 
 -- DeepEval's share of argument keys: 1 for equal objects; else, over the
 -- union of both objects' keys, 1 for each key with equal values and the

@@ -117,12 +117,7 @@ local function fail(path, want, v, quote)
   return ("field '%s': expected %s, got %s"):format(path, want, got)
 end
 
-local function sorted_keys(v)
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  return keys
-end
+local sorted_keys = require("evalua.core.tables").sorted_keys
 
 -- The message for the first misfit, in key order, so it is stable.
 local function explain(s, v, path)

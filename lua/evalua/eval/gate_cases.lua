@@ -58,12 +58,7 @@ function M.percentile(res, system, metric, spec, coverage)
   return g
 end
 
-local function sorted_keys(t)
-  local out = {}
-  for k in pairs(t or {}) do out[#out + 1] = k end
-  table.sort(out)
-  return out
-end
+local sorted_keys = require("evalua.core.tables").sorted_keys
 
 -- gates(res, system, spec, coverage) -> the per-case gates of spec for system
 function M.gates(res, system, spec, coverage)

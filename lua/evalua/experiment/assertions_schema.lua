@@ -459,12 +459,7 @@ local function check_array(s, v, path, root, state)
   end
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  return keys
-end
+local sorted_keys = require("evalua.core.tables").sorted_keys
 
 local function check_object(s, v, path, root, state)
   local keys = sorted_keys(v)

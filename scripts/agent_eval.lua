@@ -15,7 +15,7 @@ local ev = require "evalua"
 
 local here = ev.cli.script_dir(arg)
 
-local opt = ev.cli.parse(arg, {
+local opt, given = ev.cli.parse(arg, {
   usage = "evalua run scripts/agent_eval.lua [options]",
   description = "Runs the bundled support bot over the conversations and scores its tool calls and replies.",
   { "data", here .. "/data/agent_conversations.jsonl", "conversations (docs/agents.md)" },
@@ -42,6 +42,9 @@ if opt.provider == "offline" then
 end
 if opt.judge == "offline" and opt["judge-model"] ~= "" then
   ev.cli.usage_error("--judge-model applies to --judge openai; the offline judge has none")
+end
+if given.concurrency and opt.provider == "offline" and opt.judge == "offline" then
+  ev.cli.usage_error("--concurrency applies to --provider openai or --judge openai; offline, no request is sent")
 end
 
 local bot = dofile(here .. "/data/agent_bot.lua")

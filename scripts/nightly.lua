@@ -20,7 +20,7 @@
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
-local opt = ev.cli.parse(arg, {
+local opt, given = ev.cli.parse(arg, {
   usage = "evalua run scripts/nightly.lua [options]",
   description = "Nightly regression run: reports, history, comparison and gates.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV)" },
@@ -95,6 +95,9 @@ end
 if opt.tier ~= "all" then ds = ds:sample { tier = opt.tier, by = "query_class", seed = opt.seed } end
 ds:attach_contexts(ev.dataset.corpus(opt.corpus), opt.contexts)
 
+if given.concurrency and not ev.judge.configured() then
+  ev.cli.usage_error("--concurrency applies to a model judge ($EVALUA_MODEL); the offline judge sends no requests")
+end
 local judge = ev.judge.configured() and ev.cli.try(ev.judge.open, { cache = opt.out .. "/cache", concurrency = opt.concurrency })
   or ev.judge.open("offline")
 

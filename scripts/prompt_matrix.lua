@@ -11,7 +11,7 @@ local ev = require "evalua"
 
 local here = ev.cli.script_dir(arg) -- default data and prompts sit beside the script
 
-local opt = ev.cli.parse(arg, {
+local opt, given = ev.cli.parse(arg, {
   usage = "evalua run scripts/prompt_matrix.lua [options]",
   description = "Runs prompt templates x providers over the data, checks assertions and prints a matrix summary.",
   { "data", here .. "/data/rag_eval.jsonl", "rows (JSONL or CSV); a row's `assert` list is checked too" },
@@ -42,6 +42,9 @@ local openai = false
 for _, name in ipairs(opt.provider) do openai = openai or name == "openai" end
 for _, o in ipairs { "model", "base-url", "cache" } do
   if opt[o] ~= "" and not openai then ev.cli.usage_error("--%s applies to --provider openai", o) end
+end
+if given.concurrency and not openai then
+  ev.cli.usage_error("--concurrency applies to --provider openai; the offline provider sends no requests")
 end
 if opt["watch-count"] > 0 and not opt.watch then ev.cli.usage_error("--watch-count applies to --watch") end
 

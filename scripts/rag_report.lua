@@ -12,7 +12,7 @@
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
-local opt = ev.cli.parse(arg, {
+local opt, given = ev.cli.parse(arg, {
   usage = "evalua run scripts/rag_report.lua [options]",
   description = "Evaluates RAG pipeline variants per query class and language and writes reports.",
   { "data", here .. "/data/rag_eval.jsonl", "evaluation rows (JSONL or CSV, docs/data.md)" },
@@ -38,6 +38,7 @@ if opt.judge == "offline" then
   for _, o in ipairs { "model", "cache" } do
     if opt[o] ~= "" then ev.cli.usage_error("--%s applies to --judge openai; the offline judge has none", o) end
   end
+  if given.concurrency then ev.cli.usage_error("--concurrency applies to --judge openai; the offline judge sends no requests") end
 end
 
 local ds = ev.dataset.load(opt.data, { mode = opt.lenient and "lenient" or "strict", format = opt["data-format"] })

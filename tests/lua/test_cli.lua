@@ -20,6 +20,22 @@ function test_defaults()
   lu.assertEquals(r.stdout, "rows.jsonl\t5\tinteger\tfalse\tmd+json\toffline\n")
 end
 
+-- parse's second result names what the command line set, a default value
+-- given explicitly included, so a script can refuse an option that would do
+-- nothing.
+function test_given_names_what_the_command_line_set()
+  local script = [[
+local ev = require "evalua"
+local opt, given = ev.cli.parse(arg, { { "k", 5, "rank cutoff" }, { "quiet", false, "quiet" }, { "data", "d", "rows" } })
+local names = {}
+for name in pairs(given) do names[#names + 1] = name end
+table.sort(names)
+print(table.concat(names, ","), opt.k)
+]]
+  lu.assertEquals(h.run_script(script).stdout, "\t5\n")
+  lu.assertEquals(h.run_script(script, "", "--k 5 --no-quiet").stdout, "k,quiet\t5\n")
+end
+
 function test_values_flags_lists_and_equals_form()
   local r = h.run_script(SCRIPT, "", "--data x.csv --k=10 --quiet --format html --format csv,junit --judge openai")
   lu.assertEquals(r.status, 0, r.stderr)

@@ -55,6 +55,21 @@ function TestScripts:test_prompt_experiment_offline_variants_agree()
   lu.assertStrContains(r.stdout, "note: the offline judge does not read prompts")
 end
 
+-- --concurrency with nothing to send does nothing: refused, even at its
+-- default value, in every bundled script that takes it.
+function TestScripts:test_concurrency_without_requests_is_refused()
+  for script, want in pairs {
+    ["scripts/rag_report.lua"] = "--concurrency applies to --judge openai; the offline judge sends no requests",
+    ["scripts/prompt_matrix.lua"] = "--concurrency applies to --provider openai; the offline provider sends no requests",
+    ["scripts/agent_eval.lua"] = "--concurrency applies to --provider openai or --judge openai",
+    ["scripts/nightly.lua"] = "--concurrency applies to a model judge ($EVALUA_MODEL)",
+  } do
+    local r = run(script, "--concurrency 16", "EVALUA_MODEL= ")
+    lu.assertEquals(r.status, 2, script .. ": " .. r.stderr)
+    lu.assertStrContains(r.stderr, want)
+  end
+end
+
 function TestScripts:test_prompt_experiment_usage_errors()
   local r = run("scripts/prompt_experiment.lua", "--variant nofile")
   lu.assertEquals(r.status, 2)

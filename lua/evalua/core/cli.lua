@@ -252,7 +252,10 @@ local function finish(opt, all, byname, given, argv, dir)
   return opt
 end
 
--- parse(arg, spec) -> opt; opt._ holds positional arguments when spec.positional is set.
+-- parse(arg, spec) -> opt, given; opt._ holds positional arguments when
+-- spec.positional is set; given[name] is true for each option the command
+-- line set (a default is not given), so a script can refuse one that would
+-- do nothing.
 function M.parse(argv, spec)
   check_spec(spec)
   local dir = run_out(argv or {})
@@ -297,7 +300,7 @@ function M.parse(argv, spec)
     end
     i = i + 1
   end
-  return finish(opt, all, byname, given, argv, dir)
+  return finish(opt, all, byname, given, argv, dir), given
 end
 
 M.usage_error = usage_error

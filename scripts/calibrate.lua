@@ -28,7 +28,7 @@
 local ev = require "evalua"
 local here = ev.cli.script_dir(arg) -- default data beside the script, from any folder
 
-local opt = ev.cli.parse(arg, {
+local opt, given = ev.cli.parse(arg, {
   usage = "evalua run scripts/calibrate.lua [options]",
   description = "Agreement between a judge metric and labels of the same items (the bundled labels are simulated).",
   { "labels", here .. "/data/simulated_labels.jsonl", "labels: {qid, variant, <field>: 1..scale}" },
@@ -65,6 +65,14 @@ local scale = math.tointeger(opt.scale)
 if not scale or scale < 2 then ev.cli.usage_error("--scale must be an integer >= 2") end
 for _, o in ipairs { "run", "rater", "import-labels", "export-labels" } do
   if opt[o] ~= "" and opt.history == "" then ev.cli.usage_error("--%s needs --history", o) end
+end
+-- With --history the labels and their scale are the store's: a --labels
+-- file or a --scale would be ignored.
+for _, o in ipairs { "labels", "scale" } do
+  if given[o] and opt.history ~= "" then
+    ev.cli.usage_error("--%s does nothing with --history: the labels and their scale come from the store "
+      .. "(to add a file's labels: --import-labels)", o)
+  end
 end
 -- Judging now needs a judged metric of ev.rag; a report's scores may be any metric's.
 local judged_metric = type(ev.rag[opt.metric]) == "table" and ev.rag[opt.metric].name == opt.metric
@@ -106,6 +114,15 @@ if opt.history ~= "" then
     hist:export_labels(opt["export-labels"], { metric = opt.field, rater = opt.rater ~= "" and opt.rater or nil })
   end
   from_store = true
+  local raters = {}
+  for _, l in ipairs(per) do
+    for _, name in ipairs(l.rated_by) do raters[name] = true end
+  end
+  local who = {}
+  for r in pairs(raters) do who[#who + 1] = tostring(r) end
+  table.sort(who)
+  io.stderr:write(("calibrate: %d labels of '%s' from the store %s (raters: %s)\n"):format(#per, opt.field, hist.file,
+    #who > 0 and table.concat(who, ", ") or "none"))
 else
   labels = ev.dataset.load(opt.labels, { schema = { [opt.field] = "integer!", variant = "string" } })
   for _, l in ipairs(labels.rows) do
@@ -351,7 +368,7 @@ elseif rho >= RULE_RHO then
 else
   say(("\njudge disagrees with %d labels: Spearman %.2f%s, fails >= %.1f"):format(n, rho, interval(), RULE_RHO))
 end
-if opt.labels == here .. "/data/simulated_labels.jsonl" then
+if not from_store and opt.labels == here .. "/data/simulated_labels.jsonl" then
   say("\nnote: these labels are simulated, drawn at random per kind of answer by the data generator;"
     .. "\nthey test this script, not how well a judge agrees with people (docs/data.md)")
 end

@@ -118,6 +118,10 @@ function TestLabels:test_calibrate_reads_labels_from_the_store()
   lu.assertStrContains(r.stderr, "calibrate: imported 6 labels from " .. dir .. "/labels.jsonl (0 there already)\n")
   lu.assertStrContains(r.stderr, "calibrate: judge scores of run nightly-1 (")
   lu.assertStrContains(r.stdout, "(1..5): 6 labelled items\n")
+  -- people's labels are not called simulated, and where they came from is said
+  lu.assertNotStrContains(r.stdout, "simulated")
+  lu.assertStrContains(r.stderr, "calibrate: 6 labels of 'faithfulness' from the store ")
+  lu.assertStrContains(r.stderr, " (raters: ana)\n")
   lu.assertStrContains(r.stdout, "  Spearman rho               0.899  [0.124, 0.993]\n")
   lu.assertStrContains(r.stdout, "\nnot enough labels: 6 of the 50 the rule needs (44 more); Spearman 0.90 [0.12, 0.99] "
     .. "so far, the rule asks >= 0.7\n")
@@ -128,6 +132,16 @@ function TestLabels:test_calibrate_reads_labels_from_the_store()
     .. "    Kendall tau-b              0.333\n")
   lu.assertStrContains(r.stdout, "\n  c=b: 3 labelled items\n    Spearman rho               1.000\n"
     .. "    Kendall tau-b              1.000\n")
+end
+
+-- With --history, a --labels file or --scale would be ignored: refused.
+function TestLabels:test_calibrate_refuses_options_the_store_overrides()
+  for _, o in ipairs { "--labels scripts/data/simulated_labels.jsonl", "--scale 5" } do
+    local r = h.run(("cd %s && %s run scripts/calibrate.lua --quiet --history %s/h %s --out %s/cal")
+      :format(SRC, h.bin, dir, o, dir))
+    lu.assertEquals(r.status, 2, o)
+    lu.assertStrContains(r.stderr, "does nothing with --history: the labels and their scale come from the store")
+  end
 end
 
 -- calibrate --scores REPORT: the judge's scores from a JSON report, keyed

@@ -128,7 +128,8 @@ end
 
 -- The label of each item for a metric: per (item, system) the newest label
 -- of each rater, and of those the lower median (an integer on the scale).
--- -> { {item=, system=, value=, raters=, scale=} }, the scales seen.
+-- -> { {item=, system=, value=, raters=, rated_by=, scale=} }, the scales
+-- seen; rated_by lists the raters' names in order.
 function M.per_item(db, metric, rater)
   local newest, order = {}, {}
   for _, l in ipairs(M.list(db, { metric = metric, rater = rater })) do
@@ -141,14 +142,16 @@ function M.per_item(db, metric, rater)
   end
   local out, scales = {}, {}
   for _, key in ipairs(order) do
-    local e, values = newest[key], {}
-    for _, l in pairs(e.by) do
+    local e, values, names = newest[key], {}, {}
+    for name, l in pairs(e.by) do
       values[#values + 1] = l.value
+      names[#names + 1] = tostring(name)
       scales[l.scale] = true
     end
     table.sort(values)
+    table.sort(names)
     out[#out + 1] = { item = e.item, system = e.system, value = values[(#values + 1) // 2], raters = #values,
-                      scale = e.scale }
+                      rated_by = names, scale = e.scale }
   end
   return out, scales
 end

@@ -738,18 +738,8 @@ static void csv_text(struct sink *s, const char *p, size_t n) {
   put(s, "\"", 1);
 }
 
-static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *key) {
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_getfield(j->L, -1, key);
-    size_t n;
-    const char *v = lua_type(j->L, -1) == LUA_TNUMBER ? NULL : lua_tolstring(j->L, -1, &n);
-    if (lua_type(j->L, -1) == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
-    else if (v) csv_text(s, v, n);
-    lua_pop(j->L, 2);
-    return;
-  }
-  long c = evt_col_index(j->t, key, strlen(key));
+/* A text cell from column c (no Lua): nothing for an absent column. */
+static void csv_col_text(struct job *j, struct sink *s, size_t r, long c) {
   if (c < 0) return;
   const struct evt_cell *cell = &j->t->cols[c].cells[r];
   char b[40];
@@ -761,6 +751,20 @@ static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *k
   case EVT_FALSE: puts_(s, "false"); break;
   default: break;
   }
+}
+
+static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *key) {
+  if (j->lua_rows) {
+    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
+    lua_getfield(j->L, -1, key);
+    size_t n;
+    const char *v = lua_type(j->L, -1) == LUA_TNUMBER ? NULL : lua_tolstring(j->L, -1, &n);
+    if (lua_type(j->L, -1) == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
+    else if (v) csv_text(s, v, n);
+    lua_pop(j->L, 2);
+    return;
+  }
+  csv_col_text(j, s, r, evt_col_index(j->t, key, strlen(key)));
 }
 
 /* The baseline's score of the row's item, or nothing. */
@@ -779,21 +783,6 @@ static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sy
       number(s, lua_tonumber(L, -1));
   }
   lua_settop(L, top);
-}
-
-/* A text cell from column c (no Lua): nothing for an absent column. */
-static void csv_col_text(struct job *j, struct sink *s, size_t r, long c) {
-  if (c < 0) return;
-  const struct evt_cell *cell = &j->t->cols[c].cells[r];
-  char b[40];
-  switch (cell->type) {
-  case EVT_STR: case EVT_JSON: csv_text(s, j->t->text + cell->v.off, cell->len); break;
-  case EVT_INT: put(s, b, (size_t)sprintf(b, "%lld", (long long)cell->v.i)); break;
-  case EVT_NUM: number(s, cell->v.d); break;
-  case EVT_TRUE: puts_(s, "true"); break;
-  case EVT_FALSE: puts_(s, "false"); break;
-  default: break;
-  }
 }
 
 /* What a CSV line needs besides the job: the reason columns, the columns

@@ -151,6 +151,7 @@ local function split_bars(s)
   for i, p in ipairs(parts) do parts[i] = p:match("^%s*(.-)%s*$") end
   return parts
 end
+M._split_bars = split_bars -- internal (the underscore): also reads promptfoo's Nunjucks bodies (promptfoo/nunjucks.lua)
 
 local function parse_value(t, line, body)
   local parts = split_bars(body)

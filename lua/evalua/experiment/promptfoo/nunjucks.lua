@@ -174,22 +174,7 @@ function expression(body)
     if e then return e end
     if why then return nil, why end
   end
-  local parts, cur, quote = {}, {}, nil
-  for ch in body:gmatch(".") do
-    if quote then
-      if ch == quote then quote = nil end
-      cur[#cur + 1] = ch
-    elseif ch == '"' or ch == "'" then
-      quote = ch
-      cur[#cur + 1] = ch
-    elseif ch == "|" then
-      parts[#parts + 1], cur = table.concat(cur), {}
-    else
-      cur[#cur + 1] = ch
-    end
-  end
-  parts[#parts + 1] = table.concat(cur)
-  for i, p in ipairs(parts) do parts[i] = p:match("^%s*(.-)%s*$") end
+  local parts = template._split_bars(body)
   local head = parts[1]
   if not (head:match('^"[^"]*"$') or head:match("^'[^']*'$")) then
     head = path_of(head)

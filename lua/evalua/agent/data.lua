@@ -39,18 +39,7 @@ local function finite(v, depth)
   return true
 end
 
--- A null member is an absent one, as everywhere in the row format.
-local function strip_nulls(v)
-  if type(v) ~= "table" then return v end
-  for k, x in pairs(v) do
-    if x == null then
-      if type(k) == "string" then v[k] = nil end
-    else
-      strip_nulls(x)
-    end
-  end
-  return v
-end
+local strip_nulls = require("evalua.core.tables").strip_nulls
 
 -- The text of a message's content: a string, or the text of its parts
 -- ([{type = "text", text = ...}]) joined by line breaks; "" when absent.

@@ -32,18 +32,7 @@ local function input_error(path, line, msg)
   sys.input_error(("%s:%d: %s"):format(path, line, msg))
 end
 
--- A null object member becomes an absent key, so "missing" has one meaning.
-local function strip_nulls(v)
-  if type(v) ~= "table" then return v end
-  for k, x in pairs(v) do
-    if x == cjson.null then
-      if type(k) == "string" then v[k] = nil end
-    else
-      strip_nulls(x)
-    end
-  end
-  return v
-end
+local strip_nulls = require("evalua.core.tables").strip_nulls
 
 -- ---- rows as views over the C columns -------------------------------------
 -- A view is a plain Lua table that fetches a field from C the first time it

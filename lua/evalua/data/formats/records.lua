@@ -16,18 +16,7 @@ local PLAIN = { rag = false, fields = {} }
 
 local function fail(msg) sys.input_error(msg) end
 
--- A null member is an absent key, as in evalua's rows.
-local function strip_nulls(v)
-  if type(v) ~= "table" then return v end
-  for k, x in pairs(v) do
-    if x == cjson.null then
-      if type(k) == "string" then v[k] = nil end
-    else
-      strip_nulls(x)
-    end
-  end
-  return v
-end
+local strip_nulls = require("evalua.core.tables").strip_nulls
 M.strip_nulls = strip_nulls
 
 -- Records of a C table read with no schema (every cell as written).

@@ -15,6 +15,7 @@ Exit status 0: passed; 77: skipped (no chromium or chromedriver); else failed.
 """
 import glob
 import json
+import math
 import os
 import shutil
 import socket
@@ -28,6 +29,21 @@ import urllib.request
 EVALUA = os.environ.get("EVALUA", "build/evalua")
 SRC = os.environ.get("EVALUA_SRC", ".")
 CHECKS = []
+
+
+def t975(df):
+    """Student's t 0.975 quantile, independently of evalua: bisection on the
+    CDF, 0.5 plus Simpson's rule over the density."""
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    pdf = lambda x: c * (1 + x * x / df) ** (-(df + 1) / 2)
+    def cdf(t, n=4000):
+        h = t / n
+        return 0.5 + h / 3 * (pdf(0) + pdf(t) + sum((4 if k % 2 else 2) * pdf(k * h) for k in range(1, n)))
+    lo, hi = 0.0, 20.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < 0.975 else (lo, mid)
+    return (lo + hi) / 2
 
 
 def check(cond, what):
@@ -182,7 +198,7 @@ def run(work, procs):
                  if d["metric"] in it["scores"] and d["metric"] in before.get((it["system"], it["id"]), {})]
         mean = sum(pairs) / len(pairs)
         sd = (sum((x - mean) ** 2 for x in pairs) / (len(pairs) - 1)) ** 0.5
-        half = 1.96 * sd / len(pairs) ** 0.5
+        half = t975(len(pairs) - 1) * sd / len(pairs) ** 0.5
         check(d["n"] == len(pairs) and abs(d["delta"] - mean) < 1e-9 and abs(d["lo"] - (mean - half)) < 1e-9
               and abs(d["hi"] - (mean + half)) < 1e-9,
               f"the run page's paired delta of {d['metric']}: {d['delta']:.4f} [{d['lo']:.4f}, {d['hi']:.4f}] on {d['n']} items")

@@ -2,6 +2,7 @@
 -- summary (slices with intervals, paired deltas against a baseline run,
 -- score distributions), one item, two runs compared, the calibration.
 local json = require "evalua.core.json"
+local t_quantile = require("evalua.eval.stats").t_quantile
 
 local M = {}
 
@@ -69,8 +70,9 @@ function M.list(src, f)
 end
 
 -- The mean paired difference b - a of every system and metric over the
--- items both runs measured, with a 95% interval by the normal
--- approximation (mean ± 1.96 sd / sqrt(n)); no interval under 2 pairs. One
+-- items both runs measured, with Student's t 95% interval (mean ±
+-- t(0.975, n - 1) sd / sqrt(n): at small n the normal approximation's 1.96
+-- would claim far more than the pairs show); no interval under 2 pairs. One
 -- query: SQLite sums the differences and their squares.
 local function paired_all(db, a, b)
   local out = {}
@@ -80,10 +82,10 @@ local function paired_all(db, a, b)
       WHERE y.run = ?2 AND y.value IS NOT NULL GROUP BY y.system, y.metric ORDER BY y.system, y.metric]], a, b)) do
     local d = { system = g.system, metric = g.metric, n = g.n }
     if g.n > 0 then
-      d.delta, d.method = g.s / g.n, "normal approximation"
+      d.delta, d.method = g.s / g.n, "Student's t"
       if g.n >= 2 then
         local var = math.max(0, (g.ss - g.s * g.s / g.n) / (g.n - 1))
-        local half = 1.96 * math.sqrt(var / g.n)
+        local half = t_quantile(0.975, g.n - 1) * math.sqrt(var / g.n)
         d.lo, d.hi = d.delta - half, d.delta + half
       end
     end

@@ -167,6 +167,9 @@ function TestTypes:test_levenshtein_is_a_distance_bound()
     { true, "not: edit distance above 2", 1 })
   -- code points, not bytes: one Chinese character for another is one edit
   lu.assertEquals({ scored({ type = "levenshtein", value = "三个", threshold = 1 }, "两个") }, { true, "edit distance 1 <= 1", 1 })
+  -- a bound past any integer is no bound, not an error
+  lu.assertEquals({ scored({ type = "levenshtein", value = "sitting", threshold = 1e300 }, "kitten") },
+                  { true, "edit distance 3 <= 1e+300", 1 })
 end
 
 -- similar is promptfoo's: the cosine of embeddings, here the offline judge's

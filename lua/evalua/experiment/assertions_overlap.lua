@@ -133,7 +133,7 @@ end
 function M.add(A)
   local T = A.types
   T.levenshtein = { value = "string", threshold = "distance", threshold_default = 5, check = function(answer, v, _, c)
-    local bound = math.floor(c.threshold)
+    local bound = math.tointeger(math.floor(c.threshold)) -- nil past any integer: no bound
     local d = text.edit_distance(answer, v, bound)
     if d then return true, ("edit distance %d <= %s"):format(d, K.show(c.threshold)) end
     return false, ("edit distance above %s"):format(K.show(c.threshold))

@@ -119,7 +119,7 @@ if opt.history ~= "" then
     for _, name in ipairs(l.rated_by) do raters[name] = true end
   end
   local who = {}
-  for r in pairs(raters) do who[#who + 1] = tostring(r) end
+  for r in pairs(raters) do who[#who + 1] = r end
   table.sort(who)
   io.stderr:write(("calibrate: %d labels of '%s' from the store %s (raters: %s)\n"):format(#per, opt.field, hist.file,
     #who > 0 and table.concat(who, ", ") or "none"))

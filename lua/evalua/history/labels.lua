@@ -150,7 +150,7 @@ function M.per_item(db, metric, rater)
     end
     table.sort(values)
     table.sort(names)
-    out[#out + 1] = { item = e.item, system = e.system, value = values[(#values + 1) // 2], raters = #values,
+    out[#out + 1] = { item = e.item, system = e.system, value = values[(#values + 1) // 2], raters = #names,
                       rated_by = names, scale = e.scale }
   end
   return out, scales

@@ -10,7 +10,8 @@
 -- Also printed, outside the acceptance table: scores beyond [0, 1]
 -- (ev.evaluate's interval for unbounded metrics) and paired differences
 -- between two systems (ev.stats.paired_ci, the interval of ev.compare and
--- ev.compare.systems), when the evalua binary has them.
+-- ev.compare.systems and evalua view's run deltas), when the evalua binary
+-- has them.
 --
 -- usage: evalua run bench/stats/coverage.lua [SETS [SIZES [SEED]]]
 --   defaults: 2000 data sets per cell, sizes 15,20,60,500, seed 25

@@ -287,16 +287,6 @@ static int l_paired_ci(lua_State *L) {
   return 1;
 }
 
-/* t_quantile(p, df) -> the p quantile of Student's t with df degrees of
- * freedom (0 < p < 1, df > 0) */
-static int l_t_quantile(lua_State *L) {
-  double p = luaL_checknumber(L, 1), df = luaL_checknumber(L, 2);
-  luaL_argcheck(L, p > 0 && p < 1, 1, "p must be between 0 and 1 (exclusive)");
-  luaL_argcheck(L, df > 0 && isfinite(df), 2, "df must be a finite number > 0");
-  lua_pushnumber(L, evstats_t_quantile(p, df));
-  return 1;
-}
-
 static const char *const permutation_options[] = {"resamples", "seed", "exact", NULL};
 
 /* paired_permutation(a, b [, {resamples = 10000, seed = 1, exact = true}]) */
@@ -446,7 +436,6 @@ static const luaL_Reg stats_funcs[] = {
   {"paired_ci", l_paired_ci},
   {"paired_permutation", l_paired_permutation},
   {"paired_ttest", l_paired_ttest},
-  {"t_quantile", l_t_quantile},
   {"pearson", l_pearson},
   {"spearman", l_spearman},
   {"kendall", l_kendall},

@@ -1,7 +1,7 @@
 -- The viewer's paired deltas between two runs (lua/evalua/view/runs.lua):
--- the mean difference over the items both runs measured and Student's t
--- 95% interval, worked out by hand; not the normal approximation, which at
--- small n would claim far more than the pairs show.
+-- the mean difference over the items both runs measured, with the interval
+-- ev.compare reports (ev.stats.paired_ci) on the same pairs. An interval
+-- from the differences alone said [0, 0] when no 0/1 item changed.
 local lu = require "luaunit"
 local ev = require "evalua"
 local h = require "tests.lua.helpers"
@@ -30,15 +30,32 @@ end
 
 function TestDeltas:tearDown() h.sh("rm -rf " .. dir) end
 
-function TestDeltas:test_three_pairs_get_students_t()
+function TestDeltas:test_three_pairs_get_the_interval_diff_gives()
   local src = source.history(dir)
   local d = runs.compare(src, runs.find(src, "a"), runs.find(src, "b"), 0.5).deltas[1]
   lu.assertEquals(d.n, 3)
   lu.assertAlmostEquals(d.delta, 0.1, 1e-12)
-  lu.assertEquals(d.method, "Student's t")
-  -- sd of 0.1, 0.2, 0 is 0.1; t(0.975, 2) = 4.302653; half = 4.302653 * 0.1 / sqrt(3) = 0.248414
-  lu.assertAlmostEquals(d.lo, 0.1 - 0.2484138, 1e-6)
-  lu.assertAlmostEquals(d.hi, 0.1 + 0.2484138, 1e-6)
+  local ci = ev.stats.paired_ci({ 0.2, 0.4, 0.5 }, { 0.3, 0.6, 0.5 })
+  lu.assertEquals(d.method, "mover")
+  lu.assertEquals(d.method, ci.method)
+  lu.assertAlmostEquals(d.lo, ci.lo, 1e-12)
+  lu.assertAlmostEquals(d.hi, ci.hi, 1e-12)
+  lu.assertTrue(d.lo < 0.1 and d.hi > 0.1)
+end
+
+function TestDeltas:test_unchanged_binary_items_are_not_certain()
+  local hist = ev.history.open(dir)
+  append(hist, "d", { 1, 0, 1 })
+  append(hist, "e", { 1, 0, 1 })
+  hist:close()
+  local src = source.history(dir)
+  local d = runs.compare(src, runs.find(src, "d"), runs.find(src, "e"), 0.5).deltas[1]
+  lu.assertEquals(d.n, 3)
+  lu.assertEquals(d.delta, 0)
+  -- three unchanged items do not show that nothing changed: the interval
+  -- straddles 0 with room on both sides
+  lu.assertTrue(d.lo < -0.1, tostring(d.lo))
+  lu.assertTrue(d.hi > 0.1, tostring(d.hi))
 end
 
 function TestDeltas:test_one_pair_has_no_interval()
@@ -48,15 +65,6 @@ function TestDeltas:test_one_pair_has_no_interval()
   lu.assertAlmostEquals(d.delta, 0.1, 1e-12)
   lu.assertNil(d.lo)
   lu.assertNil(d.hi)
-end
-
-function test_t_quantile_values_and_errors()
-  -- scipy.stats.t.ppf(0.975, df) for df = 1, 2, 9
-  lu.assertAlmostEquals(ev.stats.t_quantile(0.975, 1), 12.706204736174698, 1e-9)
-  lu.assertAlmostEquals(ev.stats.t_quantile(0.975, 2), 4.302652729749464, 1e-9)
-  lu.assertAlmostEquals(ev.stats.t_quantile(0.975, 9), 2.2621571628540993, 1e-9)
-  lu.assertErrorMsgContains("p must be between 0 and 1", ev.stats.t_quantile, 1, 3)
-  lu.assertErrorMsgContains("df must be a finite number > 0", ev.stats.t_quantile, 0.5, 0)
 end
 
 os.exit(lu.LuaUnit.run(), true)

@@ -15,7 +15,6 @@ Exit status 0: passed; 77: skipped (no chromium or chromedriver); else failed.
 """
 import glob
 import json
-import math
 import os
 import shutil
 import socket
@@ -31,19 +30,14 @@ SRC = os.environ.get("EVALUA_SRC", ".")
 CHECKS = []
 
 
-def t975(df):
-    """Student's t 0.975 quantile, independently of evalua: bisection on the
-    CDF, 0.5 plus Simpson's rule over the density."""
-    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-    pdf = lambda x: c * (1 + x * x / df) ** (-(df + 1) / 2)
-    def cdf(t, n=4000):
-        h = t / n
-        return 0.5 + h / 3 * (pdf(0) + pdf(t) + sum((4 if k % 2 else 2) * pdf(k * h) for k in range(1, n)))
-    lo, hi = 0.0, 20.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < 0.975 else (lo, mid)
-    return (lo + hi) / 2
+# ev.stats.paired_ci of the pairs in $PAIRS ([[a, b], ...]), as JSON.
+PAIRED_CI = """
+local ev = require "evalua"
+local xs, ys = {}, {}
+for i, p in ipairs(require("cjson").decode(os.getenv("PAIRS"))) do xs[i], ys[i] = p[1], p[2] end
+local ci = ev.stats.paired_ci(xs, ys)
+print(require("cjson").encode { lo = ci.lo, hi = ci.hi, method = ci.method })
+"""
 
 
 def check(cond, what):
@@ -190,18 +184,20 @@ def run(work, procs):
     cached = glob.glob(os.path.join(env["XDG_CACHE_HOME"], "evalua", "view", "*.db"))
     check(first["built"] > 0 and len(cached) == 1, f"the first opening builds the run's table into the cache: {cached}")
 
-    # "What changed": the paired delta of every metric against v1, computed here from the two reports.
+    # "What changed": the paired delta of every metric against v1, paired here from the two reports, its
+    # interval the one evalua diff gives for those pairs (ev.stats.paired_ci, whose coverage docs/stats.md measures).
     older = min(glob.glob(os.path.join(out, "reports", "*", "nightly.json")), key=os.path.getmtime)
     before = {(it["system"], it["id"]): it["scores"] for it in json.load(open(older))["items"]}
     for d in first["deltas"]:
-        pairs = [it["scores"][d["metric"]] - before[(it["system"], it["id"])][d["metric"]] for it in items
+        pairs = [(before[(it["system"], it["id"])][d["metric"]], it["scores"][d["metric"]]) for it in items
                  if d["metric"] in it["scores"] and d["metric"] in before.get((it["system"], it["id"]), {})]
-        mean = sum(pairs) / len(pairs)
-        sd = (sum((x - mean) ** 2 for x in pairs) / (len(pairs) - 1)) ** 0.5
-        half = t975(len(pairs) - 1) * sd / len(pairs) ** 0.5
-        check(d["n"] == len(pairs) and abs(d["delta"] - mean) < 1e-9 and abs(d["lo"] - (mean - half)) < 1e-9
-              and abs(d["hi"] - (mean + half)) < 1e-9,
-              f"the run page's paired delta of {d['metric']}: {d['delta']:.4f} [{d['lo']:.4f}, {d['hi']:.4f}] on {d['n']} items")
+        mean = sum(y - x for x, y in pairs) / len(pairs)
+        ref = json.loads(subprocess.run([EVALUA, "run", "/dev/stdin"], input=PAIRED_CI, text=True, check=True,
+                                        capture_output=True, env=dict(os.environ, PAIRS=json.dumps(pairs))).stdout)
+        check(d["n"] == len(pairs) and abs(d["delta"] - mean) < 1e-9 and d["method"] == ref["method"]
+              and abs(d["lo"] - ref["lo"]) < 1e-12 and abs(d["hi"] - ref["hi"]) < 1e-12,
+              f"the run page's paired delta of {d['metric']}: {d['delta']:.4f} [{d['lo']:.4f}, {d['hi']:.4f}] "
+              f"({d['method']}) on {d['n']} items")
 
     # The server's own rules, without a browser.
     check(http("GET", base + "/")[0] == 403, "a page asked for without the token is refused (403)")

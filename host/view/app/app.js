@@ -255,7 +255,7 @@ async function pageRun(args) {
   show(h('h1', { text: `Run ${r.label || r.run_id}` }), h('p', { class: 'muted', text: `${r.run_id} · ${r.time}` }), cards,
     h('p', {}, h('a', { href: `#/items?run=${encodeURIComponent(r.run_id)}`, text: 'Items of this run →' })),
     h('h2', { text: r.baseline ? `What changed against ${r.baseline.label || r.baseline.run_id}` : 'What changed' }),
-    r.deltas.length ? h('div', { class: 'panel' }, forest(r.deltas, 'paired delta (this run − baseline), 95% interval (Student\'s t)')) :
+    r.deltas.length ? h('div', { class: 'panel' }, forest(r.deltas, 'paired delta (this run − baseline), 95% interval (as evalua diff gives it)')) :
       h('p', { class: 'muted', text: 'no earlier run to compare with' }),
     h('h2', { text: 'Slices × metrics (mean, 95% interval)' }), table,
     h('h2', { text: 'Score distributions' }), h('div', { class: 'grid' }, histos),
@@ -509,7 +509,7 @@ async function pageCompare(args) {
   const head = [h('h1', { text: 'Two runs compared' }), h('div', { class: 'filters' }, 'baseline ', pick('c-a', a), ' against ', pick('c-b', b))];
   if (!a || !b) return show(...head, h('p', { class: 'muted', text: 'two runs are needed' }));
   const c = await api('compare', { a, b });
-  show(...head, h('div', { class: 'panel' }, forest(c.deltas, 'paired delta (b − a), 95% interval (Student\'s t)')),
+  show(...head, h('div', { class: 'panel' }, forest(c.deltas, 'paired delta (b − a), 95% interval (as evalua diff gives it)')),
     h('h2', { text: `Flips at ${c.pass} (${c.flips.length})` }),
     h('table', { id: 'flips' }, h('tr', {}, ['metric', 'system', 'item', 'before', 'after'].map((t) => h('th', { text: t }))),
       c.flips.map((f) => h('tr', {}, h('td', { text: f.metric }), h('td', { text: f.system }),

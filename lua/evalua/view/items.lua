@@ -20,6 +20,26 @@ local function column(idx, metric)
   return i
 end
 
+-- The search: each word of q, in any order. A word of ASCII alone is the start of a word of the row's id,
+-- query, answer or contexts, through the run's full-text index (`key` finds "keys"; "audit-key", a
+-- phrase: "audit" then a word that starts with "key"). A word with other characters (Chinese, written
+-- without spaces, is one word to the index) is a substring of the row's JSON, by a scan: LIKE, ASCII
+-- letters folding case, % and _ as typed.
+local function search(idx, q, add)
+  local terms = {}
+  for word in q:gmatch("%S+") do
+    if word:find("[\128-\255]") or not word:find("%w") then
+      add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),
+        "%" .. word:gsub("[\\%%_]", "\\%0") .. "%")
+    else
+      terms[#terms + 1] = '"' .. word:gsub('"', '""') .. '"*'
+    end
+  end
+  if #terms > 0 then
+    add(("t.k IN (SELECT rowid FROM %s WHERE %s MATCH ?)"):format(idx.fts, idx.fts), table.concat(terms, " AND "))
+  end
+end
+
 -- where(idx, f) -> SQL condition over the wide table `t`, its parameters.
 local function where(idx, f)
   local sql, args = { "1" }, {}
@@ -44,10 +64,7 @@ local function where(idx, f)
     if j then add(("t.s%d = ?"):format(j), value) -- the column the table keeps for it
     else add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
   end
-  if f.q and f.q ~= "" then -- the words as typed: % and _ are not wildcards here
-    add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),
-      "%" .. f.q:gsub("[\\%%_]", "\\%0") .. "%")
-  end
+  if f.q then search(idx, f.q, add) end
   return table.concat(sql, " AND "), args
 end
 

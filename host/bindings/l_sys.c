@@ -438,7 +438,9 @@ static int l_listdir(lua_State *L) {
   return 1;
 }
 
-/* stat(path) -> {size=, mtime=, dir=} | nil, message */
+/* stat(path) -> {size=, mtime=, mtime_ns=, dir=} | nil, message; mtime_ns
+ * is the nanoseconds within mtime's second (a file rewritten within one
+ * second, at its old size, differs there). */
 static int l_stat(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   struct evalua_at at;
@@ -450,11 +452,13 @@ static int l_stat(lua_State *L) {
   evalua_at_release(&at);
   errno = e;
   if (bad) return fail(L, "cannot stat", path);
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)st.st_size);
   lua_setfield(L, -2, "size");
   lua_pushinteger(L, (lua_Integer)st.st_mtime);
   lua_setfield(L, -2, "mtime");
+  lua_pushinteger(L, (lua_Integer)st.st_mtim.tv_nsec);
+  lua_setfield(L, -2, "mtime_ns");
   lua_pushboolean(L, S_ISDIR(st.st_mode));
   lua_setfield(L, -2, "dir");
   return 1;

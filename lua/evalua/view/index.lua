@@ -13,7 +13,7 @@
 -- texts of its JSON report) and kept for the next start: the cache is
 -- ${XDG_CACHE_HOME:-~/.cache}/evalua/view/<hash of the store's path>.db,
 -- or memory when that cannot be written. A table is rebuilt when its run's
--- report changed (size, time) or this code's VERSION did.
+-- report changed (size, time to the nanosecond) or this code's VERSION did.
 local json = require "evalua.core.json"
 local sqlite = require "evalua._sqlite"
 local sys = require "evalua._sys"
@@ -51,7 +51,8 @@ end
 local function key_of(src, r)
   local path = source.report_path(src, r.record)
   local st = path and sys.stat(path)
-  return ("%d|%s|%s|%s|%s"):format(M.VERSION, r.run_id, tostring(path), st and st.size or "-", st and st.mtime or "-")
+  return ("%d|%s|%s|%s|%s.%s"):format(M.VERSION, r.run_id, tostring(path), st and st.size or "-",
+    st and st.mtime or "-", st and st.mtime_ns or "-")
 end
 
 local function transaction(db, fn)

@@ -1,0 +1,95 @@
+-- The viewer's text search (lua/evalua/view/items.lua over the run's
+-- full-text index, evalua.view.index) and its cache: what a word finds in
+-- the id, query, answer and contexts of three rows, and that a start finds
+-- the index built by the one before unless the run's report changed. Each
+-- start is a child evalua with its own cache folder (XDG_CACHE_HOME).
+local lu = require "luaunit"
+local ev = require "evalua"
+local h = require "tests.lua.helpers"
+
+local ROWS = {
+  { qid = "a1", query = "How do I rotate the encryption key?", answer = "Use the rotation API.",
+    contexts = { "Keys rotate every 90 days.", "The audit log records each rotation." } },
+  { qid = "a2", query = "What is the upload limit?", answer = "5 TiB per object.",
+    contexts = { "Multipart uploads abort after 7 days.", "分片上传中止的阈值" } },
+  { qid = "a3", query = "Where are replicas kept?", answer = "In a second region.",
+    contexts = { "Replication is asynchronous; retention follows the bucket's policy." } },
+}
+
+-- One start of the viewer on the history: "built" or "cached", then each query's item ids.
+local START = [[
+local source, runs = require "evalua.view.source", require "evalua.view.runs"
+local index, items = require "evalua.view.index", require "evalua.view.items"
+local src = source.history(arg[1])
+local r = runs.find(src, "nightly")
+local idx = index.build(src, r)
+io.write(idx.built > 0 and "built" or "cached", "\n")
+for i = 2, #arg do
+  local ids = {}
+  for _, row in ipairs(items.page(src, idx, { seq = r.seq, q = arg[i], page = 1, per = 50 }).rows) do
+    ids[#ids + 1] = row.item
+  end
+  table.sort(ids)
+  io.write(arg[i], " = ", table.concat(ids, ","), "\n")
+end
+]]
+
+local dir
+
+local function start(...)
+  local args = { dir .. "/h" }
+  for _, q in ipairs({ ... }) do args[#args + 1] = "'" .. q:gsub("'", "'\\''") .. "'" end
+  local r = h.run_script(START, "", table.concat(args, " "), "XDG_CACHE_HOME=" .. dir .. "/cache")
+  lu.assertEquals(r.status, 0, r.stderr)
+  local lines = {}
+  for line in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = line end
+  return lines
+end
+
+TestViewSearch = {}
+
+function TestViewSearch:setUp()
+  dir = h.tmpdir()
+  local res = ev.evaluate(ROWS, { metrics = { { name = "m", fn = function() return 1 end } }, ci = false })
+  ev.report.write(res, { dir = dir .. "/h", name = "run", formats = { "json" }, items = "full" })
+  local hist = ev.history.open(dir .. "/h")
+  hist:append(res, { label = "nightly", report = dir .. "/h/run.json", dashboard = false, git_commit = false })
+  hist:close()
+end
+
+function TestViewSearch:tearDown() h.sh("rm -rf " .. dir) end
+
+function TestViewSearch:test_a_word_is_the_start_of_a_word_of_the_id_query_answer_or_contexts()
+  lu.assertEquals(start("audit", "AUDIT", "rotat", "tation", "upload 5", "key rotation", "key region",
+    "bucket's", "a3", "replica"), {
+    "built",
+    "audit = a1",          -- in a context only
+    "AUDIT = a1",          -- case folded
+    "rotat = a1",          -- the start of "rotate" and "rotation"
+    "tation = ",           -- the middle of a word is not searched
+    "upload 5 = a2",       -- "uploads" in a context, "5" in the answer: every word, anywhere in the row
+    "key rotation = a1",
+    "key region = ",       -- a1 has "key", a3 "region": no row has both
+    "bucket's = a3",       -- a phrase: "bucket" then a word starting with "s"
+    "a3 = a3",             -- the id
+    "replica = a3",        -- "replicas" (query), "Replication" (context)
+  })
+end
+
+function TestViewSearch:test_a_word_beyond_ascii_is_a_substring()
+  -- Chinese has no spaces: "分片上传中止的阈值" is one word to the index, so the search scans for it
+  lu.assertEquals(start("上传", "上传 upload", "上传 rotate"), { "built", "上传 = a2", "上传 upload = a2", "上传 rotate = " })
+end
+
+function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report_is_indexed_again()
+  lu.assertEquals(start("audit"), { "built", "audit = a1" })
+  lu.assertEquals(start("audit"), { "cached", "audit = a1" })
+  local text = h.read(dir .. "/h/run.json")
+  local changed, n = text:gsub("The audit log", "The audio log") -- the same size, rewritten within the second
+  lu.assertEquals(n, 1)
+  h.write(dir .. "/h/run.json", changed)
+  lu.assertEquals(start("audit", "audio"), { "built", "audit = ", "audio = a1" })
+  lu.assertEquals(start("audio"), { "cached", "audio = a1" })
+end
+
+os.exit(lu.LuaUnit.run())

@@ -3,6 +3,7 @@
 -- the id, query, answer and contexts of three rows, and that a start finds
 -- the index built by the one before unless the run's report changed. Each
 -- start is a child evalua with its own cache folder (XDG_CACHE_HOME).
+-- Also what `evalua view` says of shards' parts, which it opens once merged.
 local lu = require "luaunit"
 local ev = require "evalua"
 local h = require "tests.lua.helpers"
@@ -90,6 +91,24 @@ function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report
   h.write(dir .. "/h/run.json", changed)
   lu.assertEquals(start("audit", "audio"), { "built", "audit = ", "audio = a1" })
   lu.assertEquals(start("audio"), { "cached", "audio = a1" })
+end
+
+-- Shards' parts are not a report: the viewer says to merge them, before writing anything.
+function TestViewSearch:test_parts_are_refused_with_the_merge_to_run()
+  local src = os.getenv("EVALUA_SRC") or os.getenv("PWD")
+  local r = h.run(("cd %s && %s run %s/scripts/rag_report.lua --data %s/scripts/data/rag_eval.jsonl --corpus "
+    .. "%s/scripts/data/corpus.jsonl --quiet --shard 1/2 --parts parts"):format(dir, h.bin, src, src, src))
+  lu.assertEquals(r.status, 0, r.stderr)
+  local part = dir .. "/parts/rag_report.part-1-of-2.json"
+  lu.assertNotNil(h.read(part))
+  local hint = "merge the parts first (evalua merge PART... --out DIR, docs/scale.md), then view the JSON report "
+    .. "or the history that run writes"
+  r = h.run(("%s view %s --history %s/vh"):format(h.bin, part, dir))
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stderr, part .. ": a shard's part: " .. hint)
+  r = h.run(("%s view %s %s"):format(h.bin, part, part:gsub("1%-of", "2-of")))
+  lu.assertEquals(r.status, 2)
+  lu.assertStrContains(r.stderr, "view takes one HISTORY_DIR or REPORT.json, got 2; if they are shards' parts: " .. hint)
 end
 
 os.exit(lu.LuaUnit.run())

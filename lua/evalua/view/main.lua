@@ -46,6 +46,10 @@ end
 
 function M.main(argv)
   local opt = cli.parse(argv, SPEC)
+  if #opt._ > 1 then -- shards' parts, most likely: say what opens them
+    cli.usage_error("view takes one HISTORY_DIR or REPORT.json, got %d; if they are %s", #opt._,
+      (source.PARTS_HINT:gsub("^a shard.s part", "shards' parts")))
+  end
   if #opt._ ~= 1 then cli.usage_error("view needs one HISTORY_DIR or REPORT.json, got %d", #opt._) end
   if not labels.scale(opt.scale) then cli.usage_error("--scale: expected LO..HI (such as 1..5) or pass/fail, got '%s'", opt.scale) end
   local src = open_source(opt)

@@ -17,8 +17,15 @@ local function read_file(path)
   return s
 end
 
+-- What to do with shards' parts: the viewer opens what their merge writes.
+M.PARTS_HINT = "a shard's part: merge the parts first (evalua merge PART... --out DIR, docs/scale.md), then view "
+  .. "the JSON report or the history that run writes"
+
 local function decode_report(path, text)
   local ok, rep = pcall(json.decode, text)
+  if ok and type(rep) == "table" and rep.format == require("evalua.scale.shard").FORMAT then
+    sys.input_error(("%s: %s"):format(path, M.PARTS_HINT))
+  end
   if not ok or type(rep) ~= "table" or type(rep.items) ~= "table" then
     sys.input_error(("%s: not a JSON report of evalua (expected an object with 'items')"):format(path))
   end

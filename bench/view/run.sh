@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # evalua view on a generated run of ROWS items (default 100,000; two systems,
-# four metrics, two slice dimensions, query/answer/contexts text): the time
-# to open the run (its summary and the first page of items) and to answer
-# each filter, each against the same query on the same store through
-# Python's sqlite3 module (the reference: what the SQL alone costs).
+# four metrics, one slice dimension, query/answer/contexts text, a JSON
+# report with its items in full): the time to open the run (its summary and
+# the first page of items) against Python's read() of the report, and to
+# answer each filter and search, each against the same query straight on the
+# store (the searches: on the viewer's cache) through Python's sqlite3 module
+# (the reference: what the SQL alone costs).
 # usage: bench/view/run.sh [BUILD_DIR]
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -14,7 +14,7 @@ local ROWS = {
   { qid = "a2", query = "What is the upload limit?", answer = "5 TiB per object.",
     contexts = { "Multipart uploads abort after 7 days.", "分片上传中止的阈值" } },
   { qid = "a3", query = "Where are replicas kept?", answer = "In a second region.",
-    contexts = { "Replication is asynchronous; retention follows the bucket's policy." } },
+    contexts = { "Replication is asynchronous; retention follows the bucket's policy.", "Owner: Zoë Müller." } },
 }
 
 -- One start of the viewer on the history: "built" or "cached", then each query's item ids.
@@ -77,9 +77,12 @@ function TestViewSearch:test_a_word_is_the_start_of_a_word_of_the_id_query_answe
   })
 end
 
-function TestViewSearch:test_a_word_beyond_ascii_is_a_substring()
+function TestViewSearch:test_a_word_beyond_ascii_or_without_letters_is_a_substring()
   -- Chinese has no spaces: "分片上传中止的阈值" is one word to the index, so the search scans for it
-  lu.assertEquals(start("上传", "上传 upload", "上传 rotate"), { "built", "上传 = a2", "上传 upload = a2", "上传 rotate = " })
+  lu.assertEquals(start("上传", "上传 upload", "上传 rotate", "müller", "?"),
+    { "built", "上传 = a2", "上传 upload = a2", "上传 rotate = ",
+      "müller = a3", -- ASCII letters fold case in the scan too
+      "? = a1,a2,a3" }) -- no letter nor digit: a substring as well
 end
 
 function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report_is_indexed_again()

@@ -63,7 +63,7 @@ FILTERS = [  # name, API arguments, the reference SQL (the same condition, strai
 # The searches' references, on the viewer's cache (the same condition, straight on its tables).
 SEARCH_SQL = {
     "audit key": "SELECT count(*) FROM run_{seq}_fts WHERE run_{seq}_fts MATCH '\"audit\"* AND \"key\"*'",
-    "上传": "SELECT count(*) FROM run_{seq}_text WHERE row LIKE '%上传%'",
+    "上传": "SELECT count(*) FROM run_{seq}_text WHERE instr(row, '上传') > 0",
 }
 
 

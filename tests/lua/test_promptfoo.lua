@@ -210,6 +210,74 @@ tests:
   h.sh("rm -rf " .. dir)
 end
 
+-- select-best and max-score compare a case's cells (here two prompts on
+-- echo, whose output is the prompt): the winner passes, the others fail
+-- with score 0; a case with no other assertion takes the comparison's
+-- verdict. By hand (echo's outputs: "Name a colour: C", "Name a colour and
+-- a fruit: C F"):
+--  1. contains red, icontains APPLE: short 0.5, long 1 -> long wins;
+--  2. select-best "blue pear" on the offline judge (the most criterion
+--     words): short has 1 of 2, long 2 of 2 -> long;
+--  3. weights {contains: 3}: short (3 + 0) / 4 = 0.75, long (0 + 1) / 4 =
+--     0.25 -> short, which passes its own threshold 0.5 with 0.5;
+--  4. threshold 0.5: both score 0 on contains zzz -> neither passes.
+function TestPromptfoo:test_select_best_and_max_score_across_cells()
+  local dir = h.tmpdir()
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts:
+  - {id: "Name a colour: {{c}}", label: short}
+  - {id: "Name a colour and a fruit: {{c}} {{f}}", label: long}
+providers: [echo]
+tests:
+  - vars: {c: red, f: apple}
+    assert: [{type: contains, value: red}, {type: icontains, value: APPLE}, {type: max-score}]
+  - vars: {c: blue, f: pear}
+    assert: [{type: select-best, value: blue pear}]
+  - vars: {c: green, f: kiwi}
+    threshold: 0.5
+    assert:
+      - {type: contains, value: "colour:"}
+      - {type: icontains, value: kiwi}
+      - {type: max-score, value: {weights: {contains: 3}}}
+  - vars: {c: x, f: y}
+    assert: [{type: contains, value: zzz}, {type: max-score, value: {threshold: 0.5}}]
+]])
+  local r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --judge offline --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 1, r.stderr)
+  local got = {}
+  for _, it in ipairs(cjson.decode(h.read(dir .. "/out/promptfoo.json")).items) do
+    got[#got + 1] = { it.system:match("^%a+") .. it.id, it.scores.assertions, it.scores.score }
+  end
+  table.sort(got, function(a, b) return a[1] < b[1] end)
+  lu.assertEquals(got, { { "long1", 1, 1 }, { "long2", 1, 1 }, { "long3", 0, 0 }, { "long4", 0, 0 },
+                         { "short1", 0, 0 }, { "short2", 0, 0 }, { "short3", 1, 0.5 }, { "short4", 0, 0 } })
+  lu.assertStrContains(r.stdout, "\nSuccesses: 3\nFailures: 5\nErrors: 0\nUnmeasured: 0\n")
+  local report = cjson.decode(h.read(dir .. "/out/promptfoo.json"))
+  local reasons = {}
+  for _, it in ipairs(report.items) do reasons[it.system:match("^%a+") .. it.id] = it.reasons.assertions end
+  lu.assertEquals(reasons.short1, "max-score: score 0.5000: not the highest score (long/echo has 1.0000)")
+  lu.assertEquals(reasons.short2, 'select-best "blue pear": not chosen: offline: the most criterion words '
+    .. "(2 of 2 question words appear in the text)")
+  lu.assertEquals(reasons.long4, 'max-score {"threshold":0.5}: score 0.0000: the highest score, under the threshold 0.5')
+  -- a comparison has no place in an assert-set, and weight or metric would do nothing on it
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: [a, b]
+providers: [echo]
+tests:
+  - assert:
+      - {type: max-score, weight: 2}
+      - {type: assert-set, assert: [{type: max-score}]}
+]])
+  r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, table.concat({
+    "promptfooconfig.yaml:5: tests[1].assert[1].type: 'max-score' enters no score: weight and metric here would do nothing",
+    "promptfooconfig.yaml:6: tests[1].assert[2].assert[1].type: 'max-score' is a verdict over a case's cells, not part "
+      .. "of an assert-set",
+    "evalua: 2 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
+  h.sh("rm -rf " .. dir)
+end
+
 -- exec: promptfoo's contract (the prompt, the options and the context as the
 -- last three arguments; stdout trimmed is the output; a non-zero exit is an
 -- error quoting stderr), and echo, which sends nothing.

@@ -191,15 +191,18 @@ function TestScoring:test_named_metrics_and_assert_sets()
 end
 
 function TestScoring:test_cross_cell_and_judged_types()
-  local list, lines = assert(yaml.decode("- {type: max-score}\n- {type: similar, value: x}\n", "t.yaml"))
+  local list, lines = assert(yaml.decode("- {type: max-score}\n- {type: similar, value: x}\n- {type: select-best, value: y}\n",
+    "t.yaml"))
   local doc = config.doc("t.yaml", lines, ".")
   local problems = config.problems()
   local entries = {}
   for i, a in ipairs(list) do entries[i] = { a = a, doc = doc, line = doc:line(list, i), where = "assert[" .. i .. "]" } end
-  lu.assertNil(score.prepare_list(problems, entries, {}))
-  lu.assertEquals(problems.list[1].text, "t.yaml:1: assert[1].type: 'max-score' compares the outputs of a case's cells, "
-    .. "which evalua run CONFIG.yaml does not score yet")
-  lu.assertEquals(problems.judged, { { file = "t.yaml", line = 2, type = "similar" } }) -- for --judge to check
+  local own, across = score.split(assert(score.prepare_list(problems, entries, {})))
+  lu.assertEquals({ #own, own[1].name }, { 1, 'similar "x"' })
+  lu.assertEquals({ #across, across[1].c.type, across[2].c.type }, { 2, "max-score", "select-best" })
+  lu.assertNil(problems.list[1])
+  lu.assertEquals(problems.judged, { { file = "t.yaml", line = 2, type = "similar" },
+                                     { file = "t.yaml", line = 3, type = "select-best" } }) -- for --judge to check
 end
 
 function TestScoring:test_transforms()

@@ -99,7 +99,7 @@ end
 local function prepare_cases(all)
   local problems = all.problems
   for _, c in ipairs(all.cases) do
-    c.items = score.prepare_list(problems, c.asserts, c.vars) or {}
+    c.items, c.across = score.split(score.prepare_list(problems, c.asserts, c.vars) or {})
     if c.options.transform then
       local fn, why = score.compile_transform(c.options.transform, c.where .. ".options.transform")
       if not fn then problems:add(c.file, c.options.transform_line, "%s.options.%s", c.where, why) end
@@ -169,30 +169,48 @@ local function open_judge(ev, opt)
   return ev.cli.try(ev.judge.open, { model = opt["judge-model"] ~= "" and opt["judge-model"] or nil, cache = cache })
 end
 
-local function metrics_of(all, verdicts)
-  local by_id, transform_of = {}, {}
+-- Every output's verdict, computed concurrently (judged assertions overlap),
+-- then each case's comparisons across its cells joined in.
+local function all_verdicts(all, view, ctx, verdicts, opt)
+  local rows, by_id, transform_of = {}, {}, {}
+  for i, row in ipairs(view) do rows[i] = row end
   for _, c in ipairs(all.cases) do by_id[c.id] = c end
   for _, e in ipairs(all.providers) do transform_of[e.name] = e.transform_fn end
-  local function verdict(row, ctx)
-    local key = tostring(row.system) .. "\0" .. tostring(row.qid)
-    local v = verdicts[key]
-    if not v then
-      v = score.verdict(by_id[tostring(row.qid)], row, transform_of[row.provider], ctx)
-      verdicts[key] = v
-    end
-    return v
+  local out = require("evalua").map(rows, function(row)
+    return score.verdict(by_id[tostring(row.qid)], row, transform_of[row.provider], ctx)
+  end, { concurrency = opt.concurrency > 0 and opt.concurrency or 16, quiet = opt.quiet, label = "scoring" })
+  local entries, list = {}, {}
+  for i, row in ipairs(rows) do
+    local v = out[i]
+    if v.ok == false then v = { reason = "an assertion raised: " .. tostring(v.error), results = {}, named = {} } end
+    verdicts[tostring(row.system) .. "\0" .. tostring(row.qid)], list[i] = v, v
+    local id = tostring(row.qid)
+    entries[id] = entries[id] or {}
+    table.insert(entries[id], { row = row, v = v })
   end
+  for id, e in pairs(entries) do
+    if #by_id[id].across > 0 then score.compare(by_id[id], e, ctx) end
+  end
+  return list
+end
+
+local function metrics_of(all, verdicts, opt)
+  local function verdict(row) return verdicts[tostring(row.system) .. "\0" .. tostring(row.qid)] end
   local list = {
     { name = "assertions", higher_is_better = true,
       description = "1 when the case passes as promptfoo decides (no assertion fails, or the score reaches the threshold)",
-      fn = function(row, ctx)
-        local v = verdict(row, ctx)
-        if v.pass == nil then return { unmeasured = true, reason = v.reason, assertions = v.results } end
-        return { score = v.pass and 1 or 0, reason = v.reason, assertions = v.results }
+      -- a batch: it runs before the metrics below, which read the verdicts it leaves
+      batch = function(rows, ctx)
+        local out = {}
+        for i, v in ipairs(all_verdicts(all, rows, ctx, verdicts, opt)) do
+          if v.pass == nil then out[i] = { unmeasured = true, reason = v.reason, assertions = v.results }
+          else out[i] = { score = v.pass and 1 or 0, reason = v.reason, assertions = v.results } end
+        end
+        return out
       end },
     { name = "score", higher_is_better = true, description = "the weighted mean of the case's assertion scores",
-      fn = function(row, ctx)
-        local v = verdict(row, ctx)
+      fn = function(row)
+        local v = verdict(row)
         if v.weighted == nil then return { unmeasured = true, reason = v.reason } end
         return { score = v.weighted, reason = v.reason }
       end },
@@ -208,8 +226,8 @@ local function metrics_of(all, verdicts)
   for _, name in ipairs(names) do
     local shown = (name == "assertions" or name == "score") and ("metric " .. name) or name
     list[#list + 1] = { name = shown, higher_is_better = true, description = "promptfoo's named metric " .. name,
-      fn = function(row, ctx)
-        local n = verdict(row, ctx).named[name]
+      fn = function(row)
+        local n = verdict(row).named[name]
         if not n then return { unmeasured = true, reason = "no assertion of this metric in the case" } end
         if not n.score then return { unmeasured = true, reason = n.reason } end
         return { score = n.score }
@@ -306,7 +324,7 @@ function M.main(argv)
   local out = ev.generate(ds, { prompts = prompt_set, providers = providers, quiet = opt.quiet,
                                 concurrency = opt.concurrency > 0 and opt.concurrency or nil })
   local verdicts = {}
-  local metrics, named = metrics_of(all, verdicts)
+  local metrics, named = metrics_of(all, verdicts, opt)
   local res = ev.evaluate(out, { metrics = metrics, system = "system", ci = false, quiet = opt.quiet, shard = false,
                                  judge = judge })
   if opt["dry-run"] then

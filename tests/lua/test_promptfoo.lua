@@ -278,6 +278,31 @@ tests:
   h.sh("rm -rf " .. dir)
 end
 
+-- A provider that answered nothing (the mock answering 500 to every
+-- attempt, a port where nothing listens) does not exit 0: every output is
+-- an error, the status is 4, and stderr quotes the first error.
+function TestPromptfoo:test_a_provider_that_answered_nothing_exits_4()
+  local dir = h.tmpdir()
+  local faults = mock.say { faults = { "500", "500", "500", "500", "500", "500", "500", "500", "500", "500" } }
+  for _, base in ipairs { server.url, "http://127.0.0.1:9/v1" } do
+    h.write(dir .. "/promptfooconfig.yaml", ([[
+prompts: ["%s {{x}}"]
+providers: [{id: "openai:chat:m", config: {apiBaseUrl: "%s"}}]
+tests:
+  - vars: {x: a}
+    assert: [{type: contains, value: a}]
+  - vars: {x: b}
+]]):format(faults:gsub('"', '\\"'), base))
+    local r = run(dir)
+    lu.assertEquals(r.status, 4, base .. ": " .. r.stderr)
+    lu.assertStrContains(r.stdout, "\nSuccesses: 0\nFailures: 0\nErrors: 2\nUnmeasured: 0\n", base)
+    lu.assertStrContains(r.stderr, "evalua: 2 of 2 outputs have no answer from their provider; the first: "
+      .. "prompt 1/openai:chat:m case 1: ", base)
+  end
+  lu.assertTrue(server:stats().requests >= 2 * 6) -- each of the two outputs was tried, with its retries
+  h.sh("rm -rf " .. dir)
+end
+
 -- exec: promptfoo's contract (the prompt, the options and the context as the
 -- last three arguments; stdout trimmed is the output; a non-zero exit is an
 -- error quoting stderr), and echo, which sends nothing.

@@ -254,6 +254,8 @@ local function summarize(all, out, res, verdicts, named)
     local s = cells[r.system]
     local kind = r.output_error ~= nil and "error" or v == nil and "open" or v.pass == true and "pass"
       or v.pass == false and "fail" or "open"
+    if kind == "error" then totals.first_error = totals.first_error or ("%s case %s: %s"):format(r.system, r.qid,
+      tostring(r.output_error)) end
     s[kind], s.n = s[kind] + 1, s.n + 1
     totals[kind], totals.n = totals[kind] + 1, totals.n + 1
     totals.prompt = totals.prompt + (tonumber(r.prompt_tokens) or 0)
@@ -292,7 +294,11 @@ local function summarize(all, out, res, verdicts, named)
   return totals
 end
 
-local function exit_status(totals, all, verdicts)
+local function exit_status(totals, verdicts)
+  if totals.error > 0 then -- on stderr too: a run whose provider answered nothing says so where errors go
+    io.stderr:write(("evalua: %d of %d outputs have no answer from their provider; the first: %s\n")
+      :format(totals.error, totals.n, totals.first_error))
+  end
   if totals.fail > 0 then return 1 end
   if totals.error > 0 then return 4 end
   for _, v in pairs(verdicts) do
@@ -342,7 +348,7 @@ function M.main(argv)
                                        items = has_json and "full" or nil })
   paths[#paths + 1] = ev.matrix_view.write(res, opt.out .. "/promptfoo_side_by_side.html", { title = title })
   if not opt.quiet then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end
-  return exit_status(totals, all, verdicts)
+  return exit_status(totals, verdicts)
 end
 
 return M

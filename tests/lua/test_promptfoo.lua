@@ -303,6 +303,25 @@ tests:
   h.sh("rm -rf " .. dir)
 end
 
+-- A limit passed in a transform ends the run: no verdict stands for it
+-- (once, the transform's pcall kept it as the case's reason and a summary
+-- with one unmeasured case was printed before the limit fired again).
+function TestPromptfoo:test_a_limit_in_a_transform_is_not_a_reason()
+  local dir = h.tmpdir()
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: [hi]
+providers: [echo]
+tests:
+  - options: {transform: "(function() while true do end end)()"}
+    assert: [{type: contains, value: hi}]
+]])
+  local r = h.run(("cd %s && %s run --time-limit 0.5 promptfooconfig.yaml --quiet --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 3, r.stderr)
+  lu.assertStrContains(r.stderr, "time limit of 0.5 s exceeded (--time-limit)")
+  lu.assertEquals(r.stdout, "")
+  h.sh("rm -rf " .. dir)
+end
+
 -- exec: promptfoo's contract (the prompt, the options and the context as the
 -- last three arguments; stdout trimmed is the output; a non-zero exit is an
 -- error quoting stderr), and echo, which sends nothing.

@@ -214,6 +214,20 @@ function TestScoring:test_transforms()
     { nil, "transform: not a Lua expression: unexpected symbol near 'end'" })
   fn = assert(score.compile_transform("os.exit(1)", "t")) -- no os in a transform's environment
   lu.assertStrContains(select(2, score.apply(fn, "x", {}, "the transform")), "the transform raised: ")
+  fn = assert(score.compile_transform("{f = tostring}", "t"))
+  lu.assertEquals({ score.apply(fn, "x", {}, "t") }, { nil, "t gave a table that is not JSON: "
+    .. "json: cannot encode a function" })
+  -- what a pcall may not keep: an exit request, a limit passed, no memory; they go on as they came
+  local caught = require "evalua.core.caught"
+  for _, e in ipairs { { evalua_exit = 3 }, "not enough memory", "x.lua:8: time limit of 1.0 s exceeded (--time-limit)",
+                       "CPU time limit of 2 s exceeded (--cpu-limit)" } do
+    fn = function() error(e, 0) end
+    local ok, got = pcall(score.apply, fn, "x", {}, "t")
+    lu.assertFalse(ok)
+    lu.assertIs(got, e)
+  end
+  lu.assertFalse(caught.fatal("the limit of 3 words exceeded"))
+  lu.assertFalse(caught.fatal({}))
 end
 
 os.exit(lu.LuaUnit.run(), true)

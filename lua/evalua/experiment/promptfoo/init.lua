@@ -16,6 +16,7 @@ local prompts_mod = require "evalua.experiment.promptfoo.prompts"
 local providers_mod = require "evalua.experiment.promptfoo.providers"
 local tests_mod = require "evalua.experiment.promptfoo.tests"
 local score = require "evalua.experiment.promptfoo.score"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -182,7 +183,9 @@ local function all_verdicts(all, view, ctx, verdicts, opt)
   local entries, list = {}, {}
   for i, row in ipairs(rows) do
     local v = out[i]
-    if v.ok == false then v = { reason = "an assertion raised: " .. tostring(v.error), results = {}, named = {} } end
+    if v.ok == false then
+      v = { reason = "an assertion raised: " .. tostring(caught.pass_on(v.error)), results = {}, named = {} }
+    end
     verdicts[tostring(row.system) .. "\0" .. tostring(row.qid)], list[i] = v, v
     local id = tostring(row.qid)
     entries[id] = entries[id] or {}

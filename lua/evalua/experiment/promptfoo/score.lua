@@ -10,6 +10,7 @@ local assertions = require "evalua.experiment.assertions"
 local config = require "evalua.experiment.promptfoo.config"
 local nunjucks = require "evalua.experiment.promptfoo.nunjucks"
 local json = require "evalua.core.json"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -41,20 +42,22 @@ function M.compile_transform(src, where)
   local chunk, err = load(code, "=" .. where, "t", transform_env())
   if not chunk then return nil, ("transform: not a Lua expression: %s"):format((tostring(err):gsub("^[^:]*:%d+: ", ""))) end
   local ok, fn = pcall(chunk)
-  if not ok or type(fn) ~= "function" then return nil, "transform: does not give a function" end
+  if not ok then return nil, "transform: raised: " .. tostring(caught.pass_on(fn)) end
+  if type(fn) ~= "function" then return nil, ("transform: gives a %s, not a function"):format(type(fn)) end
   return fn
 end
 
 -- The output after a transform: text, or nil and why.
 local function apply(fn, output, context, what)
   local ok, v = pcall(fn, output, context)
-  if not ok then return nil, ("%s raised: %s"):format(what, tostring(v)) end
+  if not ok then return nil, ("%s raised: %s"):format(what, tostring(caught.pass_on(v))) end
   if type(v) == "string" then return v end
   if type(v) == "number" then return json.number(v) end
   if type(v) == "boolean" then return tostring(v) end
   if type(v) == "table" then
     local ok2, s = pcall(json.encode, v)
     if ok2 then return s end
+    return nil, ("%s gave a table that is not JSON: %s"):format(what, tostring(caught.pass_on(s)))
   end
   return nil, ("%s gave %s, not a text"):format(what, type(v))
 end

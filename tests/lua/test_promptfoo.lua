@@ -403,9 +403,8 @@ function TestPromptfoo:test_malformed_yaml_names_line_and_column()
   local err = refused(function(text) return text:gsub("    vars: {question: 'What is 2%+2%?", "    vars: {question: What is [2+2?", 1) end)
   -- by hand: "[" (line 41, column 30) opens a list inside the flow mapping that began at column 11
   lu.assertEquals(err, "promptfooconfig.yaml:41:30: did not find expected ',' or '}' (while parsing a flow mapping on line 41)\n")
-  err = refused(nil, { ["tests.csv"] = "question,__expected,__config\nq,x,y\n" })
-  lu.assertStrContains(err, "tests.csv:1: the column __config is not supported (vars, __expected, __description, "
-    .. "__metric, __threshold, __prefix and __suffix are)\n")
+  err = refused(nil, { ["tests.csv"] = "question,__expected,__config:__expected:weight\nq,x,y\n" })
+  lu.assertStrContains(err, "tests.csv:2: field '__config:__expected:weight': 'weight' is not a config key (threshold)\n")
 end
 
 function TestPromptfoo:test_unknown_assertion_type_and_missing_variable()

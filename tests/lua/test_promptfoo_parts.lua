@@ -5,7 +5,6 @@
 -- named metrics, assert-sets), with values computed by hand.
 local lu = require "luaunit"
 local nunjucks = require "evalua.experiment.promptfoo.nunjucks"
-local tests = require "evalua.experiment.promptfoo.tests"
 local score = require "evalua.experiment.promptfoo.score"
 local config = require "evalua.experiment.promptfoo.config"
 local yaml = require "evalua._yaml"
@@ -96,20 +95,6 @@ function TestNunjucks:test_never_raises()
     end
   end
   lu.assertTrue(compiled > 1000) -- the pieces make both kinds
-end
-
-TestExpected = {}
-
-function TestExpected:test_promptfoo_expected_forms()
-  lu.assertEquals(tests.expected("contains: foo bar"), { type = "contains", value = "foo bar" })
-  lu.assertEquals(tests.expected("not-icontains: no"), { type = "not-icontains", value = "no" })
-  lu.assertEquals(tests.expected("icontains-any: red, green ,blue"), { type = "icontains-any", value = { "red", "green", "blue" } })
-  lu.assertEquals(tests.expected("similar(0.8): kitten"), { type = "similar", value = "kitten", threshold = 0.8 })
-  lu.assertEquals(tests.expected("is-json"), { type = "is-json" })
-  lu.assertEquals(tests.expected("grade: is polite"), { type = "llm-rubric", value = "is polite" })
-  lu.assertEquals(tests.expected("javascript: output.length > 3"), { type = "javascript", value = "output.length > 3" })
-  lu.assertEquals(tests.expected("Answer: 42"), { type = "equals", value = "Answer: 42" }) -- not a type: the text
-  lu.assertEquals(tests.expected("42"), { type = "equals", value = "42" })
 end
 
 TestScoring = {}

@@ -126,6 +126,8 @@ function M.assertion(s, field)
     end
   end
   if not best then return { type = "equals", value = s } end
+  -- the value trimmed, as promptfoo trims it, except a JSON schema's text
+  if value and best ~= "is-json" and best ~= "contains-json" then value = trim(value) end
   local a = { type = (negated and "not-" or "") .. best, value = value }
   if LISTS[best] and value then a.value = M.comma_values(value, field or "value") end
   if thr then a.threshold = tonumber(thr) else a.threshold = THRESHOLD[best] end

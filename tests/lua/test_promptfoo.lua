@@ -8,33 +8,24 @@
 local lu = require "luaunit"
 local h = require "tests.lua.helpers"
 local mock = require "tests.mock.mock"
+local pf = require "tests.lua.promptfoo_harness"
 local cjson = require "cjson"
 
-local SRC = os.getenv("EVALUA_SRC") or "."
-local DATA = SRC .. "/tests/data/promptfoo/realistic"
+local DATA = pf.src .. "/tests/data/promptfoo/realistic"
 
-TestPromptfoo = {}
-
-local server
-
-function TestPromptfoo:setUp()
-  server = server or mock.start()
-  server:reset()
-end
+TestPromptfoo = pf.suite()
 
 -- The realistic config copied into a fresh folder with the mock's address;
 -- edit(text) may change the config's text first.
 local function project(edit)
-  local dir = h.tmpdir()
-  h.sh(("cp -r %s/. %s/"):format(DATA, dir))
-  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub("MOCK_ROOT", server.root)
+  local dir = pf.copy(DATA)
+  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub("MOCK_ROOT", pf.server.root)
   h.write(dir .. "/promptfooconfig.yaml", edit and edit(text) or text)
   return dir
 end
 
 local function run(dir, args)
-  return h.run(("cd %s && OPENAI_API_KEY=mock-key SVC_TOKEN='Bearer svc-secret' %s run promptfooconfig.yaml --quiet --out %s/out %s")
-    :format(dir, h.bin, dir, args or "--no-cache"))
+  return pf.run(dir, "OPENAI_API_KEY=mock-key SVC_TOKEN='Bearer svc-secret'", args or "--no-cache")
 end
 
 -- By hand, for each case (in the config's order, the CSV's two last): the
@@ -109,11 +100,11 @@ function TestPromptfoo:test_what_reaches_the_servers()
   local dir = project()
   local r = run(dir)
   lu.assertEquals(r.status, 1, r.stderr)
-  local s = server:stats()
+  local s = pf.server:stats()
   lu.assertEquals(s.by_path["/v1/chat/completions"], 60) -- 3 prompts x 20 cases, no cache
   lu.assertEquals(s.by_path["/generate"], 60)
   local chat, terse, http, http_headers = nil, nil, nil, nil
-  for _, q in ipairs(server:requests()) do
+  for _, q in ipairs(pf.server:requests()) do
     local body = type(q.body) == "table" and q.body or cjson.decode(q.body)
     if q.path == "/v1/chat/completions" and body.messages[1].role == "system" then chat = chat or body end
     if q.path == "/v1/chat/completions" and body.messages[1].content:find("^Answer tersely%. Sum%?") then terse = body end
@@ -139,10 +130,10 @@ end
 function TestPromptfoo:test_a_rerun_comes_from_the_cache()
   local dir = project()
   local first = run(dir, "--cache " .. dir .. "/cache")
-  lu.assertEquals(server:stats().requests, 120)
-  server:reset()
+  lu.assertEquals(pf.server:stats().requests, 120)
+  pf.server:reset()
   local again = run(dir, "--cache " .. dir .. "/cache")
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   lu.assertEquals(again.status, 1)
   lu.assertStrContains(again.stdout, "(120 answers from the cache, counted as when they were asked)")
   lu.assertEquals(again.stdout:match("Successes.-Rate: [%d.]+%%"), first.stdout:match("Successes.-Rate: [%d.]+%%"))
@@ -155,12 +146,12 @@ end
 function TestPromptfoo:test_under_the_sandbox()
   local dir = project()
   local cmd = ("cd %s && OPENAI_BASE_URL=%s EVALUA_JUDGE_URLS='%s/generate' OPENAI_API_KEY=k %s run --sandbox --read %s "
-    .. "--out %s/out promptfooconfig.yaml --no-cache --quiet"):format(dir, server.url, server.root, h.bin, dir, dir)
+    .. "--out %s/out promptfooconfig.yaml --no-cache --quiet"):format(dir, pf.server.url, pf.server.root, h.bin, dir, dir)
   local r = h.run(cmd)
   lu.assertEquals(r.status, 3)
   lu.assertEquals(r.stderr, "promptfooconfig.yaml:20: providers[2]: judge header 'Authorization': values from the "
     .. "environment are not available in --sandbox mode\nevalua: 1 problem in promptfooconfig.yaml; nothing was sent\n")
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   local text = h.read(dir .. "/promptfooconfig.yaml"):gsub('        Authorization: "{{ env.SVC_TOKEN }}"\n', "")
   h.write(dir .. "/promptfooconfig.yaml", text)
   r = h.run(cmd)
@@ -199,10 +190,10 @@ tests:
     "evalua: 2 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
   h.write(dir .. "/promptfooconfig.yaml", (h.read(dir .. "/promptfooconfig.yaml"):gsub("  %- vars: {q: green grass}.*$", "")))
   r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=k %s run promptfooconfig.yaml --quiet --no-cache --judge openai "
-    .. "--judge-model m --out %s/out"):format(dir, server.url, h.bin, dir))
+    .. "--judge-model m --out %s/out"):format(dir, pf.server.url, h.bin, dir))
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 0\n")
-  lu.assertTrue((server:stats().by_path["/v1/embeddings"] or 0) >= 1)
+  lu.assertTrue((pf.server:stats().by_path["/v1/embeddings"] or 0) >= 1)
   h.write(dir .. "/promptfooconfig.yaml", "prompts: [hi]\nproviders: [echo]\n")
   r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --judge offline --out %s/out"):format(dir, h.bin, dir))
   lu.assertEquals(r.status, 2)
@@ -284,7 +275,7 @@ end
 function TestPromptfoo:test_a_provider_that_answered_nothing_exits_4()
   local dir = h.tmpdir()
   local faults = mock.say { faults = { "500", "500", "500", "500", "500", "500", "500", "500", "500", "500" } }
-  for _, base in ipairs { server.url, "http://127.0.0.1:9/v1" } do
+  for _, base in ipairs { pf.server.url, "http://127.0.0.1:9/v1" } do
     h.write(dir .. "/promptfooconfig.yaml", ([[
 prompts: ["%s {{x}}"]
 providers: [{id: "openai:chat:m", config: {apiBaseUrl: "%s"}}]
@@ -299,7 +290,7 @@ tests:
     lu.assertStrContains(r.stderr, "evalua: 2 of 2 outputs have no answer from their provider; the first: "
       .. "prompt 1/openai:chat:m case 1: ", base)
   end
-  lu.assertTrue(server:stats().requests >= 2 * 6) -- each of the two outputs was tried, with its retries
+  lu.assertTrue(pf.server:stats().requests >= 2 * 6) -- each of the two outputs was tried, with its retries
   h.sh("rm -rf " .. dir)
 end
 
@@ -351,7 +342,7 @@ tests:
   lu.assertEquals(rows["prompt 1/exec:sh ./reply.sh#2"].output_error, "'sh ./reply.sh' exited with status 3: boom")
   lu.assertEquals(rows["prompt 1/echo#1"].answer, "Tell O'Neil")
   lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 1\nErrors: 1\nUnmeasured: 1\n") -- case 2 has no assertions
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
 end
 
@@ -361,7 +352,7 @@ local function refused(edit, files)
   local dir = project(edit)
   for name, text in pairs(files or {}) do h.write(dir .. "/" .. name, text) end
   local r = run(dir)
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
   lu.assertEquals(r.status, 3, r.stderr)
   return r.stderr
@@ -395,7 +386,7 @@ function TestPromptfoo:test_sharding_is_refused()
   lu.assertEquals(r.status, 2)
   lu.assertEquals(r.stderr, "evalua: a promptfoo config cannot be sharded (--shard, --parts, $EVALUA_SHARD): evalua "
     .. "merge replays Lua scripts; write a script around ev.generate to shard (try --help)\n")
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
 end
 

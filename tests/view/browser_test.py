@@ -65,14 +65,14 @@ def http(method, url, body=None, headers=None):
 class Driver:
     """The few WebDriver commands the test needs."""
 
-    def __init__(self, port):
+    def __init__(self, port, window="1600,1000"):
         self.base = f"http://127.0.0.1:{port}"
         caps = {"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:loggingPrefs": {"performance": "ALL"},
             "goog:chromeOptions": {"binary": shutil.which("chromium"),
                                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                                            "--window-size=1600,1000", "--no-first-run",
+                                            f"--window-size={window}", "--no-first-run",
                                             "--disable-background-networking", "--disable-component-update",
                                             "--disable-sync", "--disable-default-apps"]}}}}
         self.sid = self.cmd("POST", "/session", caps)["sessionId"]

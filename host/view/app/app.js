@@ -434,7 +434,7 @@ function judgeCalls(list) {
         ? [h('details', { class: 'prompt', open: true }, h('summary', { text: 'prompt' }),
             c.messages.map((m) => [h('div', { class: 'muted', text: m.role }), h('pre', { class: 'judge-prompt', text: m.content })])),
           h('div', { class: 'muted', text: 'raw answer' }), h('pre', { class: 'judge-answer', text: c.answer })]
-        : h('p', { class: 'not-cached', text: `not in the cache: ${c.why}` })))))))];
+        : h('p', { class: 'not-cached', text: `not in the cache: ${c.why}` }))))))];
 }
 
 async function pageItem(args) {

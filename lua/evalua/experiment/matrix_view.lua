@@ -25,7 +25,7 @@ local CSS = [[
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;text-align:left}
 table.matrix{width:100%}table.matrix td.cell{min-width:16em;overflow-wrap:anywhere}
-td.case{width:14em;background:#fafafa;overflow-wrap:anywhere}
+td.case{min-width:12em;width:14em;background:#fafafa;overflow-wrap:break-word}
 th.prompt{font-weight:normal;background:#f4f6fa}th.prompt pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0 0;
 font:12px/1.35 ui-monospace,monospace}th.prompt summary{cursor:pointer;color:#444}
 td.pass{border-top:4px solid #2a7}td.fail{border-top:4px solid #c33}td.open{border-top:4px solid #aaa}
@@ -165,7 +165,7 @@ local function summary(res, cells, aj)
 end
 
 -- A template longer than this is folded under its first line.
-local FOLD_LINES, FOLD_CHARS = 6, 400
+local FOLD_LINES, FOLD_CHARS = 12, 1000
 
 local function prompt_text(text, ref)
   local body = marked(text, ref)
@@ -184,6 +184,15 @@ local function prompt_row(cells)
     ref = ref or word_set(cell.template)
   end
   out[#out + 1] = "</tr>"
+  return table.concat(out)
+end
+
+-- The case column, then the cells sharing the rest of the width evenly
+-- (each at least 16em: past the window's width, the page scrolls).
+local function columns(n)
+  local out = { '<colgroup><col>' }
+  for _ = 1, n do out[#out + 1] = ('<col style="width:%.3f%%">'):format(100 / n) end
+  out[#out + 1] = "</colgroup>"
   return table.concat(out)
 end
 
@@ -209,7 +218,7 @@ function M.html(res, opts)
     summary(res, cells, aj),
     '<input type="checkbox" id="only-failing"><label for="only-failing">only cases with a failing cell</label>',
     '<input type="checkbox" id="only-disagree"><label for="only-disagree">only cases whose cells disagree</label>',
-    '<table class="matrix"><thead><tr><th>case</th>' }
+    '<table class="matrix">', columns(#cells), '<thead><tr><th>case</th>' }
   for _, cell in ipairs(cells) do out[#out + 1] = "<th>" .. esc(cell.system) .. "</th>" end
   out[#out + 1] = "</tr>" .. prompt_row(cells) .. "</thead><tbody>"
   for _, case in ipairs(cases) do out[#out + 1] = case_row(res, case, at, cells, aj) end

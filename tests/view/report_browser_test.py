@@ -30,7 +30,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import Driver, check, free_port, http  # noqa: E402  the same WebDriver client
+from browser_test import check, start_driver, stop  # noqa: E402  the same WebDriver client
 
 EVALUA = os.environ.get("EVALUA", "build/evalua")
 SRC = os.environ.get("EVALUA_SRC", ".")
@@ -198,15 +198,7 @@ def run(work, procs):
     offline_env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "EVALUA_MODEL")}
     offline = nightly(work, os.path.join(work, "offline"), "v1", "hybrid", offline_env)
 
-    dport = free_port()
-    start(procs, [shutil.which("chromedriver"), f"--port={dport}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            if http("GET", f"http://127.0.0.1:{dport}/status")[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.1)
-    d = Driver(dport, "1920,1080")
+    d = start_driver(procs, "1920,1080")
     try:
         report_page(d, reports)
         matrix_page(d, work)
@@ -227,12 +219,7 @@ def main():
     try:
         return run(work, procs)
     finally:
-        for p in procs:  # only the processes this test started, by their handle
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)  # only the processes this test started, by their handle
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -55,7 +55,7 @@ local function recorder(scores, details)
   return function(i, j, metric, v, calls)
     local score, reason, detail = value_of(v)
     scores:set(i, j, score, reason and tostring(reason))
-    if calls and #calls > 0 then
+    if calls then
       detail = type(detail) == "table" and detail or {}
       detail.judge_calls = calls
     end
@@ -83,9 +83,9 @@ end
 -- request to exit (ev.exit) is passed on. Returns the value and the judge
 -- calls it made.
 local function guarded(fn, row, ctx)
-  local calls = trace.begin()
+  trace.begin()
   local ok, v = pcall(fn, row, ctx)
-  trace.finish()
+  local calls = trace.finish()
   if ok then return v, calls end
   if type(v) == "table" and v.evalua_exit then error(v, 0) end
   return { unmeasured = true, error = tostring(v) }, calls

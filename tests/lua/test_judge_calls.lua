@@ -110,4 +110,19 @@ function TestJudgeCalls:test_a_run_without_judge_accounts_says_so()
   lu.assertEquals(c.why, "the run recorded no judge accounts, so where its cache was is not known")
 end
 
+-- How the judge records its cache folder: canonical (links and .. resolved), and under
+-- --sandbox only a path the sandbox allows.
+function TestJudgeCalls:test_realpath()
+  local dir = h.tmpdir()
+  h.sh(("mkdir -p %s/a/b && ln -s %s/a %s/link"):format(dir, dir, dir))
+  lu.assertEquals(ev.sys.realpath(dir .. "/link/b/../b"), dir .. "/a/b")
+  lu.assertEquals({ ev.sys.realpath(dir .. "/missing") }, { nil, dir .. "/missing: No such file or directory" })
+  local r = h.run_script(('local ev = require "evalua"; print(ev.sys.realpath("out")); ev.sys.realpath("%s")'):format(dir),
+    "--sandbox --out out")
+  lu.assertEquals(r.status, 3)
+  lu.assertStrContains(r.stdout, "/out\n")
+  lu.assertStrContains(r.stderr, ("sandbox: read access to '%s' is not allowed"):format(dir))
+  h.sh("rm -rf " .. dir)
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -14,6 +14,7 @@ local stats_mod = require "evalua.judge.stats"
 local run = require "evalua.core.run"
 local options = require "evalua.core.options"
 local trace = require "evalua.judge.trace"
+local sys = require "evalua._sys"
 
 local H = {
   -- USD per million tokens by model name: {prompt = x, completion = y}.
@@ -652,11 +653,10 @@ function Judge:answer(name, op, prepared, vars)
            logprobs = r.logprobs }
 end
 
--- A relative folder as seen from where evalua started ($PWD; evalua never changes folder).
+-- The cache folder as an absolute path (it exists once the judge is open), for a later process elsewhere.
 local function absolute(dir)
-  if not dir or dir:sub(1, 1) == "/" then return dir end
-  local cwd = os.getenv("PWD")
-  return cwd and cwd ~= "" and (cwd:gsub("/+$", "") .. "/" .. dir:gsub("^%./", "")) or dir
+  local ok, real = pcall(sys.realpath, dir or "")
+  return dir and (ok and real or dir)
 end
 
 -- judge:stats() -> accounts of this judge with what the engine saw: 429s,

@@ -124,7 +124,8 @@ function M.summary(src, r, baseline_key)
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
--- and detail, the item's scores across runs and its labels.
+-- and detail, the judge's prompts and answers behind them (view/judge_calls.lua),
+-- the item's scores across runs and its labels.
 function M.item(src, r, system, id)
   local db = src.db
   local it = db:rows("SELECT system, item, slices FROM items WHERE run = ? AND (?2 IS NULL OR system = ?2) AND item = ?3",
@@ -151,10 +152,14 @@ function M.item(src, r, system, id)
       JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
   local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
       AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
+  -- The judge's prompts and raw answers, from its cache: its folder is in the run's accounts (a
+  -- report's record holds them whole).
+  local acc = db:rows("SELECT accounting FROM runs WHERE seq = ?", r.seq)[1]
+  local judge = require("evalua.view.judge_calls").of(scores, acc and decode(acc.accounting) or r.record.judge)
   return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices) or {}, scores = A(scores),
            row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
            across = A(across), labels = A(labs), trajectory = require("evalua.view.trajectory").of(row),
-           others = A(others) }
+           others = A(others), judge = judge }
 end
 
 -- compare(src, a, b, pass) -> per system and metric the paired delta, and

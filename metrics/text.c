@@ -22,11 +22,10 @@ struct toklist {
   size_t tok_cap, n;
 };
 
-/* A token seen from outside its list, for sorting two lists together. */
-struct span {
-  const char *p;
-  size_t len;
-  uint64_t hash;
+/* A distinct prediction token in the F1 count's hash table: the index + 1
+ * of its first occurrence (0: empty slot) and how many are still unpaired. */
+struct slot {
+  size_t tok, left;
 };
 
 struct evtext_ws {
@@ -39,10 +38,8 @@ struct evtext_ws {
   size_t ua_cap, ub_cap;
   size_t *row; /* one row of a dynamic-programming table */
   size_t row_cap;
-  struct span *spans; /* F1 on long token lists */
-  size_t spans_cap;
-  unsigned char *used; /* F1 on short token lists */
-  size_t used_cap;
+  struct slot *slots; /* F1's multiset count */
+  size_t slots_cap;
   evtext_alloc alloc; /* every buffer comes from here (a host counts them) */
   void *ud;
   size_t max_cells;   /* bound on a DP table's cells; 0 = none */
@@ -82,8 +79,7 @@ DEFINE_RESERVE(reserve_i32, int32_t)
 DEFINE_RESERVE(reserve_char, char)
 DEFINE_RESERVE(reserve_tok, struct tok)
 DEFINE_RESERVE(reserve_size, size_t)
-DEFINE_RESERVE(reserve_span, struct span)
-DEFINE_RESERVE(reserve_uchar, unsigned char)
+DEFINE_RESERVE(reserve_slot, struct slot)
 
 evtext_ws *evtext_ws_new(void) { return evtext_ws_new_alloc(plain_alloc, NULL); }
 
@@ -111,8 +107,7 @@ void evtext_ws_free(evtext_ws *ws) {
   RELEASE(ws, ws->ua, ws->ua_cap);
   RELEASE(ws, ws->ub, ws->ub_cap);
   RELEASE(ws, ws->row, ws->row_cap);
-  RELEASE(ws, ws->spans, ws->spans_cap);
-  RELEASE(ws, ws->used, ws->used_cap);
+  RELEASE(ws, ws->slots, ws->slots_cap);
   ws->alloc(ws->ud, ws, sizeof *ws, 0);
 }
 
@@ -139,14 +134,6 @@ static size_t first_bad_byte(const unsigned char *u, size_t n) {
 /* The NFKC_Casefold code points of s into ws->cp, their count in *n. */
 static int fold(evtext_ws *ws, evtext_str s, size_t *n, size_t *bad) {
   const unsigned char *u = (const unsigned char *)s.s;
-  size_t i = 0;
-  while (i < s.len && u[i] < 0x80) i++;
-  if (i == s.len) { /* ASCII: NFKC changes nothing and folding is tolower */
-    if (reserve_i32(ws, &ws->cp, &ws->cp_cap, s.len + 1)) return EVTEXT_ENOMEM;
-    for (i = 0; i < s.len; i++) ws->cp[i] = (u[i] >= 'A' && u[i] <= 'Z') ? u[i] + 32 : u[i];
-    *n = s.len;
-    return EVTEXT_OK;
-  }
   if (s.len > (size_t)PTRDIFF_MAX / 8) return EVTEXT_ENOMEM;
   const utf8proc_option_t opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT |
                                  UTF8PROC_CASEFOLD | UTF8PROC_IGNORE;
@@ -263,45 +250,64 @@ static void append(struct toklist *tl, int32_t c) {
   else tl->text_len += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)tl->text + tl->text_len);
 }
 
-static int split(evtext_ws *ws, struct toklist *tl, const int32_t *cp, size_t n) {
+/* One code point of class k into the token list being built. */
+static inline void step(struct builder *b, enum cls k, int32_t c) {
+  switch (k) {
+  case C_PUNCT: /* deleted without a trace: "don't" -> "dont" */
+    break;
+  case C_SPACE:
+    end_word(b);
+    end_token(b);
+    break;
+  case C_CJK:
+    end_word(b);
+    end_token(b);
+    append(b->tl, c);
+    end_token(b);
+    break;
+  case C_WORD:
+    if (b->run == NO_RUN) b->run = b->tl->text_len;
+    append(b->tl, c);
+    break;
+  case C_OTHER: /* a symbol inside a token ends a word, not the token */
+    end_word(b);
+    append(b->tl, c);
+    break;
+  }
+}
+
+static int reserve_tokens(evtext_ws *ws, struct toklist *tl, size_t n) {
   if (n > SIZE_MAX / 4 - 1 || reserve_char(ws, &tl->text, &tl->text_cap, 4 * n + 1) ||
       reserve_tok(ws, &tl->tok, &tl->tok_cap, n + 1))
     return EVTEXT_ENOMEM;
   tl->n = tl->text_len = 0;
-  struct builder b = {tl, 0, NO_RUN};
-  for (size_t i = 0; i < n; i++) {
-    switch (classify(cp[i])) {
-    case C_PUNCT: /* deleted without a trace: "don't" -> "dont" */
-      break;
-    case C_SPACE:
-      end_word(&b);
-      end_token(&b);
-      break;
-    case C_CJK:
-      end_word(&b);
-      end_token(&b);
-      append(tl, cp[i]);
-      end_token(&b);
-      break;
-    case C_WORD:
-      if (b.run == NO_RUN) b.run = tl->text_len;
-      append(tl, cp[i]);
-      break;
-    case C_OTHER: /* a symbol inside a token ends a word, not the token */
-      end_word(&b);
-      append(tl, cp[i]);
-      break;
-    }
-  }
-  end_word(&b);
-  end_token(&b);
   return EVTEXT_OK;
 }
 
+static void finish(struct builder *b) {
+  end_word(b);
+  end_token(b);
+}
+
 static int tokenize_into(evtext_ws *ws, struct toklist *tl, evtext_str s, size_t *bad) {
+  const unsigned char *u = (const unsigned char *)s.s;
   size_t n = 0;
-  int rc = fold(ws, s, &n, bad);
-  return rc ? rc : split(ws, tl, ws->cp, n);
+  while (n < s.len && u[n] < 0x80) n++;
+  struct builder b = {tl, 0, NO_RUN};
+  if (n == s.len) { /* ASCII: NFKC changes nothing and folding is tolower */
+    if (reserve_tokens(ws, tl, n)) return EVTEXT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+      int32_t c = (u[i] >= 'A' && u[i] <= 'Z') ? u[i] + 32 : u[i];
+      step(&b, (enum cls)ascii_class[c], c);
+    }
+  } else {
+    int rc = fold(ws, s, &n, bad);
+    if (!rc) rc = reserve_tokens(ws, tl, n);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) step(&b, classify(ws->cp[i]), ws->cp[i]);
+  }
+  finish(&b);
+  return EVTEXT_OK;
 }
 
 /* ---- comparisons ------------------------------------------------------- */
@@ -319,45 +325,37 @@ static int lists_equal(const struct toklist *a, const struct toklist *b) {
   return 1;
 }
 
-static int span_cmp(const void *pa, const void *pb) {
-  const struct span *a = pa, *b = pb;
-  if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
-  if (a->len != b->len) return a->len < b->len ? -1 : 1;
-  return memcmp(a->p, b->p, a->len);
+/* FNV-1a's low bits mix poorly: the table index takes the high bits of a
+ * Fibonacci multiple. */
+static size_t slot_of(uint64_t hash, unsigned bits) {
+  return (size_t)((hash * 0x9E3779B97F4A7C15u) >> (64 - bits));
 }
 
-static void to_spans(const struct toklist *tl, struct span *out) {
-  for (size_t i = 0; i < tl->n; i++)
-    out[i] = (struct span){tl->text + tl->tok[i].off, tl->tok[i].len, tl->tok[i].hash};
-}
-
-/* Size of the multiset intersection of the two token lists. */
+/* Size of the multiset intersection of the two token lists: the
+ * prediction's tokens counted in an open-addressing table on their hashes,
+ * then each gold token pairs off one that is left. Linear in both lengths,
+ * where sorting both lists cost n log n for every gold answer. */
 static int common_tokens(evtext_ws *ws, const struct toklist *p, const struct toklist *g,
                          size_t *common) {
-  size_t c = 0;
-  if (p->n <= 32 && g->n <= 32) { /* short answers: pair tokens off directly */
-    if (reserve_uchar(ws, &ws->used, &ws->used_cap, g->n + 1)) return EVTEXT_ENOMEM;
-    memset(ws->used, 0, g->n);
-    for (size_t i = 0; i < p->n; i++)
-      for (size_t j = 0; j < g->n; j++)
-        if (!ws->used[j] && tok_eq(p, i, g, j)) {
-          ws->used[j] = 1;
-          c++;
-          break;
-        }
-  } else { /* long texts: sort both and merge */
-    if (reserve_span(ws, &ws->spans, &ws->spans_cap, p->n + g->n)) return EVTEXT_ENOMEM;
-    struct span *a = ws->spans, *b = ws->spans + p->n;
-    to_spans(p, a);
-    to_spans(g, b);
-    qsort(a, p->n, sizeof *a, span_cmp);
-    qsort(b, g->n, sizeof *b, span_cmp);
-    for (size_t i = 0, j = 0; i < p->n && j < g->n;) {
-      int d = span_cmp(&a[i], &b[j]);
-      if (d == 0) c++, i++, j++;
-      else if (d < 0) i++;
-      else j++;
-    }
+  size_t size = 16, c = 0;
+  unsigned bits = 4;
+  while (size < 2 * p->n) {
+    if (size > SIZE_MAX / 4) return EVTEXT_ENOMEM;
+    size *= 2, bits++;
+  }
+  if (reserve_slot(ws, &ws->slots, &ws->slots_cap, size)) return EVTEXT_ENOMEM;
+  struct slot *t = ws->slots;
+  memset(t, 0, size * sizeof *t);
+  for (size_t i = 0; i < p->n; i++) {
+    size_t h = slot_of(p->tok[i].hash, bits);
+    while (t[h].tok && !tok_eq(p, t[h].tok - 1, p, i)) h = (h + 1) & (size - 1);
+    if (!t[h].tok) t[h].tok = i + 1;
+    t[h].left++;
+  }
+  for (size_t j = 0; j < g->n; j++) {
+    size_t h = slot_of(g->tok[j].hash, bits);
+    while (t[h].tok && !tok_eq(p, t[h].tok - 1, g, j)) h = (h + 1) & (size - 1);
+    if (t[h].tok && t[h].left) t[h].left--, c++;
   }
   *common = c;
   return EVTEXT_OK;

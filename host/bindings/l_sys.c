@@ -162,6 +162,24 @@ static int l_sha256(lua_State *L) {
   return 1;
 }
 
+/* realpath(path) -> the canonical absolute path, or nil, message: how a
+ * run records a folder (its judge cache) so a later process elsewhere
+ * finds it. Under --sandbox a path outside the allowed folders is refused
+ * (raised), so it cannot probe what exists there. */
+static int l_realpath(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  if (!evalua_path_allowed(L, path, 0)) return lua_error(L);
+  char *real = realpath(path, NULL);
+  if (!real) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(errno));
+    return 2;
+  }
+  lua_pushstring(L, real);
+  free(real);
+  return 1;
+}
+
 static int l_mkdir(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   struct evalua_at at;
@@ -511,7 +529,7 @@ static const luaL_Reg sys_funcs[] = {
   {"mkdir", l_mkdir},       {"write_atomic", l_write_atomic}, {"append", l_append},
   {"lock", l_lock},         {"flock", l_flock},         {"listdir", l_listdir},     {"stat", l_stat},
   {"versions", l_versions}, {"input_error", l_input_error}, {"exit", l_exit}, {"open", l_open},
-  {"remove", l_remove},     {"rename", l_rename},       {NULL, NULL},
+  {"remove", l_remove},     {"rename", l_rename},       {"realpath", l_realpath},   {NULL, NULL},
 };
 
 static const luaL_Reg lock_methods[] = {

@@ -207,7 +207,8 @@ static void test_edit_distance(void) {
   CHECK(agree);
 }
 
-/* Long answers take the sort-and-merge path of F1: the same numbers. */
+/* Long and repeated token lists: F1's hash-table count gives the same
+ * numbers as pairing tokens off by hand. */
 static void test_long_answers(void) {
   char pred[4096] = "", gold[4096] = "";
   for (int i = 0; i < 100; i++) { /* pred: w0..w99; gold: w50..w149 -> 50 shared */
@@ -224,6 +225,19 @@ static void test_long_answers(void) {
   for (int i = 0; i < 40; i++) strcat(p2, "a b ");
   for (int i = 0; i < 20; i++) strcat(g2, "b ");
   CHECK_NEAR(SCORE(EVTEXT_F1, p2, g2), 2.0 / 3, 1e-15);
+  /* the table grows past 2 x 1000 slots: pred w0..w999; gold w999 down to
+   * w500 and x0..x9 (absent) -> 500 shared, P 500/1000, R 500/510 */
+  static char p3[16384], g3[16384];
+  p3[0] = g3[0] = '\0';
+  for (int i = 0; i < 1000; i++) {
+    char w[16];
+    snprintf(w, sizeof w, "w%d ", i);
+    strcat(p3, w);
+    if (i < 500) snprintf(w, sizeof w, "w%d ", 999 - i), strcat(g3, w);
+    if (i < 10) snprintf(w, sizeof w, "x%d ", i), strcat(g3, w);
+  }
+  double pr = 500.0 / 1000, re = 500.0 / 510;
+  CHECK_NEAR(SCORE(EVTEXT_F1, p3, g3), 2 * pr * re / (pr + re), 1e-15);
 }
 
 static void test_invalid_utf8(void) {

@@ -202,6 +202,8 @@ function TestScores:test_max_score_across_cells()
   lu.assertEquals(out[2].assertions[3].reason, "score 1.0000: not the highest score (a has 1.0000)")
   lu.assertEquals(out[4].assertions[3].reason, "score 0.5000: the highest score")
   lu.assertEquals(refused { type = "not-max-score" }, "assert[1].type: 'not-max-score' has no not- form (it ranks the cells)")
+  lu.assertEquals(refused { type = "not-assert-set", assert = { { type = "contains", value = "x" } } },
+    "assert[1].type: 'not-assert-set' has no not- form (negate the assertions inside it)")
   local res = ev.evaluate(rows, { metrics = { m }, system = "system", ci = false })
   lu.assertEquals(res:agg("a", "assertions").mean, 0.5)
 end

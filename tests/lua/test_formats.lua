@@ -209,6 +209,15 @@ function test_promptfoo_assertion_strings_agree_with_promptfoos_tests()
   lu.assertEquals(n, 87)
 end
 
+-- The value after "TYPE:" is trimmed as promptfoo's assertionFromString trims
+-- it (src/csv.ts, value?.trim()), but a JSON schema's text is kept as written;
+-- evalua run CONFIG.yaml reads CSV tests through this same reader.
+function test_promptfoo_assertion_values_are_trimmed()
+  lu.assertEquals(promptfoo.assertion("icontains: yes "), { type = "icontains", value = "yes" })
+  lu.assertEquals(promptfoo.assertion("starts-with: Tell"), { type = "starts-with", value = "Tell", threshold = 0.75 })
+  lu.assertEquals(promptfoo.assertion('is-json: {"type": "object"}'), { type = "is-json", value = ' {"type": "object"}' })
+end
+
 function test_beir_folder_loads_as_rows_and_corpus()
   local ds = load("beir_small")
   lu.assertEquals(ds.format, "beir")

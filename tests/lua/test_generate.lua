@@ -35,10 +35,10 @@ function TestGenerate:test_every_prompt_provider_and_row()
                                 quiet = true })
   lu.assertEquals(out.n, 8)
   lu.assertEquals(out.cells, {
-    { system = "full/offline", prompt = "full", provider = "offline" },
-    { system = "full/m", prompt = "full", provider = "m" },
-    { system = "short/offline", prompt = "short", provider = "offline" },
-    { system = "short/m", prompt = "short", provider = "m" },
+    { system = "full/offline", prompt = "full", provider = "offline", template = "Answer in 2 sentences: {{query}}" },
+    { system = "full/m", prompt = "full", provider = "m", template = "Answer in 2 sentences: {{query}}" },
+    { system = "short/offline", prompt = "short", provider = "offline", template = "Answer in at most 3 words: {{query}}" },
+    { system = "short/m", prompt = "short", provider = "m", template = "Answer in at most 3 words: {{query}}" },
   })
   local r = out.rows[1]
   lu.assertEquals({ r.qid, r.system, r.prompt_name, r.provider, r.answer, r._line },

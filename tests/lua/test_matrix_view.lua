@@ -59,6 +59,24 @@ function TestMatrixView:test_differing_words_are_marked()
   lu.assertStrContains(html, '<div class="answer">Alpha beta gamma. <mark>Delta</mark> <mark>epsilon.</mark></div>')
 end
 
+function TestMatrixView:test_each_column_shows_its_prompt_text()
+  local long = "Answer from the contexts only.\n" .. ("Cite the passage.\n"):rep(12) .. "{{query}}"
+  local out = ev.generate({ { qid = "a", query = "q", contexts = { "Alpha beta." } } },
+    { prompts = { a = "Q: {{query}} <b>", b = long }, providers = { ev.provider.offline() }, quiet = true })
+  lu.assertEquals(out.cells[1].template, "Q: {{query}} <b>")
+  lu.assertEquals(out.cells[2].template, long)
+  local html = ev.matrix_view.html(ev.evaluate(out, { metrics = { "token_f1" }, system = "system", ci = false }))
+  -- a short template in full, escaped; a long one (14 lines) folded under its first line, its words
+  -- that the first template lacks marked, those it shares ({{query}}) not
+  lu.assertStrContains(html, '<tr class="prompts"><th class="prompt">prompt</th>'
+    .. '<th class="prompt"><b>a</b><pre>Q: {{query}} &lt;b&gt;</pre></th>'
+    .. '<th class="prompt"><b>b</b><details><summary>Answer from the contexts only. … (14 lines)</summary>'
+    .. '<pre><mark>Answer</mark> <mark>from</mark> <mark>the</mark> <mark>contexts</mark> <mark>only.</mark>\n'
+    .. '<mark>Cite</mark> <mark>the</mark>')
+  lu.assertStrContains(html, "\n{{query}}</pre></details></th></tr></thead>")
+  lu.assertStrContains(html, "table.matrix{width:100%}")
+end
+
 function TestMatrixView:test_loads_in_chromium_with_a_screenshot()
   if h.run("command -v chromium").status ~= 0 then lu.skip("chromium is not installed") end
   local dir = h.tmpdir()

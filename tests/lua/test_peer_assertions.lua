@@ -52,6 +52,11 @@ for _, name in ipairs { "text", "overlap", "contains", "json", "html", "output",
   end
 end
 
+-- NLTK's METEOR doctests and evaluate's (tests/data/peers/nltk/README.md)
+function test_nltk_meteor()
+  lu.assertEquals(run_file("tests/data/peers/nltk/meteor.jsonl"), 7)
+end
+
 -- The JSON-Schema-Test-Suite's draft7 cases (port.py wrote them), read
 -- with the strict reader so that [] and {} stay apart: every schema is read
 -- (or refused where the case says evalua refuses it) and every instance

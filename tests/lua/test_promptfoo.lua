@@ -8,33 +8,24 @@
 local lu = require "luaunit"
 local h = require "tests.lua.helpers"
 local mock = require "tests.mock.mock"
+local pf = require "tests.lua.promptfoo_harness"
 local cjson = require "cjson"
 
-local SRC = os.getenv("EVALUA_SRC") or "."
-local DATA = SRC .. "/tests/data/promptfoo/realistic"
+local DATA = pf.src .. "/tests/data/promptfoo/realistic"
 
-TestPromptfoo = {}
-
-local server
-
-function TestPromptfoo:setUp()
-  server = server or mock.start()
-  server:reset()
-end
+TestPromptfoo = pf.suite()
 
 -- The realistic config copied into a fresh folder with the mock's address;
 -- edit(text) may change the config's text first.
 local function project(edit)
-  local dir = h.tmpdir()
-  h.sh(("cp -r %s/. %s/"):format(DATA, dir))
-  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub("MOCK_ROOT", server.root)
+  local dir = pf.copy(DATA)
+  local text = h.read(dir .. "/promptfooconfig.yaml"):gsub("MOCK_ROOT", pf.server.root)
   h.write(dir .. "/promptfooconfig.yaml", edit and edit(text) or text)
   return dir
 end
 
 local function run(dir, args)
-  return h.run(("cd %s && OPENAI_API_KEY=mock-key SVC_TOKEN='Bearer svc-secret' %s run promptfooconfig.yaml --quiet --out %s/out %s")
-    :format(dir, h.bin, dir, args or "--no-cache"))
+  return pf.run(dir, "OPENAI_API_KEY=mock-key SVC_TOKEN='Bearer svc-secret'", args or "--no-cache")
 end
 
 -- By hand, for each case (in the config's order, the CSV's two last): the
@@ -109,11 +100,11 @@ function TestPromptfoo:test_what_reaches_the_servers()
   local dir = project()
   local r = run(dir)
   lu.assertEquals(r.status, 1, r.stderr)
-  local s = server:stats()
+  local s = pf.server:stats()
   lu.assertEquals(s.by_path["/v1/chat/completions"], 60) -- 3 prompts x 20 cases, no cache
   lu.assertEquals(s.by_path["/generate"], 60)
   local chat, terse, http, http_headers = nil, nil, nil, nil
-  for _, q in ipairs(server:requests()) do
+  for _, q in ipairs(pf.server:requests()) do
     local body = type(q.body) == "table" and q.body or cjson.decode(q.body)
     if q.path == "/v1/chat/completions" and body.messages[1].role == "system" then chat = chat or body end
     if q.path == "/v1/chat/completions" and body.messages[1].content:find("^Answer tersely%. Sum%?") then terse = body end
@@ -139,10 +130,10 @@ end
 function TestPromptfoo:test_a_rerun_comes_from_the_cache()
   local dir = project()
   local first = run(dir, "--cache " .. dir .. "/cache")
-  lu.assertEquals(server:stats().requests, 120)
-  server:reset()
+  lu.assertEquals(pf.server:stats().requests, 120)
+  pf.server:reset()
   local again = run(dir, "--cache " .. dir .. "/cache")
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   lu.assertEquals(again.status, 1)
   lu.assertStrContains(again.stdout, "(120 answers from the cache, counted as when they were asked)")
   lu.assertEquals(again.stdout:match("Successes.-Rate: [%d.]+%%"), first.stdout:match("Successes.-Rate: [%d.]+%%"))
@@ -155,12 +146,12 @@ end
 function TestPromptfoo:test_under_the_sandbox()
   local dir = project()
   local cmd = ("cd %s && OPENAI_BASE_URL=%s EVALUA_JUDGE_URLS='%s/generate' OPENAI_API_KEY=k %s run --sandbox --read %s "
-    .. "--out %s/out promptfooconfig.yaml --no-cache --quiet"):format(dir, server.url, server.root, h.bin, dir, dir)
+    .. "--out %s/out promptfooconfig.yaml --no-cache --quiet"):format(dir, pf.server.url, pf.server.root, h.bin, dir, dir)
   local r = h.run(cmd)
   lu.assertEquals(r.status, 3)
   lu.assertEquals(r.stderr, "promptfooconfig.yaml:20: providers[2]: judge header 'Authorization': values from the "
     .. "environment are not available in --sandbox mode\nevalua: 1 problem in promptfooconfig.yaml; nothing was sent\n")
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   local text = h.read(dir .. "/promptfooconfig.yaml"):gsub('        Authorization: "{{ env.SVC_TOKEN }}"\n', "")
   h.write(dir .. "/promptfooconfig.yaml", text)
   r = h.run(cmd)
@@ -199,14 +190,126 @@ tests:
     "evalua: 2 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
   h.write(dir .. "/promptfooconfig.yaml", (h.read(dir .. "/promptfooconfig.yaml"):gsub("  %- vars: {q: green grass}.*$", "")))
   r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=k %s run promptfooconfig.yaml --quiet --no-cache --judge openai "
-    .. "--judge-model m --out %s/out"):format(dir, server.url, h.bin, dir))
+    .. "--judge-model m --out %s/out"):format(dir, pf.server.url, h.bin, dir))
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 0\n")
-  lu.assertTrue((server:stats().by_path["/v1/embeddings"] or 0) >= 1)
+  lu.assertTrue((pf.server:stats().by_path["/v1/embeddings"] or 0) >= 1)
   h.write(dir .. "/promptfooconfig.yaml", "prompts: [hi]\nproviders: [echo]\n")
   r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --judge offline --out %s/out"):format(dir, h.bin, dir))
   lu.assertEquals(r.status, 2)
   lu.assertEquals(r.stderr, "evalua: --judge offline: no assertion of this config is graded by a judge (try --help)\n")
+  h.sh("rm -rf " .. dir)
+end
+
+-- select-best and max-score compare a case's cells (here two prompts on
+-- echo, whose output is the prompt): the winner passes, the others fail
+-- with score 0; a case with no other assertion takes the comparison's
+-- verdict. By hand (echo's outputs: "Name a colour: C", "Name a colour and
+-- a fruit: C F"):
+--  1. contains red, icontains APPLE: short 0.5, long 1 -> long wins;
+--  2. select-best "blue pear" on the offline judge (the most criterion
+--     words): short has 1 of 2, long 2 of 2 -> long;
+--  3. weights {contains: 3}: short (3 + 0) / 4 = 0.75, long (0 + 1) / 4 =
+--     0.25 -> short, which passes its own threshold 0.5 with 0.5;
+--  4. threshold 0.5: both score 0 on contains zzz -> neither passes.
+function TestPromptfoo:test_select_best_and_max_score_across_cells()
+  local dir = h.tmpdir()
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts:
+  - {id: "Name a colour: {{c}}", label: short}
+  - {id: "Name a colour and a fruit: {{c}} {{f}}", label: long}
+providers: [echo]
+tests:
+  - vars: {c: red, f: apple}
+    assert: [{type: contains, value: red}, {type: icontains, value: APPLE}, {type: max-score}]
+  - vars: {c: blue, f: pear}
+    assert: [{type: select-best, value: blue pear}]
+  - vars: {c: green, f: kiwi}
+    threshold: 0.5
+    assert:
+      - {type: contains, value: "colour:"}
+      - {type: icontains, value: kiwi}
+      - {type: max-score, value: {weights: {contains: 3}}}
+  - vars: {c: x, f: y}
+    assert: [{type: contains, value: zzz}, {type: max-score, value: {threshold: 0.5}}]
+]])
+  local r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --judge offline --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 1, r.stderr)
+  local got = {}
+  for _, it in ipairs(cjson.decode(h.read(dir .. "/out/promptfoo.json")).items) do
+    got[#got + 1] = { it.system:match("^%a+") .. it.id, it.scores.assertions, it.scores.score }
+  end
+  table.sort(got, function(a, b) return a[1] < b[1] end)
+  lu.assertEquals(got, { { "long1", 1, 1 }, { "long2", 1, 1 }, { "long3", 0, 0 }, { "long4", 0, 0 },
+                         { "short1", 0, 0 }, { "short2", 0, 0 }, { "short3", 1, 0.5 }, { "short4", 0, 0 } })
+  lu.assertStrContains(r.stdout, "\nSuccesses: 3\nFailures: 5\nErrors: 0\nUnmeasured: 0\n")
+  local report = cjson.decode(h.read(dir .. "/out/promptfoo.json"))
+  local reasons = {}
+  for _, it in ipairs(report.items) do reasons[it.system:match("^%a+") .. it.id] = it.reasons.assertions end
+  lu.assertEquals(reasons.short1, "max-score: score 0.5000: not the highest score (long/echo has 1.0000)")
+  lu.assertEquals(reasons.short2, 'select-best "blue pear": not chosen: offline: the most criterion words '
+    .. "(2 of 2 question words appear in the text)")
+  lu.assertEquals(reasons.long4, 'max-score {"threshold":0.5}: score 0.0000: the highest score, under the threshold 0.5')
+  -- a comparison has no place in an assert-set, and weight or metric would do nothing on it
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: [a, b]
+providers: [echo]
+tests:
+  - assert:
+      - {type: max-score, weight: 2}
+      - {type: assert-set, assert: [{type: max-score}]}
+]])
+  r = h.run(("cd %s && %s run promptfooconfig.yaml --quiet --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stderr, table.concat({
+    "promptfooconfig.yaml:5: tests[1].assert[1].type: 'max-score' enters no score: weight and metric here would do nothing",
+    "promptfooconfig.yaml:6: tests[1].assert[2].assert[1].type: 'max-score' is a verdict over a case's cells, not part "
+      .. "of an assert-set",
+    "evalua: 2 problems in promptfooconfig.yaml; nothing was sent", "" }, "\n"))
+  h.sh("rm -rf " .. dir)
+end
+
+-- A provider that answered nothing (the mock answering 500 to every
+-- attempt, a port where nothing listens) does not exit 0: every output is
+-- an error, the status is 4, and stderr quotes the first error.
+function TestPromptfoo:test_a_provider_that_answered_nothing_exits_4()
+  local dir = h.tmpdir()
+  local faults = mock.say { faults = { "500", "500", "500", "500", "500", "500", "500", "500", "500", "500" } }
+  for _, base in ipairs { pf.server.url, "http://127.0.0.1:9/v1" } do
+    h.write(dir .. "/promptfooconfig.yaml", ([[
+prompts: ["%s {{x}}"]
+providers: [{id: "openai:chat:m", config: {apiBaseUrl: "%s"}}]
+tests:
+  - vars: {x: a}
+    assert: [{type: contains, value: a}]
+  - vars: {x: b}
+]]):format(faults:gsub('"', '\\"'), base))
+    local r = run(dir)
+    lu.assertEquals(r.status, 4, base .. ": " .. r.stderr)
+    lu.assertStrContains(r.stdout, "\nSuccesses: 0\nFailures: 0\nErrors: 2\nUnmeasured: 0\n", base)
+    lu.assertStrContains(r.stderr, "evalua: 2 of 2 outputs have no answer from their provider; the first: "
+      .. "prompt 1/openai:chat:m case 1: ", base)
+  end
+  lu.assertTrue(pf.server:stats().requests >= 2 * 6) -- each of the two outputs was tried, with its retries
+  h.sh("rm -rf " .. dir)
+end
+
+-- A limit passed in a transform ends the run: no verdict stands for it
+-- (once, the transform's pcall kept it as the case's reason and a summary
+-- with one unmeasured case was printed before the limit fired again).
+function TestPromptfoo:test_a_limit_in_a_transform_is_not_a_reason()
+  local dir = h.tmpdir()
+  h.write(dir .. "/promptfooconfig.yaml", [[
+prompts: [hi]
+providers: [echo]
+tests:
+  - options: {transform: "(function() while true do end end)()"}
+    assert: [{type: contains, value: hi}]
+]])
+  local r = h.run(("cd %s && %s run --time-limit 0.5 promptfooconfig.yaml --quiet --out %s/out"):format(dir, h.bin, dir))
+  lu.assertEquals(r.status, 3, r.stderr)
+  lu.assertStrContains(r.stderr, "time limit of 0.5 s exceeded (--time-limit)")
+  lu.assertEquals(r.stdout, "")
   h.sh("rm -rf " .. dir)
 end
 
@@ -239,7 +342,7 @@ tests:
   lu.assertEquals(rows["prompt 1/exec:sh ./reply.sh#2"].output_error, "'sh ./reply.sh' exited with status 3: boom")
   lu.assertEquals(rows["prompt 1/echo#1"].answer, "Tell O'Neil")
   lu.assertStrContains(r.stdout, "\nSuccesses: 1\nFailures: 1\nErrors: 1\nUnmeasured: 1\n") -- case 2 has no assertions
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
 end
 
@@ -249,7 +352,7 @@ local function refused(edit, files)
   local dir = project(edit)
   for name, text in pairs(files or {}) do h.write(dir .. "/" .. name, text) end
   local r = run(dir)
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
   lu.assertEquals(r.status, 3, r.stderr)
   return r.stderr
@@ -283,7 +386,7 @@ function TestPromptfoo:test_sharding_is_refused()
   lu.assertEquals(r.status, 2)
   lu.assertEquals(r.stderr, "evalua: a promptfoo config cannot be sharded (--shard, --parts, $EVALUA_SHARD): evalua "
     .. "merge replays Lua scripts; write a script around ev.generate to shard (try --help)\n")
-  lu.assertEquals(server:stats().requests, 0)
+  lu.assertEquals(pf.server:stats().requests, 0)
   h.sh("rm -rf " .. dir)
 end
 
@@ -291,9 +394,8 @@ function TestPromptfoo:test_malformed_yaml_names_line_and_column()
   local err = refused(function(text) return text:gsub("    vars: {question: 'What is 2%+2%?", "    vars: {question: What is [2+2?", 1) end)
   -- by hand: "[" (line 41, column 30) opens a list inside the flow mapping that began at column 11
   lu.assertEquals(err, "promptfooconfig.yaml:41:30: did not find expected ',' or '}' (while parsing a flow mapping on line 41)\n")
-  err = refused(nil, { ["tests.csv"] = "question,__expected,__config\nq,x,y\n" })
-  lu.assertStrContains(err, "tests.csv:1: the column __config is not supported (vars, __expected, __description, "
-    .. "__metric, __threshold, __prefix and __suffix are)\n")
+  err = refused(nil, { ["tests.csv"] = "question,__expected,__config:__expected:weight\nq,x,y\n" })
+  lu.assertStrContains(err, "tests.csv:2: field '__config:__expected:weight': 'weight' is not a config key (threshold)\n")
 end
 
 function TestPromptfoo:test_unknown_assertion_type_and_missing_variable()

@@ -5,7 +5,6 @@
 -- named metrics, assert-sets), with values computed by hand.
 local lu = require "luaunit"
 local nunjucks = require "evalua.experiment.promptfoo.nunjucks"
-local tests = require "evalua.experiment.promptfoo.tests"
 local score = require "evalua.experiment.promptfoo.score"
 local config = require "evalua.experiment.promptfoo.config"
 local yaml = require "evalua._yaml"
@@ -98,20 +97,6 @@ function TestNunjucks:test_never_raises()
   lu.assertTrue(compiled > 1000) -- the pieces make both kinds
 end
 
-TestExpected = {}
-
-function TestExpected:test_promptfoo_expected_forms()
-  lu.assertEquals(tests.expected("contains: foo bar"), { type = "contains", value = "foo bar" })
-  lu.assertEquals(tests.expected("not-icontains: no"), { type = "not-icontains", value = "no" })
-  lu.assertEquals(tests.expected("icontains-any: red, green ,blue"), { type = "icontains-any", value = { "red", "green", "blue" } })
-  lu.assertEquals(tests.expected("similar(0.8): kitten"), { type = "similar", value = "kitten", threshold = 0.8 })
-  lu.assertEquals(tests.expected("is-json"), { type = "is-json" })
-  lu.assertEquals(tests.expected("grade: is polite"), { type = "llm-rubric", value = "is polite" })
-  lu.assertEquals(tests.expected("javascript: output.length > 3"), { type = "javascript", value = "output.length > 3" })
-  lu.assertEquals(tests.expected("Answer: 42"), { type = "equals", value = "Answer: 42" }) -- not a type: the text
-  lu.assertEquals(tests.expected("42"), { type = "equals", value = "42" })
-end
-
 TestScoring = {}
 
 -- The verdict of the assertions in yaml (a list) on answer, with threshold.
@@ -191,15 +176,18 @@ function TestScoring:test_named_metrics_and_assert_sets()
 end
 
 function TestScoring:test_cross_cell_and_judged_types()
-  local list, lines = assert(yaml.decode("- {type: max-score}\n- {type: similar, value: x}\n", "t.yaml"))
+  local list, lines = assert(yaml.decode("- {type: max-score}\n- {type: similar, value: x}\n- {type: select-best, value: y}\n",
+    "t.yaml"))
   local doc = config.doc("t.yaml", lines, ".")
   local problems = config.problems()
   local entries = {}
   for i, a in ipairs(list) do entries[i] = { a = a, doc = doc, line = doc:line(list, i), where = "assert[" .. i .. "]" } end
-  lu.assertNil(score.prepare_list(problems, entries, {}))
-  lu.assertEquals(problems.list[1].text, "t.yaml:1: assert[1].type: 'max-score' compares the outputs of a case's cells, "
-    .. "which evalua run CONFIG.yaml does not score yet")
-  lu.assertEquals(problems.judged, { { file = "t.yaml", line = 2, type = "similar" } }) -- for --judge to check
+  local own, across = score.split(assert(score.prepare_list(problems, entries, {})))
+  lu.assertEquals({ #own, own[1].name }, { 1, 'similar "x"' })
+  lu.assertEquals({ #across, across[1].c.type, across[2].c.type }, { 2, "max-score", "select-best" })
+  lu.assertNil(problems.list[1])
+  lu.assertEquals(problems.judged, { { file = "t.yaml", line = 2, type = "similar" },
+                                     { file = "t.yaml", line = 3, type = "select-best" } }) -- for --judge to check
 end
 
 function TestScoring:test_transforms()
@@ -211,6 +199,20 @@ function TestScoring:test_transforms()
     { nil, "transform: not a Lua expression: unexpected symbol near 'end'" })
   fn = assert(score.compile_transform("os.exit(1)", "t")) -- no os in a transform's environment
   lu.assertStrContains(select(2, score.apply(fn, "x", {}, "the transform")), "the transform raised: ")
+  fn = assert(score.compile_transform("{f = tostring}", "t"))
+  lu.assertEquals({ score.apply(fn, "x", {}, "t") }, { nil, "t gave a table that is not JSON: "
+    .. "json: cannot encode a function" })
+  -- what a pcall may not keep: an exit request, a limit passed, no memory; they go on as they came
+  local caught = require "evalua.core.caught"
+  for _, e in ipairs { { evalua_exit = 3 }, "not enough memory", "x.lua:8: time limit of 1.0 s exceeded (--time-limit)",
+                       "CPU time limit of 2 s exceeded (--cpu-limit)" } do
+    fn = function() error(e, 0) end
+    local ok, got = pcall(score.apply, fn, "x", {}, "t")
+    lu.assertFalse(ok)
+    lu.assertIs(got, e)
+  end
+  lu.assertFalse(caught.fatal("the limit of 3 words exceeded"))
+  lu.assertFalse(caught.fatal({}))
 end
 
 os.exit(lu.LuaUnit.run(), true)

@@ -7,32 +7,22 @@
 -- eight words, so no translation assertion can pass).
 local lu = require "luaunit"
 local h = require "tests.lua.helpers"
-local mock = require "tests.mock.mock"
+local pf = require "tests.lua.promptfoo_harness"
 local cjson = require "cjson"
 
-local SRC = os.getenv("EVALUA_SRC") or "."
-local PEERS = SRC .. "/tests/data/peers/promptfoo/configs"
+local PEERS = pf.src .. "/tests/data/peers/promptfoo/configs"
 
-TestPromptfooPeers = {}
-
-local server
-
-function TestPromptfooPeers:setUp()
-  server = server or mock.start()
-  server:reset()
-end
+TestPromptfooPeers = pf.suite()
 
 local function run_example(name)
-  local dir = h.tmpdir()
-  h.sh(("cp -r %s/%s/. %s/"):format(PEERS, name, dir))
-  local r = h.run(("cd %s && OPENAI_BASE_URL=%s OPENAI_API_KEY=k %s run promptfooconfig.yaml --no-cache --quiet --out %s/out")
-    :format(dir, server.url, h.bin, dir))
+  local dir = pf.copy(PEERS .. "/" .. name)
+  local r = pf.run(dir, "OPENAI_BASE_URL=" .. pf.server.url .. " OPENAI_API_KEY=k", "--no-cache")
   local report = h.read(dir .. "/out/promptfoo.json")
   h.sh("rm -rf " .. dir)
   local rows = {}
   for _, it in ipairs(report and cjson.decode(report).items or {}) do rows[it.system .. "#" .. it.id] = it end
   local asked = {}
-  for _, q in ipairs(server:requests()) do
+  for _, q in ipairs(pf.server:requests()) do
     local body = type(q.body) == "table" and q.body or cjson.decode(q.body)
     asked[#asked + 1] = { model = body.model, content = body.messages[#body.messages].content }
   end

@@ -67,4 +67,11 @@ function TestDeltas:test_one_pair_has_no_interval()
   lu.assertNil(d.hi)
 end
 
+function TestDeltas:test_a_damaged_json_column_is_said_not_hidden()
+  local src = source.history(dir)
+  src.db:exec("UPDATE runs SET gates = '{not json' WHERE label = 'b'")
+  lu.assertErrorMsgContains("the store's runs.gates is not JSON", runs.list, src, {})
+  lu.assertErrorMsgContains("the store is damaged", runs.list, src, {})
+end
+
 os.exit(lu.LuaUnit.run(), true)

@@ -66,14 +66,14 @@ def http(method, url, body=None, headers=None):
 class Driver:
     """The few WebDriver commands the test needs."""
 
-    def __init__(self, port):
+    def __init__(self, port, window="1600,1000"):
         self.base = f"http://127.0.0.1:{port}"
         caps = {"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:loggingPrefs": {"performance": "ALL"},
             "goog:chromeOptions": {"binary": shutil.which("chromium"),
                                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                                            "--window-size=1600,1000", "--no-first-run",
+                                            f"--window-size={window}", "--no-first-run",
                                             "--disable-background-networking", "--disable-component-update",
                                             "--disable-sync", "--disable-default-apps"]}}}}
         self.sid = self.cmd("POST", "/session", caps)["sessionId"]
@@ -129,6 +129,30 @@ class Driver:
             pass
 
 
+def stop(procs):
+    """Ends the processes a test started, by their handles."""
+    for p in procs:
+        p.terminate()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def start_driver(procs, window="1600,1000"):
+    """chromedriver on a free port (added to procs) and a session with a window of that size."""
+    dport = free_port()
+    procs.append(subprocess.Popen([shutil.which("chromedriver"), f"--port={dport}"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL))
+    for _ in range(100):
+        try:
+            if http("GET", f"http://127.0.0.1:{dport}/status")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.1)
+    return Driver(dport, window)
+
+
 def main():
     chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not chromedriver:
@@ -140,12 +164,7 @@ def main():
     try:
         status = run(work, procs)
     finally:
-        for p in procs:  # only the processes this test started, by their handle
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)
         shutil.rmtree(work, ignore_errors=True)
     # The server's own stderr: under ASan/UBSan (the :san flavour) a report there fails the test.
     err = procs[0].stderr.read() if procs and procs[0].stderr else ""
@@ -208,17 +227,7 @@ def run(work, procs):
     status, _ = http("GET", base + "/api/info", headers={"X-Evalua-Token": token, "Host": "evil.example:80"})
     check(status == 403, "a request naming another host (DNS rebinding) is refused (403)")
 
-    dport = free_port()
-    driver_proc = subprocess.Popen([shutil.which("chromedriver"), f"--port={dport}"], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-    procs.append(driver_proc)
-    for _ in range(100):
-        try:
-            if http("GET", f"http://127.0.0.1:{dport}/status")[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.1)
-    d = Driver(dport)
+    d = start_driver(procs)
     try:
         browse(d, url, base, token, items)
         exported_page(d, hist, work, items)

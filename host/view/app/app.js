@@ -422,6 +422,21 @@ function sideBySide(others) {
   }))];
 }
 
+/* The judge's prompt and raw answer behind each judged score, from the judge's cache; a call the
+ * cache cannot give says why ("not in the cache: ..."). */
+function judgeCalls(list) {
+  if (!list || !list.length) return null;
+  return [h('h2', { text: 'Judge prompts and answers' }), h('div', { id: 'judge' }, list.map((j) => h('div', { class: 'panel judge-metric' },
+    h('b', { text: j.metric }), j.calls.map((c, i) => h('div', { class: `judge-call ${c.status}` },
+      h('div', { class: 'muted', text: [`call ${i + 1}: ${c.operation || ''}`, c.model && `model ${c.model}`,
+        c.latency_ms !== undefined && `${fmt(c.latency_ms, 0)} ms`, c.key && `cache entry ${c.key.slice(0, 12)}`].filter(Boolean).join(' · ') }),
+      c.status === 'cached'
+        ? [h('details', { class: 'prompt', open: true }, h('summary', { text: 'prompt' }),
+            c.messages.map((m) => [h('div', { class: 'muted', text: m.role }), h('pre', { class: 'judge-prompt', text: m.content })])),
+          h('div', { class: 'muted', text: 'raw answer' }), h('pre', { class: 'judge-answer', text: c.answer })]
+        : h('p', { class: 'not-cached', text: `not in the cache: ${c.why}` }))))))];
+}
+
 async function pageItem(args) {
   const it = await api('item', args);
   const row = it.row || {};
@@ -450,6 +465,7 @@ async function pageItem(args) {
     trajectory(it.trajectory),
     sideBySide(it.others),
     h('h2', { text: 'Metrics' }), h('table', { id: 'scores' }, h('tr', {}, ['metric', 'score', 'reason', ''].map((t) => h('th', { text: t }))), scoreRows),
+    judgeCalls(it.judge),
     it.labels.length ? [h('h2', { text: 'Labels' }), h('table', { id: 'item-labels' }, it.labels.map((l) => h('tr', {},
       h('td', { text: l.metric }), h('td', { text: `${l.value} (${l.scale})` }), h('td', { text: l.rater }), h('td', { text: l.time }), h('td', { text: l.note || '' }))))] : null,
     Object.keys(across).length ? [h('h2', { text: 'Scores across runs' }), h('div', { class: 'grid' },

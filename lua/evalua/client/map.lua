@@ -7,6 +7,7 @@ local run = require "evalua.core.run"
 local sys = require "evalua._sys"
 local client = require "evalua._client"
 local options = require "evalua.core.options"
+local trace = require "evalua.judge.trace"
 
 local KNOWN = options.set { "concurrency", "progress", "quiet", "label" }
 
@@ -154,6 +155,7 @@ return function(items, fn, opts)
     local w = { i = next_i, co = coroutine.create(body) }
     next_i = next_i + 1
     sched.add_worker(w.co)
+    trace.inherit(w.co) -- its judge calls count for the metric that started this map
     if step(w, items[w.i], w.i) then active[#active + 1] = w end
   end
 

@@ -18,6 +18,7 @@ local registry = require "evalua.core.registry"
 local results_mod = require "evalua.eval.results"
 local dataset = require "evalua.data.dataset"
 local T = require "evalua._table"
+local trace = require "evalua.judge.trace"
 
 local options = require "evalua.core.options"
 local shard = require "evalua.scale.shard"
@@ -48,10 +49,16 @@ local function value_of(v)
   return nil, "the metric returned a " .. t
 end
 
+-- A row's judge calls (judge/trace.lua) are kept in its detail as
+-- judge_calls, a detail of their own when the metric returned a number.
 local function recorder(scores, details)
-  return function(i, j, metric, v)
+  return function(i, j, metric, v, calls)
     local score, reason, detail = value_of(v)
     scores:set(i, j, score, reason and tostring(reason))
+    if calls then
+      detail = type(detail) == "table" and detail or {}
+      detail.judge_calls = calls
+    end
     if detail and metric.keep_detail ~= false then
       local d = details[metric.name] or {}
       details[metric.name] = d
@@ -73,12 +80,15 @@ local function run_batch(metric, j, ds, record, ctx)
 end
 
 -- An error a metric raises makes that row unmeasured with the message; a
--- request to exit (ev.exit) is passed on.
+-- request to exit (ev.exit) is passed on. Returns the value and the judge
+-- calls it made.
 local function guarded(fn, row, ctx)
+  trace.begin()
   local ok, v = pcall(fn, row, ctx)
-  if ok then return v end
+  local calls = trace.finish()
+  if ok then return v, calls end
   if type(v) == "table" and v.evalua_exit then error(v, 0) end
-  return { unmeasured = true, error = tostring(v) }
+  return { unmeasured = true, error = tostring(v) }, calls
 end
 
 -- All per-row metrics of one row run in one task of ev.map.
@@ -89,7 +99,10 @@ local function run_rowwise(list, ds, record, ctx, spec)
   for i = 1, ds.n do idx[i] = i end
   map(idx, function(i)
     local row = rows[i]
-    for _, e in ipairs(list) do record(i, e.j, e.m, guarded(e.m.fn, row, ctx)) end
+    for _, e in ipairs(list) do
+      local v, calls = guarded(e.m.fn, row, ctx)
+      record(i, e.j, e.m, v, calls)
+    end
     return true
   end, { concurrency = spec.concurrency or 16, progress = spec.progress, quiet = spec.quiet,
          label = "evaluating" })

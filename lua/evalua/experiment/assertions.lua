@@ -134,6 +134,9 @@ end
 function M.compile(a, where, opts)
   if type(a) ~= "table" or a[1] ~= nil then return nil, where .. ": an assertion is a table {type =, value =}" end
   if a.type == "assert-set" then return M.compile_set(a, where, opts) end
+  if a.type == "not-assert-set" then
+    return nil, where .. ".type: 'not-assert-set' has no not- form (negate the assertions inside it)"
+  end
   local kind, why = type_of(a.type, where)
   if not kind then return nil, why end
   local t = kind.t

@@ -5,6 +5,7 @@
 -- sharing the metric's `case` field (default qid) after ev.generate.
 local E = require "evalua.judged.llm_evaluator"
 local K = require "evalua.experiment.assertions_values"
+local offline = require "evalua.judge.offline"
 
 local M = {}
 
@@ -71,14 +72,28 @@ E.step("assert_select_best", {
     if not i or i < 0 or i >= vars.n then return nil, ("expected best as an index from 0 to %d"):format(vars.n - 1) end
     return i, type(answer.reason) == "string" and answer.reason or nil
   end,
+  -- no model reads the criterion: the output sharing most of its words wins, the first of equal ones
+  offline = function(vars)
+    local best, at, why
+    for i, text in ipairs(vars.texts) do
+      local r, w = offline.relevance(vars.criterion, text)
+      if r == nil then return nil, "offline: " .. w end
+      if best == nil or r > best then best, at, why = r, i - 1, w end
+    end
+    return at, "offline: the most criterion words (" .. why .. ")"
+  end,
 })
 
 local function select_best(group, c, ctx)
   local judge, why = E.judge_of(ctx)
   if not judge then return nil, why end
-  local parts = {}
-  for i, g in ipairs(group) do parts[i] = ("Output %d:\n%s"):format(i - 1, tostring(g.row.answer)) end
-  local r = judge:ask("assert_select_best", { criterion = c.value, outputs = table.concat(parts, "\n\n"), n = #group })
+  local parts, texts = {}, {}
+  for i, g in ipairs(group) do
+    texts[i] = tostring(g.row.answer)
+    parts[i] = ("Output %d:\n%s"):format(i - 1, texts[i])
+  end
+  local r = judge:ask("assert_select_best", { criterion = c.value, outputs = table.concat(parts, "\n\n"), n = #group,
+                                              texts = texts })
   if not r.ok then return nil, "select-best: " .. tostring(r.error) end
   local out = {}
   for i in ipairs(group) do

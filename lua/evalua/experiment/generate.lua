@@ -223,7 +223,10 @@ return function(ds, spec)
     end
   end
   local summary = {}
-  for c, cell in ipairs(cells) do summary[c] = { system = cell.system, prompt = cell.prompt, provider = cell.provider } end
+  for c, cell in ipairs(cells) do
+    summary[c] = { system = cell.system, prompt = cell.prompt, provider = cell.provider,
+                   template = prompts[cell.pi].t.source } -- the prompt's text, shown above its column
+  end
   return dataset.from_table(tbl, { path = ds.path, hash = input_hash(ds, prompts, texts, cells), skipped = {},
                                    format = "generated", cells = summary, seconds = run.seconds })
 end

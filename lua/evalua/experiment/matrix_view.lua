@@ -3,7 +3,10 @@
 -- assertion's pass/fail and reason, the scores, latency and cost. Words an
 -- output has that the first cell's output lacks are marked; two filters
 -- (cases with a failing cell, cases whose cells disagree) are checkboxes
--- and CSS, so the page is self-contained and runs no script at all.
+-- and CSS, so the page is self-contained and runs no script at all. Above
+-- the columns, each cell's prompt: its name and template text, folded
+-- when long, with the words the first cell's template lacks marked too.
+-- The table takes the window's whole width.
 --
 --   local out = ev.generate(ds, {...})
 --   local res = ev.evaluate(out, { metrics = {...}, system = "system" })
@@ -21,7 +24,10 @@ end
 local CSS = [[
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;text-align:left}
-table.matrix td.cell{min-width:16em;max-width:28em}td.case{max-width:18em;background:#fafafa}
+table.matrix{width:100%}table.matrix td.cell{min-width:16em;overflow-wrap:anywhere}
+td.case{min-width:12em;width:14em;background:#fafafa;overflow-wrap:break-word}
+th.prompt{font-weight:normal;background:#f4f6fa}th.prompt pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0 0;
+font:12px/1.35 ui-monospace,monospace}th.prompt summary{cursor:pointer;color:#444}
 td.pass{border-top:4px solid #2a7}td.fail{border-top:4px solid #c33}td.open{border-top:4px solid #aaa}
 .answer{white-space:pre-wrap}mark{background:#fe8}.error{color:#c33}
 ul.asserts{list-style:none;padding:0;margin:.4em 0}li.pass::before{content:"\2713  ";color:#2a7}
@@ -158,6 +164,38 @@ local function summary(res, cells, aj)
   return table.concat(out)
 end
 
+-- A template longer than this is folded under its first line.
+local FOLD_LINES, FOLD_CHARS = 12, 1000
+
+local function prompt_text(text, ref)
+  local body = marked(text, ref)
+  local lines = select(2, text:gsub("\n", "")) + 1
+  if lines <= FOLD_LINES and #text <= FOLD_CHARS then return "<pre>" .. body .. "</pre>" end
+  return ("<details><summary>%s … (%d lines)</summary><pre>%s</pre></details>")
+    :format(esc(text:match("^[^\n]*"):sub(1, 80)), lines, body)
+end
+
+-- The header row of prompts: each column's prompt name and template text.
+local function prompt_row(cells)
+  if not cells[1] or type(cells[1].template) ~= "string" then return "" end -- an older ev.generate's cells
+  local out, ref = { '<tr class="prompts"><th class="prompt">prompt</th>' }, nil
+  for _, cell in ipairs(cells) do
+    out[#out + 1] = ('<th class="prompt"><b>%s</b>%s</th>'):format(esc(cell.prompt), prompt_text(cell.template, ref))
+    ref = ref or word_set(cell.template)
+  end
+  out[#out + 1] = "</tr>"
+  return table.concat(out)
+end
+
+-- The case column, then the cells sharing the rest of the width evenly
+-- (each at least 16em: past the window's width, the page scrolls).
+local function columns(n)
+  local out = { '<colgroup><col>' }
+  for _ = 1, n do out[#out + 1] = ('<col style="width:%.3f%%">'):format(100 / n) end
+  out[#out + 1] = "</colgroup>"
+  return table.concat(out)
+end
+
 local KNOWN = options.set { "title", "assertions" }
 
 -- html(res [, opts]) -> the page; res must come from ev.evaluate over the
@@ -176,13 +214,13 @@ function M.html(res, opts)
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
     "<title>" .. esc(title) .. "</title><style>" .. CSS .. "</style></head><body>",
     "<h1>" .. esc(title) .. "</h1>",
-    ("<p>%d cases x %d cells. Marked words: not in the first cell's output.</p>"):format(#cases, #cells),
+    ("<p>%d cases x %d cells. Marked words: not in the first cell's output (or prompt).</p>"):format(#cases, #cells),
     summary(res, cells, aj),
     '<input type="checkbox" id="only-failing"><label for="only-failing">only cases with a failing cell</label>',
     '<input type="checkbox" id="only-disagree"><label for="only-disagree">only cases whose cells disagree</label>',
-    '<table class="matrix"><thead><tr><th>case</th>' }
+    '<table class="matrix">', columns(#cells), '<thead><tr><th>case</th>' }
   for _, cell in ipairs(cells) do out[#out + 1] = "<th>" .. esc(cell.system) .. "</th>" end
-  out[#out + 1] = "</tr></thead><tbody>"
+  out[#out + 1] = "</tr>" .. prompt_row(cells) .. "</thead><tbody>"
   for _, case in ipairs(cases) do out[#out + 1] = case_row(res, case, at, cells, aj) end
   out[#out + 1] = "</tbody></table></body></html>\n"
   return table.concat(out)

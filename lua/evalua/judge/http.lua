@@ -13,6 +13,8 @@ local base = require "evalua.judge.base"
 local stats_mod = require "evalua.judge.stats"
 local run = require "evalua.core.run"
 local options = require "evalua.core.options"
+local trace = require "evalua.judge.trace"
+local sys = require "evalua._sys"
 
 local H = {
   -- USD per million tokens by model name: {prompt = x, completion = y}.
@@ -481,6 +483,7 @@ local function request(self, path, body, req)
   local text = json.encode(body)
   local sample = math.tointeger(req.sample) or 0
   local key = C.cache_key(("evalua-judge-1\n%s%s\n%d\n%s"):format(self.base_url, path, sample, text))
+  trace.note { key = key, operation = req.operation or path:match("[^/]+$") }
   local s = st.stats
   local hit = cached_answer(self, st, key, path, req)
   if hit then
@@ -650,6 +653,12 @@ function Judge:answer(name, op, prepared, vars)
            logprobs = r.logprobs }
 end
 
+-- The cache folder as an absolute path (it exists once the judge is open), for a later process elsewhere.
+local function absolute(dir)
+  local ok, real = pcall(sys.realpath, dir or "")
+  return dir and (ok and real or dir)
+end
+
 -- judge:stats() -> accounts of this judge with what the engine saw: 429s,
 -- the most requests in flight, the current window
 function Judge:stats()
@@ -657,6 +666,7 @@ function Judge:stats()
   local out = stats_mod.snapshot(st.stats)
   local e = st.engine:stats()
   out.kind = "http"
+  out.cache_dir, out.cache_mode = absolute(st.dir), self.cache_mode -- where the viewer finds a call's prompt and answer
   out.rate_limited, out.peak_in_flight, out.concurrency_window = e.rate_limited, e.peak_in_flight, e.window
   out.engine_waits = e.waits
   return out

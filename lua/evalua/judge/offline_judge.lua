@@ -5,6 +5,7 @@ local base = require "evalua.judge.base"
 local offline = require "evalua.judge.offline"
 local stats_mod = require "evalua.judge.stats"
 local embedder = require "evalua._embed"
+local trace = require "evalua.judge.trace"
 
 local O = {}
 
@@ -62,6 +63,7 @@ end
 function Judge:answer(name, op, prepared, vars)
   local st = private[self]
   st.stats.asks = st.stats.asks + 1
+  trace.note { operation = name, offline = true } -- no prompt is sent, so none is cached
   if not op.offline then
     return { ok = false, error = ("the offline judge has no heuristic for '%s'"):format(name), unmeasured = true,
              offline = true }

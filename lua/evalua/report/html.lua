@@ -1,10 +1,12 @@
 -- A single self-contained HTML file: inline CSS and SVG, no script, no
--- network access when opened. The results table with each mean's interval;
+-- network access when opened. At the top, unfolded, "what changed" (the
+-- paired deltas as a forest plot, report/forest.lua); the results table with each mean's interval;
 -- then per metric a folded section (open in print): bars per slice and
 -- system with confidence-interval whiskers, a histogram per system and the
 -- lowest items with the judge's reasons. Every piece of data is escaped.
 local C = require "evalua.report.common"
 local results = require "evalua.eval.results"
+local forest = require "evalua.report.forest"
 
 local PALETTE = { "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5" }
 
@@ -288,7 +290,9 @@ table.results{width:100%}.ci{display:block;font-size:11px;color:#666}.cov{displa
 .banner{padding:8px 14px;margin:12px 0;font-size:15px}.banner ul{margin:4px 0}
 .banner.fail{border:3px solid #b00020;background:#fde2e1;color:#5c0010}.banner.offline{border:3px solid #c77700;background:#fff4d6}
 svg.chart{margin:4px 8px 4px 0}.grid{stroke:#eee}.axis{stroke:#888;fill:none}.tick{font-size:10px;fill:#666;text-anchor:end}.tick.start{text-anchor:start}.tick.mid{text-anchor:middle}.wide{overflow-x:auto}
-.label{font-size:11px;fill:#333}.whisker{stroke:#222;stroke-width:1.2;fill:none}.hists{display:flex;flex-wrap:wrap}
+.label{font-size:11px;fill:#333}.whisker{stroke:#222;stroke-width:1.2;fill:none}
+.zero{stroke:#888;stroke-dasharray:3 3}.point{fill:#222}g.worse .point{fill:#b00020}g.worse .whisker{stroke:#b00020}
+g.better .point{fill:#2a7a2a}g.better .whisker{stroke:#2a7a2a}.hists{display:flex;flex-wrap:wrap}
 tr.fail td{background:#fde2e1}tr.undecided td{background:#fff4d6}tr.pass td{background:#e3f4e1}
 td.text{max-width:480px;white-space:pre-wrap;word-break:break-word}
 details.metric{border:1px solid #ddd;border-radius:4px;margin:10px 0;padding:0 12px}details.metric>summary{cursor:pointer;padding:8px 0;font-weight:600}
@@ -405,6 +409,7 @@ return function(res, opts)
   out[#out + 1] = "</div>"
   out[#out + 1] = notices_html(res)
   out[#out + 1] = warnings_html(res)
+  out[#out + 1] = forest.html(res) -- "what changed", unfolded at the top
   out[#out + 1] = gates_html(res)
   out[#out + 1] = comparison_html(res)
   out[#out + 1] = systems_html(res)

@@ -3,6 +3,7 @@
 -- score distributions), one item, two runs compared, the calibration.
 local json = require "evalua.core.json"
 local stats = require "evalua.eval.stats"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -10,10 +11,15 @@ local M = {}
 local function A(t) return setmetatable(t or {}, json.array) end
 M.A = A
 
-local function decode(text)
+-- A JSON column of the store (written by evalua): one that does not decode
+-- is a damaged store, said as such, not an empty field.
+local function decode(text, what)
   if not text then return nil end
-  local ok, v = pcall(json.decode, text)
-  return ok and v or nil
+  local ok, v, err = pcall(json.decode, text)
+  if not ok or (v == nil and err) then
+    error(("the store's %s is not JSON (%s): the store is damaged"):format(what, ok and err or caught.pass_on(v)), 0)
+  end
+  return v
 end
 
 -- find(src, key) -> {seq, run_id, label, record} of the newest run with that
@@ -52,7 +58,7 @@ function M.list(src, f)
   sql[#sql + 1] = "ORDER BY seq"
   local out, by_seq = {}, {}
   for i, r in ipairs(src.db:rows(table.concat(sql, " "), table.unpack(args))) do
-    r.gates = A(decode(r.gates))
+    r.gates = A(decode(r.gates, "runs.gates"))
     r.gates_passed, r.gates_failed = gate_counts(r.gates)
     r.aggregates = A()
     out[i], by_seq[r.seq] = r, r
@@ -124,7 +130,8 @@ function M.summary(src, r, baseline_key)
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
--- and detail, the item's scores across runs and its labels.
+-- and detail, the judge's prompts and answers behind them (view/judge_calls.lua),
+-- the item's scores across runs and its labels.
 function M.item(src, r, system, id)
   local db = src.db
   local it = db:rows("SELECT system, item, slices FROM items WHERE run = ? AND (?2 IS NULL OR system = ?2) AND item = ?3",
@@ -132,29 +139,33 @@ function M.item(src, r, system, id)
   if not it then error({ status = 404, message = ("no item %s in run %s"):format(json.encode(id), r.run_id) }, 0) end
   local scores = db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
     .. "ORDER BY metric", r.seq, it.system, id)
-  for _, s in ipairs(scores) do s.detail = decode(s.detail) end
+  for _, s in ipairs(scores) do s.detail = decode(s.detail, "scores.detail") end
   local idx = require("evalua.view.index").build(src, r)
   local raw = idx.db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
     :format(idx.table, idx.text), it.system, id)[1]
-  local row = raw and raw.row and json.decode(raw.row)
+  local row = raw and raw.row and decode(raw.row, "row of item " .. tostring(id))
   local why = idx.why
   -- The same item in the run's other systems (the cells of a prompt matrix): side by side on the page.
   local others = idx.db:rows(("SELECT t.system, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE t.item = ? ORDER BY t.k")
     :format(idx.table, idx.text), id)
   for _, o in ipairs(others) do
-    o.row = o.row and decode(o.row)
+    o.row = o.row and decode(o.row, "row of item " .. tostring(id))
     o.scores = A(db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
       .. "ORDER BY metric", r.seq, o.system, id))
-    for _, s in ipairs(o.scores) do s.detail = decode(s.detail) end
+    for _, s in ipairs(o.scores) do s.detail = decode(s.detail, "scores.detail") end
   end
   local across = db:rows([[SELECT r.run_id, r.label, r.time, s.metric, s.value, s.reason FROM scores s
       JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
   local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
       AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
-  return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices) or {}, scores = A(scores),
+  -- The judge's prompts and raw answers, from its cache: its folder is in the run's accounts (a
+  -- report's record holds them whole).
+  local acc = db:rows("SELECT accounting FROM runs WHERE seq = ?", r.seq)[1]
+  local judge = require("evalua.view.judge_calls").of(scores, acc and decode(acc.accounting, "runs.accounting") or r.record.judge)
+  return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices, "items.slices") or {}, scores = A(scores),
            row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
            across = A(across), labels = A(labs), trajectory = require("evalua.view.trajectory").of(row),
-           others = A(others) }
+           others = A(others), judge = judge }
 end
 
 -- compare(src, a, b, pass) -> per system and metric the paired delta, and

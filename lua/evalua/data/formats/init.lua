@@ -7,6 +7,7 @@
 local records = require "evalua.data.formats.records"
 local c = require "evalua.data.formats.common"
 local sys = require "evalua._sys"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -34,7 +35,8 @@ local function first_keys(path)
     f:close()
     local ok, recs, _, key = pcall(records.json, path, { "samples", "goldens", "test_cases", "testCases", "tests",
       "conversational_goldens", "conversationalGoldens" })
-    if not ok or not recs[1] then return nil end
+    if not ok then caught.pass_on(recs) return nil end -- not JSON records: detection goes on by extension
+    if not recs[1] then return nil end
     for k in pairs(recs[1].value) do keys[k] = true end
     return keys, key
   end
@@ -88,7 +90,8 @@ end
 -- for the error of a row without qid; "" otherwise.
 function M.hint(path)
   local ok, name = pcall(M.detect, path)
-  if not ok or not name or name == "evalua" then return "" end
+  if not ok then caught.pass_on(name) return "" end -- the hint is for an error already being raised
+  if not name or name == "evalua" then return "" end
   return (" (this looks like %s: load it with {format = \"%s\"}, or --data-format %s in the bundled scripts; "
     .. "docs/data.md)"):format(M.LABEL[name], name, name)
 end

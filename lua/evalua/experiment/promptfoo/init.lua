@@ -16,6 +16,7 @@ local prompts_mod = require "evalua.experiment.promptfoo.prompts"
 local providers_mod = require "evalua.experiment.promptfoo.providers"
 local tests_mod = require "evalua.experiment.promptfoo.tests"
 local score = require "evalua.experiment.promptfoo.score"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -99,7 +100,7 @@ end
 local function prepare_cases(all)
   local problems = all.problems
   for _, c in ipairs(all.cases) do
-    c.items = score.prepare_list(problems, c.asserts, c.vars) or {}
+    c.items, c.across = score.split(score.prepare_list(problems, c.asserts, c.vars) or {})
     if c.options.transform then
       local fn, why = score.compile_transform(c.options.transform, c.where .. ".options.transform")
       if not fn then problems:add(c.file, c.options.transform_line, "%s.options.%s", c.where, why) end
@@ -169,30 +170,50 @@ local function open_judge(ev, opt)
   return ev.cli.try(ev.judge.open, { model = opt["judge-model"] ~= "" and opt["judge-model"] or nil, cache = cache })
 end
 
-local function metrics_of(all, verdicts)
-  local by_id, transform_of = {}, {}
+-- Every output's verdict, computed concurrently (judged assertions overlap),
+-- then each case's comparisons across its cells joined in.
+local function all_verdicts(all, view, ctx, verdicts, opt)
+  local rows, by_id, transform_of = {}, {}, {}
+  for i, row in ipairs(view) do rows[i] = row end
   for _, c in ipairs(all.cases) do by_id[c.id] = c end
   for _, e in ipairs(all.providers) do transform_of[e.name] = e.transform_fn end
-  local function verdict(row, ctx)
-    local key = tostring(row.system) .. "\0" .. tostring(row.qid)
-    local v = verdicts[key]
-    if not v then
-      v = score.verdict(by_id[tostring(row.qid)], row, transform_of[row.provider], ctx)
-      verdicts[key] = v
+  local out = require("evalua").map(rows, function(row)
+    return score.verdict(by_id[tostring(row.qid)], row, transform_of[row.provider], ctx)
+  end, { concurrency = opt.concurrency > 0 and opt.concurrency or 16, quiet = opt.quiet, label = "scoring" })
+  local entries, list = {}, {}
+  for i, row in ipairs(rows) do
+    local v = out[i]
+    if v.ok == false then
+      v = { reason = "an assertion raised: " .. tostring(caught.pass_on(v.error)), results = {}, named = {} }
     end
-    return v
+    verdicts[tostring(row.system) .. "\0" .. tostring(row.qid)], list[i] = v, v
+    local id = tostring(row.qid)
+    entries[id] = entries[id] or {}
+    table.insert(entries[id], { row = row, v = v })
   end
+  for id, e in pairs(entries) do
+    if #by_id[id].across > 0 then score.compare(by_id[id], e, ctx) end
+  end
+  return list
+end
+
+local function metrics_of(all, verdicts, opt)
+  local function verdict(row) return verdicts[tostring(row.system) .. "\0" .. tostring(row.qid)] end
   local list = {
     { name = "assertions", higher_is_better = true,
       description = "1 when the case passes as promptfoo decides (no assertion fails, or the score reaches the threshold)",
-      fn = function(row, ctx)
-        local v = verdict(row, ctx)
-        if v.pass == nil then return { unmeasured = true, reason = v.reason, assertions = v.results } end
-        return { score = v.pass and 1 or 0, reason = v.reason, assertions = v.results }
+      -- a batch: it runs before the metrics below, which read the verdicts it leaves
+      batch = function(rows, ctx)
+        local out = {}
+        for i, v in ipairs(all_verdicts(all, rows, ctx, verdicts, opt)) do
+          if v.pass == nil then out[i] = { unmeasured = true, reason = v.reason, assertions = v.results }
+          else out[i] = { score = v.pass and 1 or 0, reason = v.reason, assertions = v.results } end
+        end
+        return out
       end },
     { name = "score", higher_is_better = true, description = "the weighted mean of the case's assertion scores",
-      fn = function(row, ctx)
-        local v = verdict(row, ctx)
+      fn = function(row)
+        local v = verdict(row)
         if v.weighted == nil then return { unmeasured = true, reason = v.reason } end
         return { score = v.weighted, reason = v.reason }
       end },
@@ -208,8 +229,8 @@ local function metrics_of(all, verdicts)
   for _, name in ipairs(names) do
     local shown = (name == "assertions" or name == "score") and ("metric " .. name) or name
     list[#list + 1] = { name = shown, higher_is_better = true, description = "promptfoo's named metric " .. name,
-      fn = function(row, ctx)
-        local n = verdict(row, ctx).named[name]
+      fn = function(row)
+        local n = verdict(row).named[name]
         if not n then return { unmeasured = true, reason = "no assertion of this metric in the case" } end
         if not n.score then return { unmeasured = true, reason = n.reason } end
         return { score = n.score }
@@ -236,6 +257,8 @@ local function summarize(all, out, res, verdicts, named)
     local s = cells[r.system]
     local kind = r.output_error ~= nil and "error" or v == nil and "open" or v.pass == true and "pass"
       or v.pass == false and "fail" or "open"
+    if kind == "error" then totals.first_error = totals.first_error or ("%s case %s: %s"):format(r.system, r.qid,
+      tostring(r.output_error)) end
     s[kind], s.n = s[kind] + 1, s.n + 1
     totals[kind], totals.n = totals[kind] + 1, totals.n + 1
     totals.prompt = totals.prompt + (tonumber(r.prompt_tokens) or 0)
@@ -274,7 +297,11 @@ local function summarize(all, out, res, verdicts, named)
   return totals
 end
 
-local function exit_status(totals, all, verdicts)
+local function exit_status(totals, verdicts)
+  if totals.error > 0 then -- on stderr too: a run whose provider answered nothing says so where errors go
+    io.stderr:write(("evalua: %d of %d outputs have no answer from their provider; the first: %s\n")
+      :format(totals.error, totals.n, totals.first_error))
+  end
   if totals.fail > 0 then return 1 end
   if totals.error > 0 then return 4 end
   for _, v in pairs(verdicts) do
@@ -306,7 +333,7 @@ function M.main(argv)
   local out = ev.generate(ds, { prompts = prompt_set, providers = providers, quiet = opt.quiet,
                                 concurrency = opt.concurrency > 0 and opt.concurrency or nil })
   local verdicts = {}
-  local metrics, named = metrics_of(all, verdicts)
+  local metrics, named = metrics_of(all, verdicts, opt)
   local res = ev.evaluate(out, { metrics = metrics, system = "system", ci = false, quiet = opt.quiet, shard = false,
                                  judge = judge })
   if opt["dry-run"] then
@@ -324,7 +351,7 @@ function M.main(argv)
                                        items = has_json and "full" or nil })
   paths[#paths + 1] = ev.matrix_view.write(res, opt.out .. "/promptfoo_side_by_side.html", { title = title })
   if not opt.quiet then io.stderr:write("wrote ", table.concat(paths, ", "), "\n") end
-  return exit_status(totals, all, verdicts)
+  return exit_status(totals, verdicts)
 end
 
 return M

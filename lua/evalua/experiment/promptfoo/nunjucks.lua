@@ -9,6 +9,7 @@
 -- docs/promptfoo.md lists the filters and where they differ.
 local template = require "evalua.experiment.template"
 local json = require "evalua.core.json"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -321,6 +322,7 @@ function M.compile(source, name)
   if not text_ then return nil, why, line end
   local ok, t = pcall(template.compile, text_, name)
   if ok then return t end
+  caught.pass_on(t)
   local l, msg = tostring(t):match("line (%d+): (.*)$")
   return nil, msg or tostring(t), tonumber(l) or 1
 end
@@ -334,6 +336,7 @@ end
 function M.render(t, vars)
   local ok, s = pcall(t.render, t, vars)
   if ok then return s end
+  caught.pass_on(s)
   return nil, (tostring(s):gsub("^template '[^']*' line %d+: ", ""))
 end
 

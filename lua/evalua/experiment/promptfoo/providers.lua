@@ -14,6 +14,7 @@ local nunjucks = require "evalua.experiment.promptfoo.nunjucks"
 local provider = require "evalua.experiment.provider"
 local sender = require "evalua.experiment.provider_http"
 local json = require "evalua.core.json"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -101,7 +102,7 @@ local function openai(problems, doc, e, model, cfg, opts)
   o.headers = config.value(cfg.headers)
   local ok, p = pcall(provider.openai, o)
   if not ok then
-    return problems:add(doc.file, e.line, "%s: %s", e.where, (tostring(p):gsub("^.-ev%.provider%.openai: ", "")))
+    return problems:add(doc.file, e.line, "%s: %s", e.where, (tostring(caught.pass_on(p)):gsub("^.-ev%.provider%.openai: ", "")))
   end
   local price = require("evalua.judge").prices[p.judge.model]
   -- the rendered prompt may be a chat prompt: send its messages
@@ -246,7 +247,7 @@ local function http(problems, doc, e, id, cfg, opts)
       return { answer = out }
     end,
   })
-  if not ok then return problems:add(doc.file, e.line, "%s: %s", e.where, (tostring(p):gsub("^.-ev%.provider%.http: ", ""))) end
+  if not ok then return problems:add(doc.file, e.line, "%s: %s", e.where, (tostring(caught.pass_on(p)):gsub("^.-ev%.provider%.http: ", ""))) end
   return p
 end
 
@@ -261,7 +262,7 @@ local function exec(problems, doc, e, cmd, cfg, opts)
   end
   if cmd == "" then return problems:add(doc.file, e.line, "%s: exec: needs a command", e.where) end
   local ok, p = pcall(provider.exec, { name = e.name, cmd = cmd, cache = opts.cache })
-  if not ok then return problems:add(doc.file, e.line, "%s: %s", e.where, (tostring(p):gsub("^.-ev%.provider%.exec: ", ""))) end
+  if not ok then return problems:add(doc.file, e.line, "%s: %s", e.where, (tostring(caught.pass_on(p)):gsub("^.-ev%.provider%.exec: ", ""))) end
   local x = { dir = sender.cache_dir(opts.cache, "exec"), stats = sender.new_stats() }
   p.counts = x.stats
   -- promptfoo's contract: the prompt, the provider's options and the

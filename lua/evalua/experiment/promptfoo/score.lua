@@ -10,6 +10,7 @@ local assertions = require "evalua.experiment.assertions"
 local config = require "evalua.experiment.promptfoo.config"
 local nunjucks = require "evalua.experiment.promptfoo.nunjucks"
 local json = require "evalua.core.json"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -19,7 +20,7 @@ local SET_KEYS = { type = true, assert = true, threshold = true, weight = true, 
 -- the runner's --judge): without one they could only be unmeasured.
 M.JUDGED = {}
 for t in ([[similar llm-rubric g-eval model-graded-closedqa closed-qa factuality model-graded-factuality
-  answer-relevance context-faithfulness context-recall context-relevance]]):gmatch("%S+") do M.JUDGED[t] = true end
+  answer-relevance context-faithfulness context-recall context-relevance select-best]]):gmatch("%S+") do M.JUDGED[t] = true end
 
 -- ---- transforms: Lua expressions over output and context ----------------------------
 
@@ -41,20 +42,22 @@ function M.compile_transform(src, where)
   local chunk, err = load(code, "=" .. where, "t", transform_env())
   if not chunk then return nil, ("transform: not a Lua expression: %s"):format((tostring(err):gsub("^[^:]*:%d+: ", ""))) end
   local ok, fn = pcall(chunk)
-  if not ok or type(fn) ~= "function" then return nil, "transform: does not give a function" end
+  if not ok then return nil, "transform: raised: " .. tostring(caught.pass_on(fn)) end
+  if type(fn) ~= "function" then return nil, ("transform: gives a %s, not a function"):format(type(fn)) end
   return fn
 end
 
 -- The output after a transform: text, or nil and why.
 local function apply(fn, output, context, what)
   local ok, v = pcall(fn, output, context)
-  if not ok then return nil, ("%s raised: %s"):format(what, tostring(v)) end
+  if not ok then return nil, ("%s raised: %s"):format(what, tostring(caught.pass_on(v))) end
   if type(v) == "string" then return v end
   if type(v) == "number" then return json.number(v) end
   if type(v) == "boolean" then return tostring(v) end
   if type(v) == "table" then
     local ok2, s = pcall(json.encode, v)
     if ok2 then return s end
+    return nil, ("%s gave a table that is not JSON: %s"):format(what, tostring(caught.pass_on(s)))
   end
   return nil, ("%s gave %s, not a text"):format(what, type(v))
 end
@@ -98,7 +101,7 @@ local prepare_list
 
 -- One assertion: {c = compiled, weight, metric, transform} or
 -- {set = {...}, threshold, weight, metric}; nil after a problem.
-local function prepare(problems, e, vars)
+local function prepare(problems, e, vars, in_set)
   local a, d, where = e.a, e.doc, e.where
   if not config.is_map(a) then problems:add(d.file, e.line, "%s: an assertion is a mapping {type, value}", where) return nil end
   local item = { weight = config.value(a.weight) or 1, metric = config.value(a.metric) }
@@ -129,7 +132,7 @@ local function prepare(problems, e, vars)
     for i, x in ipairs(list) do
       entries[i] = { a = x, doc = d, line = d:line(list, i), where = ("%s.assert[%d]"):format(where, i) }
     end
-    item.set = prepare_list(problems, entries, vars)
+    item.set = prepare_list(problems, entries, vars, true)
     item.name = a.metric or ("assert-set of " .. #list)
     return item.set and item
   end
@@ -157,9 +160,11 @@ local function prepare(problems, e, vars)
     return nil
   end
   if c.t and c.t.across then -- select-best, max-score: a verdict over a case's cells, not one output
-    problems:add(d.file, d:line(a, "type"), "%s.type: '%s' compares the outputs of a case's cells, which evalua run "
-      .. "CONFIG.yaml does not score yet", where, tostring(a.type))
-    return nil
+    local why2 = in_set and "is a verdict over a case's cells, not part of an assert-set"
+      or item.transform and "compares the outputs as the provider gave them: a transform here would do nothing"
+      or (a.weight ~= nil or a.metric ~= nil) and "enters no score: weight and metric here would do nothing"
+    if why2 then problems:add(d.file, d:line(a, "type"), "%s.type: '%s' %s", where, tostring(a.type), why2) return nil end
+    item.across = true
   end
   item.c, item.name = c, c.name
   if M.JUDGED[c.base] then
@@ -169,15 +174,23 @@ local function prepare(problems, e, vars)
   return item
 end
 
-function prepare_list(problems, entries, vars)
+function prepare_list(problems, entries, vars, in_set)
   local out, ok = {}, true
   for i, e in ipairs(entries) do
-    out[i] = prepare(problems, e, vars)
+    out[i] = prepare(problems, e, vars, in_set)
     ok = ok and out[i] ~= nil
   end
   return ok and out or nil
 end
 M.prepare_list = prepare_list
+
+-- A case's prepared list split: the assertions of each output, and those
+-- that compare the case's cells (select-best, max-score).
+function M.split(items)
+  local own, across = {}, {}
+  for _, it in ipairs(items) do table.insert(it.across and across or own, it) end
+  return own, across
+end
 
 -- ---- verdicts ---------------------------------------------------------------------
 
@@ -189,8 +202,8 @@ local run_list
 local function run_item(item, output, row, context, ctx)
   if item.set then
     local v = run_list(item.set, output, row, context, item.threshold, ctx)
-    return { name = item.name, pass = v.pass, score = v.weighted, reason = v.reason, weight = item.weight,
-             metric = item.metric, named = v.named }
+    return { name = item.name, type = "assert-set", pass = v.pass, score = v.weighted, reason = v.reason,
+             weight = item.weight, metric = item.metric, named = v.named }
   end
   local out = output
   if item.transform then
@@ -204,7 +217,8 @@ local function run_item(item, output, row, context, ctx)
   if item.weight == 0 and pass == false then -- promptfoo: weight 0 reports its score and never fails
     pass, reason = true, reason .. " (weight 0: reported, never failing)"
   end
-  return { name = r.name, pass = pass, score = score, reason = reason, weight = item.weight, metric = item.metric }
+  return { name = r.name, type = item.c.type, pass = pass, score = score, reason = reason, weight = item.weight,
+           metric = item.metric }
 end
 
 -- The verdict of a list: {pass = true|false|nil, weighted, reason, results, named}.
@@ -273,7 +287,44 @@ function M.verdict(case, row, provider_transform, ctx)
       if not output then return { reason = why, results = {}, named = {} } end
     end
   end
-  return run_list(case.items, output, row, context, case.threshold, ctx)
+  local v = run_list(case.items, output, row, context, case.threshold, ctx)
+  v.output = output
+  return v
+end
+
+-- A comparison's result joins an output's verdict as promptfoo joins it: the
+-- case passes when it passed and the comparison passed; a comparison that
+-- fails sets the case's score (0) and reason. A case with no assertion of its
+-- own takes the comparison's verdict. One that could not tell leaves a
+-- passing case unmeasured.
+local function join(v, r)
+  v.results[#v.results + 1] = r
+  local why = r.name .. ": " .. r.reason
+  if v.reason == "no assertions" then v.pass, v.weighted, v.reason = r.pass, r.score, why
+  elseif r.pass == false then v.pass, v.weighted, v.reason = false, r.score, why
+  elseif r.pass == nil and v.pass == true then v.pass, v.reason = nil, why end
+end
+
+-- compare(case, entries, ctx): each comparison of the case over its outputs
+-- ({row =, v =} per cell, in the cells' order), joined into each verdict.
+-- Cells without an output take no part.
+function M.compare(case, entries, ctx)
+  local group = {}
+  for _, e in ipairs(entries) do
+    if not e.v.error and e.v.output ~= nil then
+      group[#group + 1] = { v = e.v, results = e.v.results,
+                            row = setmetatable({ answer = e.v.output }, { __index = e.row }) }
+    end
+  end
+  for _, item in ipairs(case.across) do
+    local c, verdicts, why = item.c, nil, nil
+    if #group < 2 then why = "one cell with an output: nothing to compare" else verdicts, why = c.t.compare(group, c, ctx) end
+    for i, g in ipairs(group) do
+      local r = { name = item.name, type = c.type, across = true, weight = item.weight, reason = why }
+      if verdicts then r.pass, r.score, r.reason = verdicts[i].pass, verdicts[i].score, verdicts[i].reason end
+      join(g.v, r)
+    end
+  end
 end
 
 return M

@@ -4,6 +4,8 @@
 -- options (transform, prefix, suffix, disableVarExpansion), threshold and
 -- metadata. Each case keeps the file and line it came from, for messages.
 local config = require "evalua.experiment.promptfoo.config"
+local pf_format = require "evalua.data.formats.promptfoo"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -24,120 +26,23 @@ local OPTIONS_HINTS = {
   runSerially = "ordering is evalua's client's",
 }
 
--- ---- CSV ----------------------------------------------------------------------
-
--- RFC 4180 records: quoted fields, doubled quotes, CRLF; each with its line.
-local function csv_records(text)
-  local records, rec, field, i, line, start = {}, {}, {}, 1, 1, 1
-  local n = #text
-  local quoted = false
-  while i <= n do
-    local c = text:sub(i, i)
-    if quoted then
-      if c == '"' and text:sub(i + 1, i + 1) == '"' then field[#field + 1] = '"'; i = i + 1
-      elseif c == '"' then quoted = false
-      else
-        if c == "\n" then line = line + 1 end
-        field[#field + 1] = c
-      end
-    elseif c == '"' and #field == 0 then quoted = true
-    elseif c == "," then rec[#rec + 1] = table.concat(field); field = {}
-    elseif c == "\n" or c == "\r" then
-      if c == "\r" and text:sub(i + 1, i + 1) == "\n" then i = i + 1 end
-      rec[#rec + 1] = table.concat(field); field = {}
-      records[#records + 1] = { fields = rec, line = start }
-      rec, line = {}, line + 1
-      start = line
-    else field[#field + 1] = c end
-    i = i + 1
-  end
-  if #field > 0 or #rec > 0 then
-    rec[#rec + 1] = table.concat(field)
-    records[#records + 1] = { fields = rec, line = start }
-  end
-  return records
-end
-
--- promptfoo's __expected forms: "type: value", "type(threshold): value",
--- "not-type: value", a type alone (is-json), else the text to equal.
-local KNOWN_TYPES -- the registry's types, filled on first use
-local function registry_types()
-  if not KNOWN_TYPES then
-    KNOWN_TYPES = {}
-    for k in pairs(require("evalua.experiment.assertions").types) do KNOWN_TYPES[k] = true end
-  end
-  return KNOWN_TYPES
-end
--- promptfoo types evalua may lack: named so that "javascript: ..." is an
--- unknown type, not an equals assertion.
-local PROMPTFOO_TYPES = {}
-for t in ([[equals contains icontains contains-any icontains-any contains-all icontains-all starts-with regex
-  is-json contains-json is-xml contains-xml is-sql contains-sql is-html javascript python webhook similar
-  llm-rubric g-eval model-graded-closedqa model-graded-factuality factuality closed-qa answer-relevance
-  context-faithfulness context-recall context-relevance select-best max-score levenshtein rouge-n bleu gleu
-  meteor cost latency perplexity perplexity-score finish-reason is-valid-openai-function-call
-  is-valid-openai-tools-call moderation classifier word-count grade fn eval file]]):gmatch("%S+") do
-  PROMPTFOO_TYPES[t] = true
-end
-local ALIASES = { grade = "llm-rubric", fn = "javascript", eval = "javascript", file = "javascript" }
-
-function M.expected(s)
-  local neg, name, thr, rest = s:match("^(n?o?t?%-?)([%a][%w%-]*)%(([%d%.]+)%)%s*:%s*(.*)$")
-  if not name then neg, name, rest = s:match("^(n?o?t?%-?)([%a][%w%-]*)%s*:%s*(.*)$") end
-  if not name then neg, name = s:match("^(n?o?t?%-?)([%a][%w%-]*)$"); rest = nil end
-  if name and (neg == "" or neg == "not-") then
-    local full = ALIASES[name] or name
-    if registry_types()[full] or PROMPTFOO_TYPES[name] then
-      local a = { type = neg .. full, threshold = thr and tonumber(thr) }
-      if rest ~= nil and rest ~= "" then
-        if full:match("%-any$") or full:match("%-all$") then
-          local list = {}
-          for item in rest:gmatch("[^,]+") do list[#list + 1] = item:match("^%s*(.-)%s*$") end
-          a.value = list
-        else a.value = rest end
-      end
-      return a
-    end
-  end
-  return { type = "equals", value = s }
-end
-
-local function from_csv(problems, path, text)
-  local records = csv_records(text)
-  local header = table.remove(records, 1)
-  if not header then return {} end
-  local out = {}
-  for _, r in ipairs(records) do
-    local t = { vars = {}, assert = {}, options = {} }
-    if not (#r.fields == 1 and r.fields[1] == "") then
-      for c, name in ipairs(header.fields) do
-        local v = r.fields[c] or ""
-        if name:match("^__expected%d*$") then
-          if v ~= "" then t.assert[#t.assert + 1] = M.expected(v) end
-        elseif name == "__description" then t.description = v ~= "" and v or nil
-        elseif name == "__metric" then t._metric = v ~= "" and v or nil
-        elseif name == "__threshold" then
-          if v ~= "" then
-            t.threshold = tonumber(v)
-            if not t.threshold then problems:add(path, r.line, "__threshold: expected a number, got '%s'", v) end
-          end
-        elseif name == "__prefix" then t.options.prefix = v
-        elseif name == "__suffix" then t.options.suffix = v
-        elseif name:match("^__") then
-          problems:add(path, header.line, "the column %s is not supported (vars, __expected, __description, "
-            .. "__metric, __threshold, __prefix and __suffix are)", name)
-          break
-        else t.vars[name] = v end
-      end
-      if t._metric then for _, a in ipairs(t.assert) do a.metric = t._metric end end
-      t._metric = nil
-      out[#out + 1] = { test = t, line = r.line }
-    end
-  end
-  return out
-end
-
 -- ---- test lists ------------------------------------------------------------------
+
+-- A CSV test file's cases, read as ev.dataset.load reads promptfoo's CSV
+-- (data/formats/promptfoo.lua: promptfoo's columns and __expected forms);
+-- each case's lines are its row's.
+local function from_csv(problems, path, out)
+  local ok, cases = pcall(pf_format.tests, path)
+  if not ok then
+    local msg = tostring(caught.pass_on(cases))
+    return problems:add_text(path, tonumber(msg:match("^[^\n]-:(%d+):")) or 0, msg)
+  end
+  for _, e in ipairs(cases) do
+    local cdoc = config.doc(path, {}, config.dir_of(path))
+    cdoc.fixed = e.line
+    out[#out + 1] = { test = e.test, doc = cdoc, line = e.line }
+  end
+end
 
 -- Cases of one file:// reference, each {test, doc} (the doc of its file).
 local function from_file(problems, doc, spec, line, out)
@@ -145,15 +50,11 @@ local function from_file(problems, doc, spec, line, out)
   if not paths then return problems:add(doc.file, line, "tests: file://%s: %s", spec, why) end
   for _, path in ipairs(paths) do
     local ext = config.ext(path)
-    local text, err = config.read(path)
-    if not text then
+    local text, err
+    if ext ~= "csv" then text, err = config.read(path) end
+    if ext == "csv" then from_csv(problems, path, out)
+    elseif not text then
       problems:add(doc.file, line, "tests: cannot read %s: %s", path, tostring(err))
-    elseif ext == "csv" then
-      for _, e in ipairs(from_csv(problems, path, text)) do
-        local cdoc = config.doc(path, {}, config.dir_of(path))
-        cdoc.fixed = e.line
-        out[#out + 1] = { test = e.test, doc = cdoc, line = e.line }
-      end
     elseif ext == "yaml" or ext == "yml" or ext == "json" then
       local v, fdoc = config.decode_yaml(path, text) -- JSON is YAML
       if v == nil then problems:add_text(path, tonumber(fdoc:match(":(%d+):%d+: ")) or 0, fdoc)

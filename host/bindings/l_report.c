@@ -758,8 +758,10 @@ static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *k
     lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
     lua_getfield(j->L, -1, key);
     size_t n;
-    const char *v = lua_type(j->L, -1) == LUA_TNUMBER ? NULL : lua_tolstring(j->L, -1, &n);
-    if (lua_type(j->L, -1) == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
+    int type = lua_type(j->L, -1);
+    const char *v = type == LUA_TSTRING ? lua_tolstring(j->L, -1, &n) : NULL;
+    if (type == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
+    else if (type == LUA_TBOOLEAN) puts_(s, lua_toboolean(j->L, -1) ? "true" : "false"); /* as the columns' cells */
     else if (v) csv_text(s, v, n);
     lua_pop(j->L, 2);
     return;

@@ -193,4 +193,21 @@ function test_terminal_says_when_unmeasured_items_have_several_reasons()
   lu.assertStrContains(out, "\none: 5 of 5 items unmeasured (no gold)\n")
 end
 
+-- A boolean id is written true/false in the CSV report whether the rows
+-- are Lua tables or read from a file, as the JSON report writes it (the
+-- Lua rows' cell was empty).
+function test_csv_writes_boolean_ids_from_lua_rows_and_from_files()
+  local rows = { { qid = "q1", ok = true, answer = "yes" }, { qid = "q2", ok = false, answer = "no" } }
+  local spec = { id = "ok", metrics = { { name = "m", fn = function() return 1 end } } }
+  local want = "id,system,m,query,answer\r\ntrue,all,1,,yes\r\nfalse,all,1,,no\r\n"
+  local from_rows = ev.evaluate(ev.dataset.from_rows(rows, "bool.jsonl"), spec)
+  lu.assertEquals(ev.report.render(from_rows, "csv"), want)
+  lu.assertStrContains(ev.report.render(from_rows, "json"), '"id": false,')
+  local dir = h.tmpdir()
+  h.write(dir .. "/bool.jsonl", '{"qid": "q1", "ok": true, "answer": "yes"}\n{"qid": "q2", "ok": false, "answer": "no"}\n')
+  local from_file = ev.evaluate(ev.dataset.load(dir .. "/bool.jsonl"), spec)
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(ev.report.render(from_file, "csv"), want)
+end
+
 os.exit(lu.LuaUnit.run(), true)

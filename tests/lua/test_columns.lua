@@ -358,6 +358,29 @@ function test_a_large_json_report_has_every_item_in_order()
   end
 end
 
+-- A row with a JSON-valued field stops the two threads: its block is
+-- written again with Lua and the threads go on after it. Such rows first
+-- and last in blocks of 8,192, in two blocks one after the other and in the
+-- last one: every item in its place, the same text as json.lua's.
+function test_json_valued_fields_in_a_large_full_report_keep_every_item_in_order()
+  local deep = { [8193] = true, [24576] = true, [24577] = true, [33000] = true }
+  local lines = {}
+  for i = 1, 33000 do
+    lines[i] = ('{"qid":"q%d","answer":"a%d"%s}'):format(i, i % 7, deep[i] and (',"deep":{"z":%d,"a":[true,{"y":1,"b":null}]}'):format(i) or "")
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false })
+  local text = ev.report.render(res, "json", { items = "full" })
+  local doc = cjson.decode(text)
+  lu.assertEquals(#doc.items, 33000)
+  for _, i in ipairs { 1, 8192, 8193, 8194, 16384, 16385, 24575, 24576, 24577, 24578, 32768, 32769, 32999, 33000 } do
+    lu.assertTrue(text:find(item_text(res, ds, i), 1, true) ~= nil, "item " .. i)
+    lu.assertEquals(doc.items[i].id, "q" .. i)
+  end
+  lu.assertEquals(doc.items[24577].row.deep, { z = 24577, a = { true, { y = 1 } } })
+end
+
 -- The CSV report past 16,384 rows is written by two threads too: every
 -- line equals the one built here from the items.
 function test_a_large_csv_report_has_every_line_in_order()

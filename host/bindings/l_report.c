@@ -46,8 +46,7 @@ struct sink {
   struct evm_alloc a;  /* where mem comes from: it counts against --mem-limit */
   int err;
   int compact;         /* JSON on one line: no indentation, ":" alone */
-  int no_lua;          /* written on another thread: what needs Lua is left to the caller */
-  int needs_lua;       /* ... and something did: the block is written again with Lua */
+  int too_deep;        /* a JSON-valued field nested deeper than the encoder goes */
   size_t *ord;         /* graded ids in key order, for one row */
   size_t ordcap;
   struct ncache nc[NCACHE];
@@ -207,13 +206,13 @@ static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, i
   case EVT_NUM: number(s, c->v.d); break;
   case EVT_TRUE: puts_(s, "true"); break;
   case EVT_FALSE: puts_(s, "false"); break;
-  case EVT_JSON: /* decoded and re-encoded so keys sort and indent as elsewhere */
-    if (s->no_lua) return (void)(s->needs_lua = 1);
-    lua_getfield(j->L, j->spec, "decode");
-    lua_pushlstring(j->L, j->t->text + c->v.off, c->len);
-    lua_call(j->L, 1, 1);
-    lua_json(j, s, depth);
+  case EVT_JSON: { /* re-encoded so keys sort and indent as elsewhere */
+    struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
+    int e = evalua_json_recode(j->t->text + c->v.off, s->compact ? NULL : "  ", depth, &s->a, &out, &s->replaced);
+    if (e == ELOOP) s->too_deep = 1;
+    else if (e) s->err = e;
     break;
+  }
   default: puts_(s, "null"); break;
   }
 }
@@ -247,10 +246,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
     if (!n) return puts_(s, "{}");
     if (n > s->ordcap) {
       size_t *o = evm_resize(&s->a, s->ord, s->ordcap, n, sizeof *o);
-      if (!o) {
-        if (s->no_lua) return (void)(s->err = ENOMEM);
-        evalua_nomem(j->L); /* nothing else is held: the sink is a userdata */
-      }
+      if (!o) return (void)(s->err = ENOMEM); /* raised on the Lua thread */
       s->ord = o, s->ordcap = n;
     }
     size_t *o = s->ord;
@@ -563,10 +559,15 @@ static struct sink *sink_open(lua_State *L, const char *path) {
 
 /* Finishes the sink: the file renamed into place (pushes true) or the
  * text pushed, then the number of invalid UTF-8 sequences replaced. */
+static void sink_check(lua_State *L, const struct sink *s) {
+  if (s->too_deep) lua_pushliteral(L, "json: nesting deeper than 64 (a cycle?)"), lua_error(L); /* the encoder's words */
+  if (s->err == ENOMEM) evalua_nomem(L);
+}
+
 static int sink_close(lua_State *L, struct sink *s, const char *path) {
   flush(s);
+  sink_check(L, s);
   if (!path) {
-    if (s->err == ENOMEM) evalua_nomem(L);
     lua_pushlstring(L, s->mem ? s->mem : "", s->memlen);
     lua_pushinteger(L, (lua_Integer)s->replaced);
     return 2;
@@ -611,7 +612,7 @@ static int make_block(void *ctx, int lane, size_t b) {
   size_t lo = b * BLOCK;
   p->w->range(p->w->ctx, t, lo, lo + BLOCK < p->n ? lo + BLOCK : p->n);
   flush(t);
-  return t->err || t->needs_lua; /* stops the lanes: the block is written again with Lua */
+  return t->err || t->too_deep; /* stops the lanes */
 }
 
 /* Appended to the report while the other lane makes its block, so the
@@ -625,19 +626,12 @@ static void take_block(void *ctx, int lane, size_t b) {
 }
 
 /* Rows [0, n) on two threads, a block of BLOCK each at a time, appended
- * in order. A block that met a value only Lua can encode is written by
- * this thread, with Lua, and the lanes start again after it. */
+ * in order. */
 static void write_parallel(const struct writer *w, struct sink *s, size_t n) {
   luaL_checkstack(w->L, 4, "report rows");
   struct lanes p = {w, s, {sink_open(w->L, NULL), sink_open(w->L, NULL)}, n};
-  p.t[0]->no_lua = p.t[1]->no_lua = 1;
-  size_t blocks = (n + BLOCK - 1) / BLOCK, first = 0, b;
-  while ((b = evalua_run_ordered(first, blocks, make_block, take_block, &p)) < blocks) {
-    if (p.t[(b - first) % 2]->err) evalua_nomem(w->L);
-    w->range(w->ctx, s, b * BLOCK, b * BLOCK + BLOCK < n ? b * BLOCK + BLOCK : n);
-    for (int k = 0; k < 2; k++) p.t[k]->memlen = p.t[k]->len = 0, p.t[k]->replaced = 0, p.t[k]->needs_lua = p.t[k]->err = 0;
-    first = b + 1;
-  }
+  size_t blocks = (n + BLOCK - 1) / BLOCK, b = evalua_run_ordered(0, blocks, make_block, take_block, &p);
+  if (b < blocks) sink_check(w->L, p.t[b % 2]);
   lua_pop(w->L, 2);
 }
 

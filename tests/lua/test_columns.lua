@@ -334,6 +334,77 @@ function test_json_report_rows_equal_the_loaded_rows()
   lu.assertTrue(text:find(item_text(res, ds, 2), 1, true) ~= nil)
 end
 
+-- Random JSON text: repeated keys, nulls, empty lists and objects,
+-- escapes (surrogate pairs, control bytes, "\/"), numbers of every kind and
+-- whitespace between tokens.
+local function random_json(depth)
+  local r = math.random(depth > 3 and 6 or 8)
+  local sp = ({ "", " ", " \t", "" })[math.random(4)]
+  if r == 1 then return ({ "null", "true", "false" })[math.random(3)] end
+  if r == 2 then
+    return ({ "0", "-0", "1", "-12", "0.1", "1e20", "1E-7", "2.5e+3", "12345678901234567890", "0.30000000000000004",
+              "123456789012345.6", "1.5e300", "-4.9e-324" })[math.random(13)]
+  end
+  if r <= 5 then
+    local parts = { '"' }
+    for _ = 1, math.random(0, 4) do
+      parts[#parts + 1] = ({ "a", "\\\"", "\\\\", "\\/", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\u0001", "é", "\\t", "x y" })[math.random(11)]
+    end
+    return table.concat(parts) .. '"'
+  end
+  local items = {}
+  for i = 1, math.random(0, 4) do
+    local v = random_json(depth + 1)
+    items[i] = r == 6 and v or ('"%s"%s:%s%s'):format(({ "k", "b", "a", "k", "\\u006b", "" })[math.random(6)], sp, sp, v)
+  end
+  local open, close = r == 6 and "[" or "{", r == 6 and "]" or "}"
+  return open .. sp .. table.concat(items, "," .. sp) .. sp .. close
+end
+
+-- A JSON-valued field in a report: what lua-cjson decodes from it, nulls
+-- stripped, as json.lua encodes it (the Lua route the C writer replaced),
+-- on one line in the row and indented when it is a full item's id.
+function test_json_valued_fields_are_written_as_json_lua_writes_them_decoded()
+  math.randomseed(7)
+  local raw, lines = {}, {}
+  for i = 1, 400 do
+    local v = random_json(0)
+    while not v:find("^[%[{]") do v = random_json(0) end
+    raw[i] = v
+    lines[i] = ('{"qid":"q%d","answer":"a","deep":%s}'):format(i, v)
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local strip = require("evalua.data.dataset").strip_nulls
+  local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false, id = "deep" })
+  local text = ev.report.render(res, "json", { items = "full" })
+  local bad = {}
+  for i = 1, #raw do
+    local want = strip(cjson.decode(raw[i]))
+    local row = ('"deep":%s,"qid":"q%d"'):format(json.encode(want), i)
+    local id = '\n      "id": ' .. json.encode(want, { indent = "  ", depth = 3 }) .. ',\n'
+    if not text:find(row, 1, true) or not text:find(id, 1, true) then bad[#bad + 1] = raw[i] end
+  end
+  lu.assertEquals(bad, {})
+end
+
+-- A field nested deeper than the encoder goes (64 levels under the
+-- document) loads, but its full report is refused with the encoder's
+-- words, on one thread or two; the compact report does not hold the row.
+function test_a_field_nested_too_deep_for_the_report_is_an_error()
+  local deep = ('{"qid":"q%%d","answer":"a","deep":%s1%s}'):format(("["):rep(64), ("]"):rep(64))
+  for n, at in pairs { [1] = 1, [20000] = 12000 } do -- 12000: in the second thread's block
+    local lines = {}
+    for i = 1, n do lines[i] = i == at and deep:format(i) or ('{"qid":"q%d","answer":"a"}'):format(i) end
+    local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+    lu.assertTrue(ok, ds)
+    local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false })
+    local ok2, err = pcall(ev.report.render, res, "json", { items = "full" })
+    lu.assertEquals({ ok2, err }, { false, "json: nesting deeper than 64 (a cycle?)" })
+    lu.assertEquals(#cjson.decode(ev.report.render(res, "json")).items, n)
+  end
+end
+
 function test_a_large_json_report_has_every_item_in_order()
   local lines = {}
   for i = 1, 20000 do

@@ -1,8 +1,6 @@
 -- What the C writers of the JSON and CSV reports (evalua._report) read: the
 -- results' columns, names and codes, the values that only Lua holds (judge
--- details, rows given as Lua tables) and a decoder for JSON-valued fields.
-local cjson = require "cjson.safe"
-local strip_nulls = require("evalua.data.dataset").strip_nulls
+-- details, rows given as Lua tables).
 
 return function(res)
   local names, dims, codes, values = {}, {}, {}, {}
@@ -18,6 +16,5 @@ return function(res)
     metrics = names, dims = dims, dim_codes = codes, dim_values = values, details = res.details,
     id_field = res.id_field, lua_rows = ds.lua_rows and ds.rows or nil,
     before = res.comparison and res.comparison.before or nil,
-    decode = function(s) return strip_nulls(cjson.decode(s)) end,
   }
 end

@@ -168,7 +168,8 @@ struct job {
   size_t *dims_by_name;
   struct lcodes **dcodes;
   int systems, dvalues;  /* stack indices: list of names; list of value lists */
-  int details, lua_rows, before; /* stack indices or 0 */
+  int details, lua_rows; /* stack indices or 0 */
+  struct lscores *base;  /* the baseline's scores of each row's item, or NULL */
   const char *idf;       /* the field that names an item */
   struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
   size_t nkeys;
@@ -458,9 +459,12 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   j->full_items = lua_toboolean(L, -1);
   lua_pop(L, 1);
   j->lua_rows = opt_index(L, spec, "lua_rows");
-  j->before = opt_index(L, spec, "before");
   j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
   luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
+  if (opt_index(L, spec, "baseline")) {
+    j->base = lscores_check(L, -1);
+    luaL_argcheck(L, j->base->n == j->t->n && j->base->m == j->nm, 1, "a baseline score per row and metric");
+  }
   j->mname = names_sorted(L, metrics, j->nm, &j->by_name);
   for (size_t m = 0; m < j->nm && j->details; m++) {
     j->lua_details |= lua_getfield(L, j->details, j->mname[m]) == LUA_TTABLE;
@@ -781,24 +785,6 @@ static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *k
   csv_col_text(j, s, r, evt_col_index(j->t, key, strlen(key)));
 }
 
-/* The baseline's score of the row's item, or nothing. */
-static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sys, size_t m) {
-  lua_State *L = j->L;
-  int top = lua_gettop(L);
-  if (lua_getfield(L, j->before, sys) == LUA_TTABLE) {
-    if (j->lua_rows) lua_geti(L, j->lua_rows, (lua_Integer)r + 1), lua_getfield(L, -1, j->idf), lua_remove(L, -2);
-    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_STR)
-      lua_pushlstring(L, j->t->text + j->t->cols[j->id_col].cells[r].v.off, j->t->cols[j->id_col].cells[r].len);
-    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_INT)
-      lua_pushinteger(L, (lua_Integer)j->t->cols[j->id_col].cells[r].v.i);
-    else lua_pushnil(L);
-    if (!lua_isnil(L, -1) && lua_gettable(L, -2) == LUA_TTABLE && lua_getfield(L, -1, "scores") == LUA_TTABLE &&
-        lua_getfield(L, -1, j->mname[m]) == LUA_TNUMBER)
-      number(s, lua_tonumber(L, -1));
-  }
-  lua_settop(L, top);
-}
-
 /* What a CSV line needs besides the job: the reason columns, the columns
  * of query and answer, and the system and slice value cells, each made
  * once for the whole report. */
@@ -846,7 +832,10 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
       puts_(s, ",");
       if (!j->sc->miss[m][r]) number(s, j->sc->val[m][r]);
     }
-    for (size_t m = 0; m < j->nm && j->before; m++) puts_(s, ","), csv_baseline(j, s, r, j->sysname[code], m);
+    for (size_t m = 0; m < j->nm && j->base; m++) {
+      puts_(s, ",");
+      if (!j->base->miss[m][r]) number(s, j->base->val[m][r]);
+    }
     for (size_t i = 0; i < c->nr; i++) {
       uint32_t w = j->sc->why[c->rcol[i]][r];
       puts_(s, ",");
@@ -864,7 +853,7 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
 }
 
 /* csv(spec, reason_metrics [, path]): header and one line per row, on two
- * threads when no line needs Lua (rows from a file, no baseline). */
+ * threads when no line needs Lua (rows from a file). */
 static int l_csv(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */
@@ -886,12 +875,12 @@ static int l_csv(lua_State *L) {
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
   for (size_t m = 0; m < j.nm; m++) puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m]));
-  for (size_t m = 0; m < j.nm && j.before; m++)
+  for (size_t m = 0; m < j.nm && j.base; m++)
     puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m])), puts_(s, ".baseline");
   for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
   puts_(s, ",query,answer\r\n");
   struct writer w = {csv_range, &c, L};
-  if (j.t->n >= 2 * BLOCK && !j.lua_rows && !j.before) write_parallel(&w, s, j.t->n);
+  if (j.t->n >= 2 * BLOCK && !j.lua_rows) write_parallel(&w, s, j.t->n);
   else csv_range(&c, s, 0, j.t->n);
   return sink_close(L, s, path);
 }

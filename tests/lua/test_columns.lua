@@ -452,6 +452,32 @@ function test_json_valued_fields_in_a_large_full_report_keep_every_item_in_order
   lu.assertEquals(doc.items[24577].row.deep, { z = 24577, a = { true, { y = 1 } } })
 end
 
+-- A comparison's baseline scores in a CSV report past 16,384 rows (two
+-- threads since they are a score column): the baseline's score of each
+-- row's item under its system, empty where the baseline has none.
+function test_a_large_csv_report_has_each_rows_baseline_score()
+  local lines = {}
+  for i = 1, 20000 do lines[i] = ('{"qid":"q%d","answer":"a","gold_answers":["a"],"variant":"v%d"}'):format(i % 10000, i % 2) end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "exact_match" }, system = "variant", ci = false })
+  local before = { v0 = {}, v1 = {} }
+  for k = 0, 9999 do
+    if k % 3 ~= 0 then before["v" .. k % 2]["q" .. k] = { scores = { exact_match = k / 10000 } } end
+  end
+  ev.compare(res, { items = function() return before end }, { run_id = "r", aggregates = {} }, { resamples = 10 })
+  local got = {}
+  for line in ev.report.render(res, "csv"):gmatch("([^\r\n]*)\r\n") do got[#got + 1] = line end
+  lu.assertEquals({ got[1], #got }, { "id,system,exact_match,exact_match.baseline,query,answer", 20001 })
+  local bad = 0
+  for i = 1, 20000 do
+    local k = i % 10000
+    local want = ("q%d,v%d,1,%s,,a"):format(k, i % 2, k % 3 ~= 0 and json.number(k / 10000) or "")
+    if got[i + 1] ~= want then bad = bad + 1 end
+  end
+  lu.assertEquals(bad, 0)
+end
+
 -- The CSV report past 16,384 rows is written by two threads too: every
 -- line equals the one built here from the items.
 function test_a_large_csv_report_has_every_line_in_order()

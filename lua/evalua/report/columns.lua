@@ -15,6 +15,6 @@ return function(res)
     table = ds.table, scores = res.scores, sys_codes = res.sys_codes, systems = res.systems,
     metrics = names, dims = dims, dim_codes = codes, dim_values = values, details = res.details,
     id_field = res.id_field, lua_rows = ds.lua_rows and ds.rows or nil,
-    before = res.comparison and res.comparison.before or nil,
+    baseline = res.comparison and res.comparison.baseline_scores or nil,
   }
 end

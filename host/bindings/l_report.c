@@ -141,6 +141,12 @@ static void put_q(struct sink *s, const char *base, const struct qstr *q) {
 
 /* ---- what the writers read ---------------------------------------------------- */
 
+/* JSON text Lua encoded before the report began (s NULL: none). */
+struct text {
+  const char *s;
+  size_t len;
+};
+
 /* A key of the rows: a list of the format (list >= 0) or a column. */
 struct rowkey {
   const char *name;
@@ -168,7 +174,8 @@ struct job {
   size_t *dims_by_name;
   struct lcodes **dcodes;
   int systems, dvalues;  /* stack indices: list of names; list of value lists */
-  int details, lua_rows; /* stack indices or 0 */
+  struct text **details; /* details[m][r]: metric m's details of row r as JSON text, or NULL */
+  struct text *rows;     /* each row as JSON text (rows given as Lua tables, full items), or NULL */
   struct lscores *base;  /* the baseline's scores of each row's item, or NULL */
   const char *idf;       /* the field that names an item */
   struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
@@ -179,7 +186,6 @@ struct job {
   int full_items;        /* items with their rows (items = "full") */
   const char *qbase;     /* the names quoted (JSON): text, and where each is in it */
   struct qstr *qmetric, *qdim, **qval, *qsys;
-  int lua_details;       /* some metric has details, which only Lua holds */
 };
 
 static const char *value_of(struct job *j, int list, size_t k) {
@@ -192,13 +198,6 @@ static const char *value_of(struct job *j, int list, size_t k) {
 
 /* Between a key and its value. */
 static void colon(struct sink *s) { put(s, ": ", s->compact ? 1 : 2); }
-
-/* A Lua value (at the top, popped) as JSON at depth. */
-static void lua_json(struct job *j, struct sink *s, int depth) {
-  struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
-  s->replaced += evalua_json_encode(j->L, -1, s->compact ? NULL : "  ", depth, &out);
-  lua_pop(j->L, 1);
-}
 
 static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, int depth) {
   switch (c->type) {
@@ -294,11 +293,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
 /* The row's keys from the columns, sorted; lists are kept by their key. */
 static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
   const struct evt_table *t = j->t;
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_json(j, s, depth);
-    return;
-  }
+  if (j->rows) return put(s, j->rows[r].s, j->rows[r].len);
   int any = 0;
   for (size_t i = 0; i < j->nkeys; i++) {
     const struct rowkey *k = &j->keys[i];
@@ -349,17 +344,16 @@ static void part_json(struct job *j, struct sink *s, enum part p, size_t r, int 
 
 static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
   int any = 0;
-  for (size_t a = 0; a < j->nm && j->lua_details; a++) { /* none: no Lua (another thread may be writing) */
+  for (size_t a = 0; a < j->nm; a++) {
     size_t m = j->by_name[a];
-    if (lua_getfield(j->L, j->details, j->mname[m]) != LUA_TTABLE) { lua_pop(j->L, 1); continue; }
-    if (lua_rawgeti(j->L, -1, (lua_Integer)r + 1) == LUA_TNIL) { lua_pop(j->L, 2); continue; }
+    const struct text *d = j->details[m] ? &j->details[m][r] : NULL;
+    if (!d || !d->s) continue;
     puts_(s, any ? "," : "{");
     any = 1;
     indent(s, depth + 1);
     put_q(s, j->qbase, &j->qmetric[m]);
     colon(s);
-    lua_json(j, s, depth + 1);
-    lua_pop(j->L, 1);
+    put(s, d->s, d->len);
   }
   if (!any) return puts_(s, "{}");
   indent(s, depth);
@@ -367,13 +361,6 @@ static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
 }
 
 static void id_value(struct job *j, struct sink *s, size_t r, int depth) {
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_getfield(j->L, j->spec, "id_field");
-    lua_gettable(j->L, -2);
-    lua_remove(j->L, -2);
-    return lua_json(j, s, depth);
-  }
   if (j->id_col < 0) return puts_(s, "null");
   cell_json(j, s, &j->t->cols[j->id_col].cells[r], depth);
 }
@@ -442,6 +429,20 @@ static const char **names_sorted(lua_State *L, int list, size_t n, size_t **orde
   return names;
 }
 
+/* A list of n JSON texts (false: none) as an array left on the stack; the
+ * texts stay alive in the list. */
+static struct text *texts_of(lua_State *L, int list, size_t n) {
+  luaL_argcheck(L, lua_rawlen(L, list) == n, 1, "a text (or false) per row");
+  struct text *t = lua_newuserdatauv(L, (n + 1) * sizeof *t, 0);
+  for (size_t r = 0; r < n; r++) {
+    int type = lua_rawgeti(L, list, (lua_Integer)r + 1);
+    if (type != LUA_TSTRING && type != LUA_TBOOLEAN) luaL_error(L, "report: text %d of a list is a %s", (int)r + 1, lua_typename(L, type));
+    t[r].s = type == LUA_TSTRING ? lua_tolstring(L, -1, &t[r].len) : NULL;
+    lua_pop(L, 1);
+  }
+  return t;
+}
+
 static void read_job(lua_State *L, int spec, struct job *j) {
   memset(j, 0, sizeof *j);
   j->L = L, j->spec = spec;
@@ -454,11 +455,11 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   int dcodes = opt_index(L, spec, "dim_codes");
   j->dvalues = opt_index(L, spec, "dim_values");
   if (!j->systems || !metrics || !dims || !dcodes || !j->dvalues) luaL_error(L, "report: incomplete spec");
-  j->details = opt_index(L, spec, "details");
+  int details = opt_index(L, spec, "details");
   lua_getfield(L, spec, "full_items");
   j->full_items = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  j->lua_rows = opt_index(L, spec, "lua_rows");
+  if (opt_index(L, spec, "rows")) j->rows = texts_of(L, lua_gettop(L), j->t->n);
   j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
   luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
   if (opt_index(L, spec, "baseline")) {
@@ -466,9 +467,11 @@ static void read_job(lua_State *L, int spec, struct job *j) {
     luaL_argcheck(L, j->base->n == j->t->n && j->base->m == j->nm, 1, "a baseline score per row and metric");
   }
   j->mname = names_sorted(L, metrics, j->nm, &j->by_name);
-  for (size_t m = 0; m < j->nm && j->details; m++) {
-    j->lua_details |= lua_getfield(L, j->details, j->mname[m]) == LUA_TTABLE;
-    lua_pop(L, 1);
+  j->details = lua_newuserdatauv(L, (j->nm + 1) * sizeof *j->details, 0);
+  luaL_checkstack(L, (int)j->nm + 8, "too many metrics");
+  for (size_t m = 0; m < j->nm; m++) { /* each array left on the stack */
+    j->details[m] = details && lua_getfield(L, details, j->mname[m]) == LUA_TTABLE ? texts_of(L, lua_gettop(L), j->t->n) : NULL;
+    if (details) lua_remove(L, j->details[m] ? -2 : -1); /* the list stays alive in the spec */
   }
   j->dname = names_sorted(L, dims, j->ndims, &j->dims_by_name);
   j->dcodes = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dcodes, 0);
@@ -676,10 +679,18 @@ static void write_items(void *ud, int depth) {
   puts_(h->s, "[");
   struct items_ctx c = {j, depth};
   struct writer w = {items_range, &c, j->L};
-  if (j->t->n >= 2 * BLOCK && !j->lua_rows && !j->lua_details) write_parallel(&w, h->s, j->t->n);
+  if (j->t->n >= 2 * BLOCK) write_parallel(&w, h->s, j->t->n);
   else items_range(&c, h->s, 0, j->t->n);
   indent(h->s, depth);
   puts_(h->s, "]");
+}
+
+/* What Lua replaced making the spec's texts (columns.lua). */
+static size_t replaced_before(lua_State *L, int spec) {
+  lua_getfield(L, spec, "replaced");
+  lua_Integer n = luaL_optinteger(L, -1, 0);
+  lua_pop(L, 1);
+  return n > 0 ? (size_t)n : 0;
 }
 
 /* json(spec, doc, marker [, path]): the document, its items (the value
@@ -693,6 +704,7 @@ static int l_json(lua_State *L) {
   read_job(L, 1, &j);
   prequote(L, &j);
   struct sink *s = sink_open(L, path);
+  s->replaced += replaced_before(L, 1);
   struct items_hook h = {&j, s};
   struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
   s->replaced += evalua_json_encode(L, 2, "  ", 0, &out);
@@ -769,22 +781,6 @@ static void csv_col_text(struct job *j, struct sink *s, size_t r, long c) {
   }
 }
 
-static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *key) {
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_getfield(j->L, -1, key);
-    size_t n;
-    int type = lua_type(j->L, -1);
-    const char *v = type == LUA_TSTRING ? lua_tolstring(j->L, -1, &n) : NULL;
-    if (type == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
-    else if (type == LUA_TBOOLEAN) puts_(s, lua_toboolean(j->L, -1) ? "true" : "false"); /* as the columns' cells */
-    else if (v) csv_text(s, v, n);
-    lua_pop(j->L, 2);
-    return;
-  }
-  csv_col_text(j, s, r, evt_col_index(j->t, key, strlen(key)));
-}
-
 /* What a CSV line needs besides the job: the reason columns, the columns
  * of query and answer, and the system and slice value cells, each made
  * once for the whole report. */
@@ -823,8 +819,7 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
   const struct csv_ctx *c = ctx;
   struct job *j = c->j;
   for (size_t r = lo; r < hi; r++) {
-    if (j->lua_rows) csv_cell_text(j, s, r, j->idf);
-    else csv_col_text(j, s, r, j->id_col);
+    csv_col_text(j, s, r, j->id_col);
     uint32_t code = j->sys->code[r];
     puts_(s, ","), put_q(s, c->cbase, &c->csys[code]);
     for (size_t k = 0; k < j->ndims; k++) puts_(s, ","), put_q(s, c->cbase, &c->cval[k][j->dcodes[k]->code[r]]);
@@ -843,11 +838,9 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
       else if (j->sc->miss[c->rcol[i]][r]) puts_(s, "unmeasured");
     }
     puts_(s, ",");
-    if (j->lua_rows) csv_cell_text(j, s, r, "query");
-    else csv_col_text(j, s, r, c->qcol);
+    csv_col_text(j, s, r, c->qcol);
     puts_(s, ",");
-    if (j->lua_rows) csv_cell_text(j, s, r, "answer");
-    else csv_col_text(j, s, r, c->acol);
+    csv_col_text(j, s, r, c->acol);
     puts_(s, "\r\n");
   }
 }
@@ -872,6 +865,7 @@ static int l_csv(lua_State *L) {
   struct csv_ctx c = {&j, rcol, nr, evt_col_index(j.t, "query", 5), evt_col_index(j.t, "answer", 6), NULL, NULL, NULL};
   csv_cells(L, &c);
   struct sink *s = sink_open(L, path);
+  s->replaced += replaced_before(L, 1);
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
   for (size_t m = 0; m < j.nm; m++) puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m]));
@@ -880,7 +874,7 @@ static int l_csv(lua_State *L) {
   for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
   puts_(s, ",query,answer\r\n");
   struct writer w = {csv_range, &c, L};
-  if (j.t->n >= 2 * BLOCK && !j.lua_rows) write_parallel(&w, s, j.t->n);
+  if (j.t->n >= 2 * BLOCK) write_parallel(&w, s, j.t->n);
   else csv_range(&c, s, 0, j.t->n);
   return sink_close(L, s, path);
 }

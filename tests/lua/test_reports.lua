@@ -210,4 +210,24 @@ function test_csv_writes_boolean_ids_from_lua_rows_and_from_files()
   lu.assertEquals(ev.report.render(from_file, "csv"), want)
 end
 
+-- Rows given as Lua tables with invalid UTF-8 in the id, answer, another
+-- field and a judge's details: each report says how many sequences it
+-- wrote as U+FFFD, and that is how many its text holds (the data has none).
+function test_each_report_counts_the_invalid_utf8_it_replaced()
+  local rows = { { qid = "q\xff1", answer = "a\xfe\xfdb", note = "n\xc3" }, { qid = "q2", answer = "ok" } }
+  local judged = { name = "m", fn = function(row) return { score = 1, reason = "r", detail = row.qid .. "\xe2\x82" } end }
+  local res = ev.evaluate(ev.dataset.from_rows(rows, "utf8.jsonl"), { metrics = { judged }, ci = false })
+  local dir = h.tmpdir()
+  local function fffd(path) return select(2, h.read(path):gsub("\xEF\xBF\xBD", "")) end
+  local got = {}
+  for _, f in ipairs { { "json", "compact" }, { "json", "full" }, { "csv" } } do
+    local path = dir .. "/r." .. f[1]
+    local n = require("evalua.report." .. f[1]).write(res, { items = f[2] }, path)
+    got[#got + 1] = { n, fffd(path) }
+  end
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(got[3], { 3, 3 }) -- the CSV: "q\xff1" one, "a\xfe\xfdb" two
+  for _, g in ipairs(got) do lu.assertEquals(g[1], g[2]) end
+end
+
 os.exit(lu.LuaUnit.run(), true)

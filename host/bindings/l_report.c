@@ -1,7 +1,10 @@
 /* evalua._report: the JSON and CSV reports' per-item part, streamed from
  * the columns with a fixed buffer, so a million rows never become Lua
- * tables. The rest of each report (aggregates, metadata) is small and
- * encoded in Lua; lua/evalua/report/{json,csv}.lua call these. The text is
+ * tables. The writers take data only: the table, score and code columns,
+ * names, and the few values only Lua holds as JSON text made before the
+ * report begins (lua/evalua/report/columns.lua), so no item calls into Lua
+ * and every report is written on two threads. The rest of each report
+ * (aggregates, metadata) is small and encoded from Lua once. The text is
  * exactly what lua/evalua/core/json.lua would write: sorted keys, two-space
  * indent, numbers that read back exactly. */
 #define _GNU_SOURCE /* qsort_r */
@@ -166,7 +169,6 @@ struct job {
   const struct evt_table *t;
   struct lscores *sc;
   struct lcodes *sys;
-  int spec;              /* stack index of the spec table */
   size_t nm, ndims;
   const char **mname;    /* metric names */
   size_t *by_name;       /* metric indices in name order */
@@ -177,7 +179,6 @@ struct job {
   struct text **details; /* details[m][r]: metric m's details of row r as JSON text, or NULL */
   struct text *rows;     /* each row as JSON text (rows given as Lua tables, full items), or NULL */
   struct lscores *base;  /* the baseline's scores of each row's item, or NULL */
-  const char *idf;       /* the field that names an item */
   struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
   size_t nkeys;
   const char **sysname;  /* system names, by code */
@@ -445,7 +446,7 @@ static struct text *texts_of(lua_State *L, int list, size_t n) {
 
 static void read_job(lua_State *L, int spec, struct job *j) {
   memset(j, 0, sizeof *j);
-  j->L = L, j->spec = spec;
+  j->L = L;
   lua_getfield(L, spec, "table"), j->t = ltable_check(L, -1);
   lua_getfield(L, spec, "scores"), j->sc = lscores_check(L, -1);
   lua_getfield(L, spec, "sys_codes"), j->sys = lcodes_check(L, -1);
@@ -492,8 +493,8 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   }
   lua_getfield(L, spec, "id_field");
   size_t n;
-  j->idf = luaL_checklstring(L, -1, &n); /* kept alive by the spec */
-  j->id_col = evt_col_index(j->t, j->idf, n);
+  const char *idf = luaL_checklstring(L, -1, &n); /* the field that names an item */
+  j->id_col = evt_col_index(j->t, idf, n);
   lua_pop(L, 1);
   j->keys = lua_newuserdatauv(L, (j->t->ncols + EVT_NLISTS) * sizeof *j->keys, 0); /* left on the stack */
   for (size_t c = 0; c < j->t->ncols; c++)

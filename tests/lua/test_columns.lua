@@ -478,6 +478,31 @@ function test_a_large_csv_report_has_each_rows_baseline_score()
   lu.assertEquals(bad, 0)
 end
 
+-- Rows given as Lua tables with a judge's details, past 16,384 items:
+-- written on two threads from the texts made before the report, every
+-- item in its place as json.lua writes it, in both forms.
+function test_a_large_report_of_lua_rows_with_details_has_every_item_in_order()
+  local rows = {}
+  for i = 1, 20000 do rows[i] = { qid = "q" .. i, answer = "a" .. i % 7, extra = { n = i, tags = { "t" } } } end
+  local judged = { name = "j", fn = function(row) return { score = 1, reason = "r", seen = { row.qid } } end }
+  local ds = ev.dataset.from_rows(rows, "lua rows")
+  local res = ev.evaluate(ds, { metrics = { judged, "token_f1" }, ci = false })
+  for _, form in ipairs { "full", "compact" } do
+    local text = ev.report.render(res, "json", { items = form })
+    for _, i in ipairs { 1, 8192, 8193, 16384, 16385, 20000 } do
+      local it = res.items[i]
+      local item = { id = it.id, system = it.system, slices = it.slices, scores = it.scores, reasons = it.reasons,
+                     unmeasured = it.unmeasured, details = it.details, row = form == "full" and "\0row\0" or nil }
+      local want = form == "full" and json.encode(item, { indent = "  ", depth = 2 }) or json.encode(item)
+      if form == "full" then
+        local a, b = want:find(json.encode("\0row\0"), 1, true)
+        want = want:sub(1, a - 1) .. json.encode(rows[i]) .. want:sub(b + 1)
+      end
+      lu.assertTrue(text:find("\n    " .. want, 1, true) ~= nil, form .. " item " .. i)
+    end
+  end
+end
+
 -- The CSV report past 16,384 rows is written by two threads too: every
 -- line equals the one built here from the items.
 function test_a_large_csv_report_has_every_line_in_order()

@@ -671,8 +671,7 @@ static void items_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
 }
 
 /* The items array, where the document holds the marker: on two threads
- * when no item needs Lua (no details, rows from a file) and there are
- * enough of them. */
+ * when there are enough of them. */
 static void write_items(void *ud, int depth) {
   struct items_hook *h = ud;
   struct job *j = h->j;
@@ -847,7 +846,7 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
 }
 
 /* csv(spec, reason_metrics [, path]): header and one line per row, on two
- * threads when no line needs Lua (rows from a file). */
+ * threads when there are enough of them. */
 static int l_csv(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */

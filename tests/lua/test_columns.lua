@@ -429,8 +429,7 @@ function test_a_large_json_report_has_every_item_in_order()
   end
 end
 
--- A row with a JSON-valued field stops the two threads: its block is
--- written again with Lua and the threads go on after it. Such rows first
+-- Rows with a JSON-valued field (re-encoded in C, on either thread) first
 -- and last in blocks of 8,192, in two blocks one after the other and in the
 -- last one: every item in its place, the same text as json.lua's.
 function test_json_valued_fields_in_a_large_full_report_keep_every_item_in_order()
@@ -528,8 +527,8 @@ function test_a_large_csv_report_has_every_line_in_order()
   lu.assertEquals(bad, 0)
 end
 
--- A row field holding JSON is written by Lua's decoder; a thread meeting
--- one hands its block back, and the report is the same as one thread's.
+-- A row field holding JSON is written as json.lua writes its decoding (keys
+-- sorted, nulls stripped) by either thread, as one thread writes it.
 function test_a_json_valued_field_in_a_large_full_report()
   local lines = {}
   for i = 1, 17000 do

@@ -84,11 +84,16 @@ static void flush(struct sink *s) {
   s->len = 0;
 }
 
-static void put(struct sink *s, const char *p, size_t n) {
-  if (s->len + n > sizeof s->buf) {
-    flush(s);
-    if (n > sizeof s->buf) return drain(s, p, n);
-  }
+static void put_past(struct sink *s, const char *p, size_t n) {
+  flush(s);
+  if (n > sizeof s->buf) return drain(s, p, n);
+  memcpy(s->buf, p, n);
+  s->len = n;
+}
+
+/* Inline: most pieces are a few bytes of constant length, copied without a call. */
+static inline void put(struct sink *s, const char *p, size_t n) {
+  if (n > sizeof s->buf - s->len) return put_past(s, p, n);
   memcpy(s->buf + s->len, p, n);
   s->len += n;
 }

@@ -49,7 +49,7 @@ struct sink {
   struct evm_alloc a;  /* where mem comes from: it counts against --mem-limit */
   int err;
   int compact;         /* JSON on one line: no indentation, ":" alone */
-  int too_deep;        /* a JSON-valued field nested deeper than the encoder goes */
+  const char *fail;    /* what a JSON-valued field the encoder refuses raises (the encoder's words) */
   size_t *ord;         /* graded ids in key order, for one row */
   size_t ordcap;
   struct ncache nc[NCACHE];
@@ -215,7 +215,8 @@ static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, i
   case EVT_JSON: { /* re-encoded so keys sort and indent as elsewhere */
     struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
     int e = evalua_json_recode(j->t->text + c->v.off, s->compact ? NULL : "  ", depth, &s->a, &out, &s->replaced);
-    if (e == ELOOP) s->too_deep = 1;
+    if (e == ELOOP) s->fail = "json: nesting deeper than 64 (a cycle?)";
+    else if (e == ERANGE) s->fail = "json: cannot encode NaN or infinity";
     else if (e) s->err = e;
     break;
   }
@@ -573,7 +574,7 @@ static struct sink *sink_open(lua_State *L, const char *path) {
 /* Finishes the sink: the file renamed into place (pushes true) or the
  * text pushed, then the number of invalid UTF-8 sequences replaced. */
 static void sink_check(lua_State *L, const struct sink *s) {
-  if (s->too_deep) lua_pushliteral(L, "json: nesting deeper than 64 (a cycle?)"), lua_error(L); /* the encoder's words */
+  if (s->fail) lua_pushstring(L, s->fail), lua_error(L);
   if (s->err == ENOMEM) evalua_nomem(L);
 }
 
@@ -625,7 +626,7 @@ static int make_block(void *ctx, int lane, size_t b) {
   size_t lo = b * BLOCK;
   p->w->range(p->w->ctx, t, lo, lo + BLOCK < p->n ? lo + BLOCK : p->n);
   flush(t);
-  return t->err || t->too_deep; /* stops the lanes */
+  return t->err || t->fail; /* stops the lanes */
 }
 
 /* Appended to the report while the other lane makes its block, so the

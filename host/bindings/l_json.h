@@ -36,4 +36,13 @@ struct evalua_json_out {
  * the hook writes). */
 size_t evalua_json_encode(lua_State *L, int idx, const char *indent, int depth, const struct evalua_json_out *out);
 
+struct evm_alloc;
+/* The object or list at text (checked by metrics/rows_json.c) written as
+ * evalua_json_encode writes what lua-cjson decodes from it with nulls
+ * stripped (json_recode.c); adds the replacements to *replaced. 0, ENOMEM,
+ * ELOOP when nested deeper than the encoder goes, or ERANGE for a number
+ * out of a double's range (which the loader refuses). */
+int evalua_json_recode(const char *text, const char *indent, int depth, const struct evm_alloc *a,
+                       const struct evalua_json_out *out, size_t *replaced);
+
 #endif

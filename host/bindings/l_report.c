@@ -1,7 +1,10 @@
 /* evalua._report: the JSON and CSV reports' per-item part, streamed from
  * the columns with a fixed buffer, so a million rows never become Lua
- * tables. The rest of each report (aggregates, metadata) is small and
- * encoded in Lua; lua/evalua/report/{json,csv}.lua call these. The text is
+ * tables. The writers take data only: the table, score and code columns,
+ * names, and the few values only Lua holds as JSON text made before the
+ * report begins (lua/evalua/report/columns.lua), so no item calls into Lua
+ * and every report is written on two threads. The rest of each report
+ * (aggregates, metadata) is small and encoded from Lua once. The text is
  * exactly what lua/evalua/core/json.lua would write: sorted keys, two-space
  * indent, numbers that read back exactly. */
 #define _GNU_SOURCE /* qsort_r */
@@ -46,8 +49,7 @@ struct sink {
   struct evm_alloc a;  /* where mem comes from: it counts against --mem-limit */
   int err;
   int compact;         /* JSON on one line: no indentation, ":" alone */
-  int no_lua;          /* written on another thread: what needs Lua is left to the caller */
-  int needs_lua;       /* ... and something did: the block is written again with Lua */
+  const char *fail;    /* what a JSON-valued field the encoder refuses raises (the encoder's words) */
   size_t *ord;         /* graded ids in key order, for one row */
   size_t ordcap;
   struct ncache nc[NCACHE];
@@ -82,11 +84,16 @@ static void flush(struct sink *s) {
   s->len = 0;
 }
 
-static void put(struct sink *s, const char *p, size_t n) {
-  if (s->len + n > sizeof s->buf) {
-    flush(s);
-    if (n > sizeof s->buf) return drain(s, p, n);
-  }
+static void put_past(struct sink *s, const char *p, size_t n) {
+  flush(s);
+  if (n > sizeof s->buf) return drain(s, p, n);
+  memcpy(s->buf, p, n);
+  s->len = n;
+}
+
+/* Inline: most pieces are a few bytes of constant length, copied without a call. */
+static inline void put(struct sink *s, const char *p, size_t n) {
+  if (n > sizeof s->buf - s->len) return put_past(s, p, n);
   memcpy(s->buf + s->len, p, n);
   s->len += n;
 }
@@ -142,6 +149,12 @@ static void put_q(struct sink *s, const char *base, const struct qstr *q) {
 
 /* ---- what the writers read ---------------------------------------------------- */
 
+/* JSON text Lua encoded before the report began (s NULL: none). */
+struct text {
+  const char *s;
+  size_t len;
+};
+
 /* A key of the rows: a list of the format (list >= 0) or a column. */
 struct rowkey {
   const char *name;
@@ -161,7 +174,6 @@ struct job {
   const struct evt_table *t;
   struct lscores *sc;
   struct lcodes *sys;
-  int spec;              /* stack index of the spec table */
   size_t nm, ndims;
   const char **mname;    /* metric names */
   size_t *by_name;       /* metric indices in name order */
@@ -169,8 +181,9 @@ struct job {
   size_t *dims_by_name;
   struct lcodes **dcodes;
   int systems, dvalues;  /* stack indices: list of names; list of value lists */
-  int details, lua_rows, before; /* stack indices or 0 */
-  const char *idf;       /* the field that names an item */
+  struct text **details; /* details[m][r]: metric m's details of row r as JSON text, or NULL */
+  struct text *rows;     /* each row as JSON text (rows given as Lua tables, full items), or NULL */
+  struct lscores *base;  /* the baseline's scores of each row's item, or NULL */
   struct rowkey *keys;   /* every key a row can have, sorted as json.lua sorts */
   size_t nkeys;
   const char **sysname;  /* system names, by code */
@@ -179,7 +192,6 @@ struct job {
   int full_items;        /* items with their rows (items = "full") */
   const char *qbase;     /* the names quoted (JSON): text, and where each is in it */
   struct qstr *qmetric, *qdim, **qval, *qsys;
-  int lua_details;       /* some metric has details, which only Lua holds */
 };
 
 static const char *value_of(struct job *j, int list, size_t k) {
@@ -193,13 +205,6 @@ static const char *value_of(struct job *j, int list, size_t k) {
 /* Between a key and its value. */
 static void colon(struct sink *s) { put(s, ": ", s->compact ? 1 : 2); }
 
-/* A Lua value (at the top, popped) as JSON at depth. */
-static void lua_json(struct job *j, struct sink *s, int depth) {
-  struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
-  s->replaced += evalua_json_encode(j->L, -1, s->compact ? NULL : "  ", depth, &out);
-  lua_pop(j->L, 1);
-}
-
 static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, int depth) {
   switch (c->type) {
   case EVT_STR: quoted(s, j->t->text + c->v.off, c->len); break;
@@ -207,13 +212,14 @@ static void cell_json(struct job *j, struct sink *s, const struct evt_cell *c, i
   case EVT_NUM: number(s, c->v.d); break;
   case EVT_TRUE: puts_(s, "true"); break;
   case EVT_FALSE: puts_(s, "false"); break;
-  case EVT_JSON: /* decoded and re-encoded so keys sort and indent as elsewhere */
-    if (s->no_lua) return (void)(s->needs_lua = 1);
-    lua_getfield(j->L, j->spec, "decode");
-    lua_pushlstring(j->L, j->t->text + c->v.off, c->len);
-    lua_call(j->L, 1, 1);
-    lua_json(j, s, depth);
+  case EVT_JSON: { /* re-encoded so keys sort and indent as elsewhere */
+    struct evalua_json_out out = {put_cb, s, NULL, NULL, 0};
+    int e = evalua_json_recode(j->t->text + c->v.off, s->compact ? NULL : "  ", depth, &s->a, &out, &s->replaced);
+    if (e == ELOOP) s->fail = "json: nesting deeper than 64 (a cycle?)";
+    else if (e == ERANGE) s->fail = "json: cannot encode NaN or infinity";
+    else if (e) s->err = e;
     break;
+  }
   default: puts_(s, "null"); break;
   }
 }
@@ -247,10 +253,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
     if (!n) return puts_(s, "{}");
     if (n > s->ordcap) {
       size_t *o = evm_resize(&s->a, s->ord, s->ordcap, n, sizeof *o);
-      if (!o) {
-        if (s->no_lua) return (void)(s->err = ENOMEM);
-        evalua_nomem(j->L); /* nothing else is held: the sink is a userdata */
-      }
+      if (!o) return (void)(s->err = ENOMEM); /* raised on the Lua thread */
       s->ord = o, s->ordcap = n;
     }
     size_t *o = s->ord;
@@ -297,11 +300,7 @@ static void list_json(struct job *j, struct sink *s, enum evt_list_key k, size_t
 /* The row's keys from the columns, sorted; lists are kept by their key. */
 static void row_json(struct job *j, struct sink *s, size_t r, int depth) {
   const struct evt_table *t = j->t;
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_json(j, s, depth);
-    return;
-  }
+  if (j->rows) return put(s, j->rows[r].s, j->rows[r].len);
   int any = 0;
   for (size_t i = 0; i < j->nkeys; i++) {
     const struct rowkey *k = &j->keys[i];
@@ -352,17 +351,16 @@ static void part_json(struct job *j, struct sink *s, enum part p, size_t r, int 
 
 static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
   int any = 0;
-  for (size_t a = 0; a < j->nm && j->lua_details; a++) { /* none: no Lua (another thread may be writing) */
+  for (size_t a = 0; a < j->nm; a++) {
     size_t m = j->by_name[a];
-    if (lua_getfield(j->L, j->details, j->mname[m]) != LUA_TTABLE) { lua_pop(j->L, 1); continue; }
-    if (lua_rawgeti(j->L, -1, (lua_Integer)r + 1) == LUA_TNIL) { lua_pop(j->L, 2); continue; }
+    const struct text *d = j->details[m] ? &j->details[m][r] : NULL;
+    if (!d || !d->s) continue;
     puts_(s, any ? "," : "{");
     any = 1;
     indent(s, depth + 1);
     put_q(s, j->qbase, &j->qmetric[m]);
     colon(s);
-    lua_json(j, s, depth + 1);
-    lua_pop(j->L, 1);
+    put(s, d->s, d->len);
   }
   if (!any) return puts_(s, "{}");
   indent(s, depth);
@@ -370,13 +368,6 @@ static void details_json(struct job *j, struct sink *s, size_t r, int depth) {
 }
 
 static void id_value(struct job *j, struct sink *s, size_t r, int depth) {
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_getfield(j->L, j->spec, "id_field");
-    lua_gettable(j->L, -2);
-    lua_remove(j->L, -2);
-    return lua_json(j, s, depth);
-  }
   if (j->id_col < 0) return puts_(s, "null");
   cell_json(j, s, &j->t->cols[j->id_col].cells[r], depth);
 }
@@ -445,9 +436,23 @@ static const char **names_sorted(lua_State *L, int list, size_t n, size_t **orde
   return names;
 }
 
+/* A list of n JSON texts (false: none) as an array left on the stack; the
+ * texts stay alive in the list. */
+static struct text *texts_of(lua_State *L, int list, size_t n) {
+  luaL_argcheck(L, lua_rawlen(L, list) == n, 1, "a text (or false) per row");
+  struct text *t = lua_newuserdatauv(L, (n + 1) * sizeof *t, 0);
+  for (size_t r = 0; r < n; r++) {
+    int type = lua_rawgeti(L, list, (lua_Integer)r + 1);
+    if (type != LUA_TSTRING && type != LUA_TBOOLEAN) luaL_error(L, "report: text %d of a list is a %s", (int)r + 1, lua_typename(L, type));
+    t[r].s = type == LUA_TSTRING ? lua_tolstring(L, -1, &t[r].len) : NULL;
+    lua_pop(L, 1);
+  }
+  return t;
+}
+
 static void read_job(lua_State *L, int spec, struct job *j) {
   memset(j, 0, sizeof *j);
-  j->L = L, j->spec = spec;
+  j->L = L;
   lua_getfield(L, spec, "table"), j->t = ltable_check(L, -1);
   lua_getfield(L, spec, "scores"), j->sc = lscores_check(L, -1);
   lua_getfield(L, spec, "sys_codes"), j->sys = lcodes_check(L, -1);
@@ -457,18 +462,23 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   int dcodes = opt_index(L, spec, "dim_codes");
   j->dvalues = opt_index(L, spec, "dim_values");
   if (!j->systems || !metrics || !dims || !dcodes || !j->dvalues) luaL_error(L, "report: incomplete spec");
-  j->details = opt_index(L, spec, "details");
+  int details = opt_index(L, spec, "details");
   lua_getfield(L, spec, "full_items");
   j->full_items = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  j->lua_rows = opt_index(L, spec, "lua_rows");
-  j->before = opt_index(L, spec, "before");
+  if (opt_index(L, spec, "rows")) j->rows = texts_of(L, lua_gettop(L), j->t->n);
   j->nm = lua_rawlen(L, metrics), j->ndims = lua_rawlen(L, dims);
   luaL_argcheck(L, j->nm == j->sc->m, 1, "one metric name per score column");
+  if (opt_index(L, spec, "baseline")) {
+    j->base = lscores_check(L, -1);
+    luaL_argcheck(L, j->base->n == j->t->n && j->base->m == j->nm, 1, "a baseline score per row and metric");
+  }
   j->mname = names_sorted(L, metrics, j->nm, &j->by_name);
-  for (size_t m = 0; m < j->nm && j->details; m++) {
-    j->lua_details |= lua_getfield(L, j->details, j->mname[m]) == LUA_TTABLE;
-    lua_pop(L, 1);
+  j->details = lua_newuserdatauv(L, (j->nm + 1) * sizeof *j->details, 0);
+  luaL_checkstack(L, (int)j->nm + 8, "too many metrics");
+  for (size_t m = 0; m < j->nm; m++) { /* each array left on the stack */
+    j->details[m] = details && lua_getfield(L, details, j->mname[m]) == LUA_TTABLE ? texts_of(L, lua_gettop(L), j->t->n) : NULL;
+    if (details) lua_remove(L, j->details[m] ? -2 : -1); /* the list stays alive in the spec */
   }
   j->dname = names_sorted(L, dims, j->ndims, &j->dims_by_name);
   j->dcodes = lua_newuserdatauv(L, (j->ndims + 1) * sizeof *j->dcodes, 0);
@@ -489,8 +499,8 @@ static void read_job(lua_State *L, int spec, struct job *j) {
   }
   lua_getfield(L, spec, "id_field");
   size_t n;
-  j->idf = luaL_checklstring(L, -1, &n); /* kept alive by the spec */
-  j->id_col = evt_col_index(j->t, j->idf, n);
+  const char *idf = luaL_checklstring(L, -1, &n); /* the field that names an item */
+  j->id_col = evt_col_index(j->t, idf, n);
   lua_pop(L, 1);
   j->keys = lua_newuserdatauv(L, (j->t->ncols + EVT_NLISTS) * sizeof *j->keys, 0); /* left on the stack */
   for (size_t c = 0; c < j->t->ncols; c++)
@@ -563,10 +573,15 @@ static struct sink *sink_open(lua_State *L, const char *path) {
 
 /* Finishes the sink: the file renamed into place (pushes true) or the
  * text pushed, then the number of invalid UTF-8 sequences replaced. */
+static void sink_check(lua_State *L, const struct sink *s) {
+  if (s->fail) lua_pushstring(L, s->fail), lua_error(L);
+  if (s->err == ENOMEM) evalua_nomem(L);
+}
+
 static int sink_close(lua_State *L, struct sink *s, const char *path) {
   flush(s);
+  sink_check(L, s);
   if (!path) {
-    if (s->err == ENOMEM) evalua_nomem(L);
     lua_pushlstring(L, s->mem ? s->mem : "", s->memlen);
     lua_pushinteger(L, (lua_Integer)s->replaced);
     return 2;
@@ -597,42 +612,52 @@ struct writer {
   lua_State *L;
 };
 
-struct block {
+/* What the two lanes share: the writer, the report's sink and a sink in
+ * memory per lane for the block it makes. */
+struct lanes {
   const struct writer *w;
-  struct sink *s;
-  size_t lo, hi;
+  struct sink *out, *t[2];
+  size_t n;
 };
 
-static void block_job(void *arg) {
-  struct block *b = arg;
-  b->w->range(b->w->ctx, b->s, b->lo, b->hi);
-  flush(b->s);
+static int make_block(void *ctx, int lane, size_t b) {
+  struct lanes *p = ctx;
+  struct sink *t = p->t[lane];
+  size_t lo = b * BLOCK;
+  p->w->range(p->w->ctx, t, lo, lo + BLOCK < p->n ? lo + BLOCK : p->n);
+  flush(t);
+  return t->err || t->fail; /* stops the lanes */
 }
 
-/* A block a thread wrote, appended to the report; written again here,
- * with Lua, when it met a value only Lua can encode. */
-static void take_block(struct block *b, struct sink *out) {
-  struct sink *t = b->s;
-  if (t->err) evalua_nomem(b->w->L);
-  if (t->needs_lua) b->w->range(b->w->ctx, out, b->lo, b->hi);
-  else put(out, t->mem, t->memlen), out->replaced += t->replaced;
-  t->memlen = t->len = 0, t->replaced = 0, t->needs_lua = 0;
+/* Appended to the report while the other lane makes its block, so the
+ * writing (to the file's pages) and the formatting overlap. */
+static void take_block(void *ctx, int lane, size_t b) {
+  struct lanes *p = ctx;
+  struct sink *t = p->t[lane];
+  (void)b;
+  put(p->out, t->mem, t->memlen), p->out->replaced += t->replaced;
+  t->memlen = t->len = 0, t->replaced = 0;
 }
 
-/* Rows [0, n) on two threads, a block each at a time, into memory, then
- * into the report in order. For writers that need no Lua. */
+/* Rows [0, n) on two threads, a block of BLOCK each at a time, appended
+ * in order. */
 static void write_parallel(const struct writer *w, struct sink *s, size_t n) {
   luaL_checkstack(w->L, 4, "report rows");
-  struct sink *t[2] = {sink_open(w->L, NULL), sink_open(w->L, NULL)};
-  t[0]->no_lua = t[1]->no_lua = 1;
-  for (size_t lo = 0; lo < n; lo += 2 * BLOCK) {
-    size_t mid = lo + BLOCK < n ? lo + BLOCK : n, hi = mid + BLOCK < n ? mid + BLOCK : n;
-    struct block b[2] = {{w, t[0], lo, mid}, {w, t[1], mid, hi}};
-    evalua_run_two(block_job, (void *[]){&b[0], &b[1]});
-    take_block(&b[0], s);
-    take_block(&b[1], s);
-  }
+  struct lanes p = {w, s, {sink_open(w->L, NULL), sink_open(w->L, NULL)}, n};
+  size_t blocks = (n + BLOCK - 1) / BLOCK, b = evalua_run_ordered(0, blocks, make_block, take_block, &p);
+  if (b < blocks) sink_check(w->L, p.t[b % 2]);
   lua_pop(w->L, 2);
+}
+
+/* The rows' texts are spread over the whole input: fetching row r's
+ * while row r - AHEAD is written hides most of the wait for memory (the
+ * id's load was 85% of the quoting's time). */
+#define AHEAD 16
+
+static void prefetch_text(const struct evt_table *t, long col, size_t r) {
+  if (col < 0) return;
+  const struct evt_cell *c = &t->cols[col].cells[r];
+  if (c->type == EVT_STR) __builtin_prefetch(t->text + c->v.off);
 }
 
 struct items_ctx {
@@ -644,6 +669,7 @@ struct items_ctx {
 static void items_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
   const struct items_ctx *c = ctx;
   for (size_t r = lo; r < hi; r++) {
+    if (r + AHEAD < hi) prefetch_text(c->j->t, c->j->id_col, r + AHEAD);
     if (r) puts_(s, ",");
     indent(s, c->depth + 1);
     item_json(c->j, s, r);
@@ -651,8 +677,7 @@ static void items_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
 }
 
 /* The items array, where the document holds the marker: on two threads
- * when no item needs Lua (no details, rows from a file) and there are
- * enough of them. */
+ * when there are enough of them. */
 static void write_items(void *ud, int depth) {
   struct items_hook *h = ud;
   struct job *j = h->j;
@@ -660,10 +685,18 @@ static void write_items(void *ud, int depth) {
   puts_(h->s, "[");
   struct items_ctx c = {j, depth};
   struct writer w = {items_range, &c, j->L};
-  if (j->t->n >= 2 * BLOCK && !j->lua_rows && !j->lua_details) write_parallel(&w, h->s, j->t->n);
+  if (j->t->n >= 2 * BLOCK) write_parallel(&w, h->s, j->t->n);
   else items_range(&c, h->s, 0, j->t->n);
   indent(h->s, depth);
   puts_(h->s, "]");
+}
+
+/* What Lua replaced making the spec's texts (columns.lua). */
+static size_t replaced_before(lua_State *L, int spec) {
+  lua_getfield(L, spec, "replaced");
+  lua_Integer n = luaL_optinteger(L, -1, 0);
+  lua_pop(L, 1);
+  return n > 0 ? (size_t)n : 0;
 }
 
 /* json(spec, doc, marker [, path]): the document, its items (the value
@@ -677,6 +710,7 @@ static int l_json(lua_State *L) {
   read_job(L, 1, &j);
   prequote(L, &j);
   struct sink *s = sink_open(L, path);
+  s->replaced += replaced_before(L, 1);
   struct items_hook h = {&j, s};
   struct evalua_json_out out = {put_cb, s, write_items, &h, 3};
   s->replaced += evalua_json_encode(L, 2, "  ", 0, &out);
@@ -753,38 +787,6 @@ static void csv_col_text(struct job *j, struct sink *s, size_t r, long c) {
   }
 }
 
-static void csv_cell_text(struct job *j, struct sink *s, size_t r, const char *key) {
-  if (j->lua_rows) {
-    lua_geti(j->L, j->lua_rows, (lua_Integer)r + 1);
-    lua_getfield(j->L, -1, key);
-    size_t n;
-    const char *v = lua_type(j->L, -1) == LUA_TNUMBER ? NULL : lua_tolstring(j->L, -1, &n);
-    if (lua_type(j->L, -1) == LUA_TNUMBER) number(s, lua_tonumber(j->L, -1));
-    else if (v) csv_text(s, v, n);
-    lua_pop(j->L, 2);
-    return;
-  }
-  csv_col_text(j, s, r, evt_col_index(j->t, key, strlen(key)));
-}
-
-/* The baseline's score of the row's item, or nothing. */
-static void csv_baseline(struct job *j, struct sink *s, size_t r, const char *sys, size_t m) {
-  lua_State *L = j->L;
-  int top = lua_gettop(L);
-  if (lua_getfield(L, j->before, sys) == LUA_TTABLE) {
-    if (j->lua_rows) lua_geti(L, j->lua_rows, (lua_Integer)r + 1), lua_getfield(L, -1, j->idf), lua_remove(L, -2);
-    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_STR)
-      lua_pushlstring(L, j->t->text + j->t->cols[j->id_col].cells[r].v.off, j->t->cols[j->id_col].cells[r].len);
-    else if (j->id_col >= 0 && j->t->cols[j->id_col].cells[r].type == EVT_INT)
-      lua_pushinteger(L, (lua_Integer)j->t->cols[j->id_col].cells[r].v.i);
-    else lua_pushnil(L);
-    if (!lua_isnil(L, -1) && lua_gettable(L, -2) == LUA_TTABLE && lua_getfield(L, -1, "scores") == LUA_TTABLE &&
-        lua_getfield(L, -1, j->mname[m]) == LUA_TNUMBER)
-      number(s, lua_tonumber(L, -1));
-  }
-  lua_settop(L, top);
-}
-
 /* What a CSV line needs besides the job: the reason columns, the columns
  * of query and answer, and the system and slice value cells, each made
  * once for the whole report. */
@@ -823,8 +825,7 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
   const struct csv_ctx *c = ctx;
   struct job *j = c->j;
   for (size_t r = lo; r < hi; r++) {
-    if (j->lua_rows) csv_cell_text(j, s, r, j->idf);
-    else csv_col_text(j, s, r, j->id_col);
+    csv_col_text(j, s, r, j->id_col);
     uint32_t code = j->sys->code[r];
     puts_(s, ","), put_q(s, c->cbase, &c->csys[code]);
     for (size_t k = 0; k < j->ndims; k++) puts_(s, ","), put_q(s, c->cbase, &c->cval[k][j->dcodes[k]->code[r]]);
@@ -832,7 +833,10 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
       puts_(s, ",");
       if (!j->sc->miss[m][r]) number(s, j->sc->val[m][r]);
     }
-    for (size_t m = 0; m < j->nm && j->before; m++) puts_(s, ","), csv_baseline(j, s, r, j->sysname[code], m);
+    for (size_t m = 0; m < j->nm && j->base; m++) {
+      puts_(s, ",");
+      if (!j->base->miss[m][r]) number(s, j->base->val[m][r]);
+    }
     for (size_t i = 0; i < c->nr; i++) {
       uint32_t w = j->sc->why[c->rcol[i]][r];
       puts_(s, ",");
@@ -840,17 +844,15 @@ static void csv_range(void *ctx, struct sink *s, size_t lo, size_t hi) {
       else if (j->sc->miss[c->rcol[i]][r]) puts_(s, "unmeasured");
     }
     puts_(s, ",");
-    if (j->lua_rows) csv_cell_text(j, s, r, "query");
-    else csv_col_text(j, s, r, c->qcol);
+    csv_col_text(j, s, r, c->qcol);
     puts_(s, ",");
-    if (j->lua_rows) csv_cell_text(j, s, r, "answer");
-    else csv_col_text(j, s, r, c->acol);
+    csv_col_text(j, s, r, c->acol);
     puts_(s, "\r\n");
   }
 }
 
 /* csv(spec, reason_metrics [, path]): header and one line per row, on two
- * threads when no line needs Lua (rows from a file, no baseline). */
+ * threads when there are enough of them. */
 static int l_csv(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE); /* 0-based metric indices with a reason column */
@@ -869,15 +871,16 @@ static int l_csv(lua_State *L) {
   struct csv_ctx c = {&j, rcol, nr, evt_col_index(j.t, "query", 5), evt_col_index(j.t, "answer", 6), NULL, NULL, NULL};
   csv_cells(L, &c);
   struct sink *s = sink_open(L, path);
+  s->replaced += replaced_before(L, 1);
   puts_(s, "id,system");
   for (size_t k = 0; k < j.ndims; k++) puts_(s, ","), csv_text(s, j.dname[k], strlen(j.dname[k]));
   for (size_t m = 0; m < j.nm; m++) puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m]));
-  for (size_t m = 0; m < j.nm && j.before; m++)
+  for (size_t m = 0; m < j.nm && j.base; m++)
     puts_(s, ","), csv_text(s, j.mname[m], strlen(j.mname[m])), puts_(s, ".baseline");
   for (size_t i = 0; i < nr; i++) puts_(s, ","), csv_text(s, j.mname[rcol[i]], strlen(j.mname[rcol[i]])), puts_(s, ".reason");
   puts_(s, ",query,answer\r\n");
   struct writer w = {csv_range, &c, L};
-  if (j.t->n >= 2 * BLOCK && !j.lua_rows && !j.before) write_parallel(&w, s, j.t->n);
+  if (j.t->n >= 2 * BLOCK) write_parallel(&w, s, j.t->n);
   else csv_range(&c, s, 0, j.t->n);
   return sink_close(L, s, path);
 }

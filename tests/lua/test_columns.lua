@@ -334,6 +334,77 @@ function test_json_report_rows_equal_the_loaded_rows()
   lu.assertTrue(text:find(item_text(res, ds, 2), 1, true) ~= nil)
 end
 
+-- Random JSON text: repeated keys, nulls, empty lists and objects,
+-- escapes (surrogate pairs, control bytes, "\/"), numbers of every kind and
+-- whitespace between tokens.
+local function random_json(depth)
+  local r = math.random(depth > 3 and 6 or 8)
+  local sp = ({ "", " ", " \t", "" })[math.random(4)]
+  if r == 1 then return ({ "null", "true", "false" })[math.random(3)] end
+  if r == 2 then
+    return ({ "0", "-0", "1", "-12", "0.1", "1e20", "1E-7", "2.5e+3", "12345678901234567890", "0.30000000000000004",
+              "123456789012345.6", "1.5e300", "-4.9e-324" })[math.random(13)]
+  end
+  if r <= 5 then
+    local parts = { '"' }
+    for _ = 1, math.random(0, 4) do
+      parts[#parts + 1] = ({ "a", "\\\"", "\\\\", "\\/", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\u0001", "é", "\\t", "x y" })[math.random(11)]
+    end
+    return table.concat(parts) .. '"'
+  end
+  local items = {}
+  for i = 1, math.random(0, 4) do
+    local v = random_json(depth + 1)
+    items[i] = r == 6 and v or ('"%s"%s:%s%s'):format(({ "k", "b", "a", "k", "\\u006b", "" })[math.random(6)], sp, sp, v)
+  end
+  local open, close = r == 6 and "[" or "{", r == 6 and "]" or "}"
+  return open .. sp .. table.concat(items, "," .. sp) .. sp .. close
+end
+
+-- A JSON-valued field in a report: what lua-cjson decodes from it, nulls
+-- stripped, as json.lua encodes it (the Lua route the C writer replaced),
+-- on one line in the row and indented when it is a full item's id.
+function test_json_valued_fields_are_written_as_json_lua_writes_them_decoded()
+  math.randomseed(7)
+  local raw, lines = {}, {}
+  for i = 1, 400 do
+    local v = random_json(0)
+    while not v:find("^[%[{]") do v = random_json(0) end
+    raw[i] = v
+    lines[i] = ('{"qid":"q%d","answer":"a","deep":%s}'):format(i, v)
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local strip = require("evalua.data.dataset").strip_nulls
+  local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false, id = "deep" })
+  local text = ev.report.render(res, "json", { items = "full" })
+  local bad = {}
+  for i = 1, #raw do
+    local want = strip(cjson.decode(raw[i]))
+    local row = ('"deep":%s,"qid":"q%d"'):format(json.encode(want), i)
+    local id = '\n      "id": ' .. json.encode(want, { indent = "  ", depth = 3 }) .. ',\n'
+    if not text:find(row, 1, true) or not text:find(id, 1, true) then bad[#bad + 1] = raw[i] end
+  end
+  lu.assertEquals(bad, {})
+end
+
+-- A field nested deeper than the encoder goes (64 levels under the
+-- document) loads, but its full report is refused with the encoder's
+-- words, on one thread or two; the compact report does not hold the row.
+function test_a_field_nested_too_deep_for_the_report_is_an_error()
+  local deep = ('{"qid":"q%%d","answer":"a","deep":%s1%s}'):format(("["):rep(64), ("]"):rep(64))
+  for n, at in pairs { [1] = 1, [20000] = 12000 } do -- 12000: in the second thread's block
+    local lines = {}
+    for i = 1, n do lines[i] = i == at and deep:format(i) or ('{"qid":"q%d","answer":"a"}'):format(i) end
+    local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+    lu.assertTrue(ok, ds)
+    local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false })
+    local ok2, err = pcall(ev.report.render, res, "json", { items = "full" })
+    lu.assertEquals({ ok2, err }, { false, "json: nesting deeper than 64 (a cycle?)" })
+    lu.assertEquals(#cjson.decode(ev.report.render(res, "json")).items, n)
+  end
+end
+
 function test_a_large_json_report_has_every_item_in_order()
   local lines = {}
   for i = 1, 20000 do
@@ -355,6 +426,79 @@ function test_a_large_json_report_has_every_item_in_order()
     end
     local lines = select(2, text:gsub("\n", "\n"))
     if form == "compact" then lu.assertTrue(lines < 20000 + 500, lines) end -- an item a line
+  end
+end
+
+-- Rows with a JSON-valued field (re-encoded in C, on either thread) first
+-- and last in blocks of 8,192, in two blocks one after the other and in the
+-- last one: every item in its place, the same text as json.lua's.
+function test_json_valued_fields_in_a_large_full_report_keep_every_item_in_order()
+  local deep = { [8193] = true, [24576] = true, [24577] = true, [33000] = true }
+  local lines = {}
+  for i = 1, 33000 do
+    lines[i] = ('{"qid":"q%d","answer":"a%d"%s}'):format(i, i % 7, deep[i] and (',"deep":{"z":%d,"a":[true,{"y":1,"b":null}]}'):format(i) or "")
+  end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "token_f1" }, ci = false })
+  local text = ev.report.render(res, "json", { items = "full" })
+  local doc = cjson.decode(text)
+  lu.assertEquals(#doc.items, 33000)
+  for _, i in ipairs { 1, 8192, 8193, 8194, 16384, 16385, 24575, 24576, 24577, 24578, 32768, 32769, 32999, 33000 } do
+    lu.assertTrue(text:find(item_text(res, ds, i), 1, true) ~= nil, "item " .. i)
+    lu.assertEquals(doc.items[i].id, "q" .. i)
+  end
+  lu.assertEquals(doc.items[24577].row.deep, { z = 24577, a = { true, { y = 1 } } })
+end
+
+-- A comparison's baseline scores in a CSV report past 16,384 rows (two
+-- threads since they are a score column): the baseline's score of each
+-- row's item under its system, empty where the baseline has none.
+function test_a_large_csv_report_has_each_rows_baseline_score()
+  local lines = {}
+  for i = 1, 20000 do lines[i] = ('{"qid":"q%d","answer":"a","gold_answers":["a"],"variant":"v%d"}'):format(i % 10000, i % 2) end
+  local ok, ds = load_text(table.concat(lines, "\n") .. "\n")
+  lu.assertTrue(ok, ds)
+  local res = ev.evaluate(ds, { metrics = { "exact_match" }, system = "variant", ci = false })
+  local before = { v0 = {}, v1 = {} }
+  for k = 0, 9999 do
+    if k % 3 ~= 0 then before["v" .. k % 2]["q" .. k] = { scores = { exact_match = k / 10000 } } end
+  end
+  ev.compare(res, { items = function() return before end }, { run_id = "r", aggregates = {} }, { resamples = 10 })
+  local got = {}
+  for line in ev.report.render(res, "csv"):gmatch("([^\r\n]*)\r\n") do got[#got + 1] = line end
+  lu.assertEquals({ got[1], #got }, { "id,system,exact_match,exact_match.baseline,query,answer", 20001 })
+  local bad = 0
+  for i = 1, 20000 do
+    local k = i % 10000
+    local want = ("q%d,v%d,1,%s,,a"):format(k, i % 2, k % 3 ~= 0 and json.number(k / 10000) or "")
+    if got[i + 1] ~= want then bad = bad + 1 end
+  end
+  lu.assertEquals(bad, 0)
+end
+
+-- Rows given as Lua tables with a judge's details, past 16,384 items:
+-- written on two threads from the texts made before the report, every
+-- item in its place as json.lua writes it, in both forms.
+function test_a_large_report_of_lua_rows_with_details_has_every_item_in_order()
+  local rows = {}
+  for i = 1, 20000 do rows[i] = { qid = "q" .. i, answer = "a" .. i % 7, extra = { n = i, tags = { "t" } } } end
+  local judged = { name = "j", fn = function(row) return { score = 1, reason = "r", seen = { row.qid } } end }
+  local ds = ev.dataset.from_rows(rows, "lua rows")
+  local res = ev.evaluate(ds, { metrics = { judged, "token_f1" }, ci = false })
+  for _, form in ipairs { "full", "compact" } do
+    local text = ev.report.render(res, "json", { items = form })
+    for _, i in ipairs { 1, 8192, 8193, 16384, 16385, 20000 } do
+      local it = res.items[i]
+      local item = { id = it.id, system = it.system, slices = it.slices, scores = it.scores, reasons = it.reasons,
+                     unmeasured = it.unmeasured, details = it.details, row = form == "full" and "\0row\0" or nil }
+      local want = form == "full" and json.encode(item, { indent = "  ", depth = 2 }) or json.encode(item)
+      if form == "full" then
+        local a, b = want:find(json.encode("\0row\0"), 1, true)
+        want = want:sub(1, a - 1) .. json.encode(rows[i]) .. want:sub(b + 1)
+      end
+      lu.assertTrue(text:find("\n    " .. want, 1, true) ~= nil, form .. " item " .. i)
+    end
   end
 end
 
@@ -383,8 +527,8 @@ function test_a_large_csv_report_has_every_line_in_order()
   lu.assertEquals(bad, 0)
 end
 
--- A row field holding JSON is written by Lua's decoder; a thread meeting
--- one hands its block back, and the report is the same as one thread's.
+-- A row field holding JSON is written as json.lua writes its decoding (keys
+-- sorted, nulls stripped) by either thread, as one thread writes it.
 function test_a_json_valued_field_in_a_large_full_report()
   local lines = {}
   for i = 1, 17000 do

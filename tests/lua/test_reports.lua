@@ -193,4 +193,41 @@ function test_terminal_says_when_unmeasured_items_have_several_reasons()
   lu.assertStrContains(out, "\none: 5 of 5 items unmeasured (no gold)\n")
 end
 
+-- A boolean id is written true/false in the CSV report whether the rows
+-- are Lua tables or read from a file, as the JSON report writes it (the
+-- Lua rows' cell was empty).
+function test_csv_writes_boolean_ids_from_lua_rows_and_from_files()
+  local rows = { { qid = "q1", ok = true, answer = "yes" }, { qid = "q2", ok = false, answer = "no" } }
+  local spec = { id = "ok", metrics = { { name = "m", fn = function() return 1 end } } }
+  local want = "id,system,m,query,answer\r\ntrue,all,1,,yes\r\nfalse,all,1,,no\r\n"
+  local from_rows = ev.evaluate(ev.dataset.from_rows(rows, "bool.jsonl"), spec)
+  lu.assertEquals(ev.report.render(from_rows, "csv"), want)
+  lu.assertStrContains(ev.report.render(from_rows, "json"), '"id": false,')
+  local dir = h.tmpdir()
+  h.write(dir .. "/bool.jsonl", '{"qid": "q1", "ok": true, "answer": "yes"}\n{"qid": "q2", "ok": false, "answer": "no"}\n')
+  local from_file = ev.evaluate(ev.dataset.load(dir .. "/bool.jsonl"), spec)
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(ev.report.render(from_file, "csv"), want)
+end
+
+-- Rows given as Lua tables with invalid UTF-8 in the id, answer, another
+-- field and a judge's details: each report says how many sequences it
+-- wrote as U+FFFD, and that is how many its text holds (the data has none).
+function test_each_report_counts_the_invalid_utf8_it_replaced()
+  local rows = { { qid = "q\xff1", answer = "a\xfe\xfdb", note = "n\xc3" }, { qid = "q2", answer = "ok" } }
+  local judged = { name = "m", fn = function(row) return { score = 1, reason = "r", detail = row.qid .. "\xe2\x82" } end }
+  local res = ev.evaluate(ev.dataset.from_rows(rows, "utf8.jsonl"), { metrics = { judged }, ci = false })
+  local dir = h.tmpdir()
+  local function fffd(path) return select(2, h.read(path):gsub("\xEF\xBF\xBD", "")) end
+  local got = {}
+  for _, f in ipairs { { "json", "compact" }, { "json", "full" }, { "csv" } } do
+    local path = dir .. "/r." .. f[1]
+    local n = require("evalua.report." .. f[1]).write(res, { items = f[2] }, path)
+    got[#got + 1] = { n, fffd(path) }
+  end
+  h.sh("rm -rf " .. dir)
+  lu.assertEquals(got[3], { 3, 3 }) -- the CSV: "q\xff1" one, "a\xfe\xfdb" two
+  for _, g in ipairs(got) do lu.assertEquals(g[1], g[2]) end
+end
+
 os.exit(lu.LuaUnit.run(), true)

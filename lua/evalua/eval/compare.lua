@@ -10,6 +10,8 @@
 --   by id, which is delta when every item is matched)
 --   cmp.flips[system][metric] = { to_fail = { ids }, to_pass = { ids } }
 --   cmp.before[system][id] = { scores = {...} }   (the baseline's item scores)
+--   cmp.baseline_scores   a score column: row i's item's baseline score of
+--                         metric j (what the CSV report writes beside each)
 --   cmp.warnings = { "judge model changed: ...", ... }  (what makes the runs unlike)
 -- ev.compare also attaches itself to res (res.comparison), so every report
 -- format shows it.
@@ -26,6 +28,7 @@ local results_mod = require "evalua.eval.results"
 local rows_by_system, pair_systems = results_mod.rows_by_system, results_mod.pair_systems
 local options = require "evalua.core.options"
 local history = require "evalua.history"
+local T = require "evalua._table"
 
 local KNOWN = options.set { "alpha", "pass", "resamples", "seed", "system_map" }
 local SYSTEMS_KNOWN = options.set { "baseline", "alpha", "resamples", "seed" }
@@ -64,8 +67,9 @@ local function push(pair, x, y)
 end
 
 -- One pass over a system's rows for metric j: the (baseline, current)
--- pairs of the whole run and of every slice, and the pass/fail flips.
-local function paired_scores(res, rows, ids, codes, j, before_items, metric, threshold)
+-- pairs of the whole run and of every slice, and the pass/fail flips; each
+-- row's baseline score into the column base.
+local function paired_scores(res, rows, ids, codes, j, before_items, metric, threshold, base)
   local all, by = { {}, {} }, {}
   for d in pairs(codes) do by[d] = {} end
   local to_fail, to_pass = {}, {}
@@ -73,6 +77,7 @@ local function paired_scores(res, rows, ids, codes, j, before_items, metric, thr
   for k, i in ipairs(rows) do
     local b = before_items[ids[k]]
     local x = b and b.scores and b.scores[metric]
+    if math.type(x) and x - x == 0 then base:set(i, j, x) end -- a finite number
     local y = x ~= nil and scores:get(i, j) or nil
     if y ~= nil then
       push(all, x, y)
@@ -165,7 +170,8 @@ local function compare(res, hist, baseline, opts)
   local alpha = opts.alpha or 0.05
   local before = hist:items(baseline)
   local cmp = { baseline = { run_id = baseline.run_id, label = baseline.label, time = baseline.time },
-                alpha = alpha, rows = {}, flips = {}, before = {}, warnings = warnings(res, baseline) }
+                alpha = alpha, rows = {}, flips = {}, before = {}, warnings = warnings(res, baseline),
+                baseline_scores = T.scores(res.n, #res.metrics) }
   local rows, ids = rows_by_system(res)
   local index = code_index(res)
   for s, system in ipairs(res.systems) do
@@ -176,7 +182,8 @@ local function compare(res, hist, baseline, opts)
     cmp.before[system] = before_items -- per-item baseline scores, for the CSV report
     for j, m in ipairs(res.metrics) do
       local threshold = (opts.pass or {})[m.name] or m.threshold or 0.5
-      local all, by, flips = paired_scores(res, rows[s], ids[s], codes, j, before_items, m.name, threshold)
+      local all, by, flips = paired_scores(res, rows[s], ids[s], codes, j, before_items, m.name, threshold,
+                                           cmp.baseline_scores)
       for _, d in ipairs(res.dims) do
         for _, v in ipairs(res:values_of(system, d)) do
           local a = res:agg(system, m.name, d, v)

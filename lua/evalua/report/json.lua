@@ -68,7 +68,7 @@ end
 -- Text that is not valid UTF-8 is written with U+FFFD for each invalid
 -- sequence (host/bindings/l_json.c); write returns their number.
 local function spec(res, form)
-  local sp = columns(res)
+  local sp = columns(res, form)
   sp.full_items = form == "full"
   return sp
 end

@@ -199,6 +199,19 @@ ev.map({1, 2, 3}, function(i) ev.sys.sleep(0.1) return i end, { label = "items" 
   lu.assertNotStrContains(r.stderr, "\r")
 end
 
+-- A limit passed inside an item ends the run (exit 3), as anywhere else:
+-- it was kept as the item's failure, and the run went on to exit 0.
+function TestMap:test_a_limit_passed_in_an_item_ends_the_run()
+  local r = h.run_script([[
+local ev = require "evalua"
+local out = ev.map({1}, function(i) while true do end end)
+io.stdout:write("after map: ", tostring(out[1].error), "\n")
+]], "--time-limit 0.3")
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stdout, "")
+  lu.assertStrContains(r.stderr, "time limit of 0.3 s exceeded (--time-limit)")
+end
+
 local code = lu.LuaUnit.run()
 mock:stop()
 os.exit(code, true)

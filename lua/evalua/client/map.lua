@@ -7,6 +7,7 @@ local run = require "evalua.core.run"
 local sys = require "evalua._sys"
 local client = require "evalua._client"
 local options = require "evalua.core.options"
+local caught = require "evalua.core.caught"
 local trace = require "evalua.judge.trace"
 
 local KNOWN = options.set { "concurrency", "progress", "quiet", "label" }
@@ -101,8 +102,8 @@ return function(items, fn, opts)
   -- Resumes worker w; true when it is waiting on a judge again.
   local function step(w, ...)
     local ok, a, eng, id = coroutine.resume(w.co, ...)
-    if not ok and type(a) == "table" and a.evalua_exit then
-      error(a, 0) -- ev.exit ends the run, it is not an item's failure
+    if not ok and caught.fatal(a) then
+      error(a, 0) -- ev.exit, a limit passed or no memory end the run: not an item's failure
     elseif not ok then
       settle(w, failure(a))
     elseif coroutine.status(w.co) == "dead" then

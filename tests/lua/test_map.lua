@@ -210,6 +210,15 @@ io.stdout:write("after map: ", tostring(out[1].error), "\n")
   lu.assertEquals(r.status, 3)
   lu.assertEquals(r.stdout, "")
   lu.assertStrContains(r.stderr, "time limit of 0.3 s exceeded (--time-limit)")
+  -- ev.evaluate's metric functions run through ev.map: the same there
+  r = h.run_script([[
+local ev = require "evalua"
+local res = ev.evaluate({ { qid = "a" } }, { metrics = { { name = "m", fn = function() while true do end end } }, ci = false })
+io.stdout:write("measured ", res:agg("all", "m").measured, "\n")
+]], "--time-limit 0.3")
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stdout, "")
+  lu.assertStrContains(r.stderr, "time limit of 0.3 s exceeded (--time-limit)")
 end
 
 local code = lu.LuaUnit.run()

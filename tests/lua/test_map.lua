@@ -219,6 +219,15 @@ io.stdout:write("measured ", res:agg("all", "m").measured, "\n")
   lu.assertEquals(r.status, 3)
   lu.assertEquals(r.stdout, "")
   lu.assertStrContains(r.stderr, "time limit of 0.3 s exceeded (--time-limit)")
+  -- and a metric that runs out of memory: the row was kept unmeasured, exit 0
+  r = h.run_script([[
+local ev = require "evalua"
+local res = ev.evaluate({ { qid = "a" } }, { metrics = { { name = "m", fn = function() return #("x"):rep(2e8) end } }, ci = false })
+io.stdout:write("measured ", res:agg("all", "m").measured, "\n")
+]], "--mem-limit 64")
+  lu.assertEquals(r.status, 3)
+  lu.assertEquals(r.stdout, "")
+  lu.assertStrContains(r.stderr, "memory limit of 64 MB exceeded (--mem-limit)")
 end
 
 local code = lu.LuaUnit.run()

@@ -5,6 +5,7 @@
 -- answered from recorded fixtures ({name =, arguments =, output =} rows,
 -- a list or a JSONL file), a call matching one by name and equal arguments.
 local equal = require "evalua.agent.equal"
+local caught = require "evalua.core.caught"
 local json = require "evalua.core.json"
 local options = require "evalua.core.options"
 
@@ -111,7 +112,7 @@ function M.answer(set, call, ctx)
   if tool.run then
     local ok, out = pcall(tool.run, call.arguments, ctx)
     if not ok then
-      if type(out) == "table" and out.evalua_exit then error(out, 0) end
+      if caught.fatal(out) then error(out, 0) end
       local why = ("tool '%s' raised: %s"):format(call.name, tostring(out))
       return "error: " .. why, why
     end

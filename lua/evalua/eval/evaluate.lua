@@ -15,6 +15,7 @@
 -- per-row metrics run inside ev.map, so a metric that asks the judge runs
 -- concurrently with the others while its code reads sequentially.
 local registry = require "evalua.core.registry"
+local caught = require "evalua.core.caught"
 local results_mod = require "evalua.eval.results"
 local dataset = require "evalua.data.dataset"
 local T = require "evalua._table"
@@ -70,7 +71,7 @@ end
 local function run_batch(metric, j, ds, record, ctx)
   local ok, values = pcall(metric.batch, ds.rows, ctx)
   if not ok then
-    if type(values) == "table" and values.evalua_exit then error(values, 0) end -- an exit request goes on
+    if caught.fatal(values) then error(values, 0) end -- an exit request, a limit, no memory go on
     error(("metric '%s' failed: %s"):format(metric.name, tostring(values)), 0)
   end
   if type(values) ~= "table" then
@@ -80,14 +81,14 @@ local function run_batch(metric, j, ds, record, ctx)
 end
 
 -- An error a metric raises makes that row unmeasured with the message; a
--- request to exit (ev.exit) is passed on. Returns the value and the judge
+-- request to exit, a limit passed or no memory (core.caught) is passed on. Returns the value and the judge
 -- calls it made.
 local function guarded(fn, row, ctx)
   trace.begin()
   local ok, v = pcall(fn, row, ctx)
   local calls = trace.finish()
   if ok then return v, calls end
-  if type(v) == "table" and v.evalua_exit then error(v, 0) end
+  if caught.fatal(v) then error(v, 0) end
   return { unmeasured = true, error = tostring(v) }, calls
 end
 
@@ -131,7 +132,7 @@ local function function_codes(ds, dim)
   for i = 1, ds.n do
     local ok, v = pcall(dim.fn, ds.rows[i])
     if not ok then
-      if type(v) == "table" and v.evalua_exit then error(v, 0) end
+      if caught.fatal(v) then error(v, 0) end
       dim.errors = (dim.errors or 0) + 1
       dim.error = dim.error or tostring(v)
       values[i] = "(error)"

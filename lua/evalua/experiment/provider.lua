@@ -17,6 +17,7 @@
 -- this run paid is in provider:stats()).
 -- See docs/prompts.md.
 local options = require "evalua.core.options"
+local caught = require "evalua.core.caught"
 local json = require "evalua.core.json"
 local template = require "evalua.experiment.template"
 local sender = require "evalua.experiment.provider_http"
@@ -108,7 +109,7 @@ local function offline_agent(o, agent)
     local out = agent_run(agent, prompt, row, function(messages, k)
       local ok, msg = pcall(o.policy, { messages = messages, row = row, step = k })
       if not ok then
-        if type(msg) == "table" and msg.evalua_exit then error(msg, 0) end
+        if caught.fatal(msg) then error(msg, 0) end
         return { ok = false, error = "the policy raised: " .. tostring(msg) }
       end
       if type(msg) ~= "table" then return { ok = false, error = "the policy returned no message table" } end

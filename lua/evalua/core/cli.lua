@@ -24,6 +24,7 @@
 -- A usage error prints one line and exits with status 2, through the same
 -- exit request as ev.exit, so a pcall around parse cannot keep the run going.
 local options = require "evalua.core.options"
+local caught = require "evalua.core.caught"
 local shard = require "evalua.scale.shard"
 local sys = require "evalua._sys"
 
@@ -312,7 +313,7 @@ M.usage_error = usage_error
 function M.try(fn, ...)
   local r = table.pack(pcall(fn, ...))
   if r[1] then return table.unpack(r, 2, r.n) end
-  if type(r[2]) == "table" then error(r[2], 0) end -- an exit request passes through
+  if type(r[2]) == "table" or caught.fatal(r[2]) then error(r[2], 0) end -- an exit request, a limit, no memory pass through
   usage_error("%s", (tostring(r[2]):gsub("^[^\n]-:%d+: ", "")))
 end
 

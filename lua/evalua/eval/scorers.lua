@@ -14,6 +14,7 @@
 -- as JSON values, so the order of keys never counts (autoevals compares
 -- JSON text, in which it does).
 local text = require "evalua.eval.text"
+local caught = require "evalua.core.caught"
 local json = require "evalua.core.json"
 local options = require "evalua.core.options"
 local J = require "evalua.experiment.assertions_json"
@@ -178,7 +179,7 @@ function M.metric(scorer, o)
                return { unmeasured = true, reason = ("no '%s' in the row"):format(a == nil and out_f or exp_f) }
              end
              local ok, s = pcall(fn, a, b, o.opts)
-             if not ok then return { unmeasured = true, reason = tostring(s):gsub("^.-: ", "", 1) } end
+             if not ok then return { unmeasured = true, reason = tostring(caught.pass_on(s)):gsub("^.-: ", "", 1) } end
              return s
            end }
 end

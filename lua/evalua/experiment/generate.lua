@@ -14,6 +14,7 @@
 -- is sent, so a missing variable stops the run naming file and line. The
 -- outputs go straight into C columns; no Lua table per row is kept.
 local options = require "evalua.core.options"
+local caught = require "evalua.core.caught"
 local template = require "evalua.experiment.template"
 local provider_mod = require "evalua.experiment.provider"
 local dataset = require "evalua.data.dataset"
@@ -103,7 +104,8 @@ local function render_all(ds, prompts)
       local row = ds.rows[i]
       local ok, s = pcall(p.t.render, p.t, row)
       if not ok then
-        sys.input_error(("%s:%s: prompt '%s': %s"):format(ds.path or "(rows)", tostring(row._line or i), p.name, s))
+        sys.input_error(("%s:%s: prompt '%s': %s"):format(ds.path or "(rows)", tostring(row._line or i), p.name,
+          caught.pass_on(s)))
       end
       texts[pi][i] = s
     end

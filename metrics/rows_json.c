@@ -40,7 +40,9 @@ static int syntax(struct jp *j, const char *what) {
   return fail(j, "invalid JSON at column %zu: %s", (size_t)(j->p - j->base) + 1, what);
 }
 
+/* Rows rarely hold whitespace: one compare per call finds there is none. */
 static void ws(struct jp *j) {
+  if (j->p >= j->end || (unsigned char)*j->p > ' ') return;
   while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
 }
 
@@ -312,7 +314,7 @@ static int cell_value(struct jp *j, struct evt_cell *c) {
   if (j->p >= j->end) return syntax(j, "expected a value");
   char ch = *j->p;
   if (ch == '"') {
-    evt_sref s;
+    evt_sref s = {0, 0};
     if (take_string(j, &s)) return -1;
     c->type = EVT_STR, c->len = s.len, c->v.off = s.off;
   } else if (ch == '{' || ch == '[') {
@@ -410,7 +412,7 @@ static int id_list(struct jp *j, enum evt_list_key k) {
   if (list_start(j, name, "a list of ids")) return -1;
   if (at_close(j, ']')) return 0;
   for (size_t i = 1;; i++) {
-    evt_sref id;
+    evt_sref id = {0, 0};
     if (id_value(j, &id, name, i, "", "id") || evt_list_push(j->t, k, id, 0))
       return j->err[0] ? -1 : fail(j, "not enough memory");
     int more = list_next(j);
@@ -422,7 +424,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   const char *name = evt_list_names[k];
   ws(j);
   if (scalar_ok && j->p < j->end && *j->p == '"') {
-    evt_sref s;
+    evt_sref s = {0, 0};
     if (take_string(j, &s)) return name_field(j, name, strlen(name), 0);
     if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     j->t->list[k].present[j->t->n] |= EVT_LIST_SCALAR;
@@ -433,7 +435,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   for (size_t i = 1;; i++) {
     ws(j);
     if (j->p >= j->end || *j->p != '"') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, kind_at(j));
-    evt_sref s;
+    evt_sref s = {0, 0};
     if (take_string(j, &s)) return name_field(j, name, strlen(name), i);
     if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     int more = list_next(j);
@@ -446,14 +448,36 @@ static int key_is(const char *k, size_t len, const char *name) {
   return strlen(name) == len && memcmp(k, name, len) == 0;
 }
 
+/* A key against a literal: the length first, then a compare the compiler
+ * inlines. */
+#define KEY_IS(k, len, lit) ((len) == sizeof lit - 1 && memcmp(k, lit, sizeof lit - 1) == 0)
+
 /* Reads a key into the arena's scratch space (not taken). */
-static int key(struct jp *j, const char **k, size_t *len) {
+static int arena_key(struct jp *j, const char **k, size_t *len) {
   ws(j);
   if (j->p >= j->end || *j->p != '"') return syntax(j, "expected a key in quotes");
   j->p++;
   if (string_body(j, len)) return -1;
-  *k = evt_text_room(j->t, 0);
+  *k = j->t->text + j->t->text_len; /* string_body made the room */
   return eat(j, ':', "expected ':'");
+}
+
+/* A key: in the line itself when it has no escape (nearly always: nothing
+ * is copied), else decoded into scratch space; *scratch says which. */
+static int key(struct jp *j, const char **k, size_t *len, int *scratch) {
+  ws(j);
+  *scratch = 0;
+  if (j->p < j->end && *j->p == '"') {
+    const char *s = j->p + 1;
+    size_t n = evt_plain(s, (size_t)(j->end - s));
+    if (s + n < j->end && s[n] == '"') {
+      *k = s, *len = n, j->p = s + n + 1;
+      if (j->p < j->end && *j->p == ':') return j->p++, 0;
+      return eat(j, ':', "expected ':'");
+    }
+  }
+  *scratch = 1;
+  return arena_key(j, k, len);
 }
 
 /* A finite number, for scores and grades. */
@@ -480,11 +504,12 @@ static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, in
     for (;;) {
       const char *k;
       size_t len;
-      if (key(j, &k, &len)) return -1;
-      if (key_is(k, len, "id")) {
+      int scratch;
+      if (key(j, &k, &len, &scratch)) return -1;
+      if (KEY_IS(k, len, "id")) {
         if (id_value(j, id, "retrieved", i, ".id", "a string id")) return -1;
         has_id = 1;
-      } else if (key_is(k, len, "score") && !is_null(j)) {
+      } else if (KEY_IS(k, len, "score") && !is_null(j)) {
         if (num_value(j, score, "retrieved", i, ".score")) return -1;
         *has_score = 1;
       } else if (skip_value(j, 1)) {
@@ -506,7 +531,7 @@ static int ranking(struct jp *j) {
   int first_scored = 0;
   for (size_t i = 1;; i++) {
     ws(j);
-    evt_sref id;
+    evt_sref id = {0, 0};
     double score = NAN;
     int scored = 0;
     if (j->p < j->end && *j->p == '{') {
@@ -537,7 +562,7 @@ static int grades(struct jp *j) {
   for (;;) {
     const char *k;
     size_t len;
-    if (key(j, &k, &len)) return -1;
+    if (arena_key(j, &k, &len)) return -1;
     evt_sref id = evt_text_take(j->t, len); /* the key is the id */
     double g;
     if (num_value(j, &g, "graded_relevance", 0, "")) { /* name the grade's key in the message */
@@ -585,11 +610,18 @@ static const char *cell_kind(const struct evt_cell *c, struct jp *j) {
 }
 
 static enum evt_want documented_scalar(const char *k, size_t len) {
-  if (key_is(k, len, "qid")) return EVT_W_ID;
-  static const char *const strings[] = {"query", "query_class", "variant", "language", "answer"};
-  for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
-    if (key_is(k, len, strings[i])) return EVT_W_STRING;
+  if (KEY_IS(k, len, "qid")) return EVT_W_ID;
+  if (KEY_IS(k, len, "query") || KEY_IS(k, len, "query_class") || KEY_IS(k, len, "variant") ||
+      KEY_IS(k, len, "language") || KEY_IS(k, len, "answer"))
+    return EVT_W_STRING;
   return EVT_W_ANY;
+}
+
+/* The list key k names, or -1. */
+static int list_key(const char *k, size_t len) {
+  for (int l = 0; l < EVT_NLISTS; l++)
+    if (key_is(k, len, evt_list_names[l])) return l;
+  return -1;
 }
 
 static int scalar_member(struct jp *j, const char *k, size_t len) {
@@ -632,11 +664,11 @@ static int list_member(struct jp *j, enum evt_list_key k) {
 static int member(struct jp *j) {
   const char *k;
   size_t len;
-  if (key(j, &k, &len)) return -1;
+  int scratch, l;
+  if (key(j, &k, &len, &scratch)) return -1;
   if (is_null(j)) return j->p += 4, 0; /* a null member is an absent key */
-  if (j->sc->rag)
-    for (int l = 0; l < EVT_NLISTS; l++)
-      if (key_is(k, len, evt_list_names[l])) return list_member(j, (enum evt_list_key)l);
+  if (j->sc->rag && (l = list_key(k, len)) >= 0) return list_member(j, (enum evt_list_key)l);
+  if (!scratch) return scalar_member(j, k, len);
   /* The key stays in scratch space until the value is read: copy it. */
   char small[256];
   char *name = len < sizeof small ? small : evm_new(&j->t->a, len + 1, 1);
@@ -726,9 +758,8 @@ int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char
   struct jp j = {s, s + len, s, t, sc, err, errlen, 0, 0};
   err[0] = '\0';
   int rc = -1;
-  if (sc->rag)
-    for (int l = 0; l < EVT_NLISTS; l++)
-      if (key_is(key, klen, evt_list_names[l])) rc = list_member(&j, (enum evt_list_key)l), l = EVT_NLISTS;
+  int l;
+  if (sc->rag && (l = list_key(key, klen)) >= 0) rc = list_member(&j, (enum evt_list_key)l);
   if (rc == -1 && !err[0]) rc = scalar_member(&j, key, klen);
   if (!rc) {
     ws(&j);

@@ -157,13 +157,15 @@ static int string_body(struct jp *j, size_t *len) {
       if (escape(j, o, &w)) return -1;
     } else if (c < 0x20) {
       return syntax(j, "a control character in a string");
-    } else { /* a run of multibyte sequences (Chinese text) before scanning again */
+    } else { /* a run of multibyte sequences (Chinese text) checked, then copied at once */
+      const char *run = j->p;
       do {
         size_t n = utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
         if (!n) return syntax(j, "invalid UTF-8 in a string");
-        memcpy(o + w, j->p, n);
-        w += n, j->p += n;
+        j->p += n;
       } while (j->p < j->end && (unsigned char)*j->p >= 0x80);
+      memcpy(o + w, run, (size_t)(j->p - run));
+      w += (size_t)(j->p - run);
     }
   }
   j->p++;
@@ -175,7 +177,7 @@ static int string_body(struct jp *j, size_t *len) {
 /* A string value into the arena. */
 #define TOO_LONG "a string longer than 16 MB"
 
-static int take_string(struct jp *j, evt_sref *out) {
+static inline int take_string(struct jp *j, evt_sref *out) {
   size_t len;
   j->p++; /* the quote */
   if (string_body(j, &len)) return -1;
@@ -249,6 +251,32 @@ static int number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
   buf[n] = '\0';
   *dv = strtod(buf, NULL);
   if (!isfinite(*dv)) return fail(j, "%s", "number out of range");
+  return 0;
+}
+
+/* The common number, inline: at most 15 digits and no exponent, so that
+ * its digits are exact in a double and it is one division (number's own
+ * fast path, and its result); anything else goes to number. */
+static inline int quick_number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
+  const char *q = j->p, *end = j->end;
+  int neg = q < end && *q == '-';
+  const char *first = q += neg;
+  uint64_t m = 0; /* wraps on long runs of digits, which go to number */
+  unsigned v;
+  while (q < end && (v = (unsigned char)*q - (unsigned)'0') < 10) m = m * 10 + v, q++;
+  size_t ni = (size_t)(q - first), nf = 0;
+  int frac = q < end && *q == '.';
+  if (frac) {
+    const char *f = ++q;
+    while (q < end && (v = (unsigned char)*q - (unsigned)'0') < 10) m = m * 10 + v, q++;
+    nf = (size_t)(q - f);
+  }
+  if (!ni || (frac && !nf) || ni + nf > 15 || (ni > 1 && *first == '0') || (q < end && (*q == 'e' || *q == 'E')))
+    return number(j, is_int, iv, dv);
+  j->p = q;
+  *is_int = !frac;
+  if (!frac) *iv = neg ? -(int64_t)m : (int64_t)m;
+  else *dv = neg ? -((double)m / pow10s[nf]) : (double)m / pow10s[nf];
   return 0;
 }
 
@@ -334,7 +362,7 @@ static int cell_value(struct jp *j, struct evt_cell *c) {
     c->type = EVT_NULL;
   } else {
     int is_int;
-    if (number(j, &is_int, &c->v.i, &c->v.d)) return -1;
+    if (quick_number(j, &is_int, &c->v.i, &c->v.d)) return -1;
     c->type = is_int ? EVT_INT : EVT_NUM;
   }
   return 0;
@@ -362,14 +390,14 @@ static size_t i64_text(int64_t v, char *o) {
 /* An id: a string, or an integer kept as its decimal text (as written
  * when it does not fit 64 bits). The number is scanned once; the kind of
  * a value that is neither is looked at only for the message. */
-static int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, const char *suffix, const char *want) {
+static inline int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, const char *suffix, const char *want) {
   ws(j);
   if (j->p < j->end && *j->p == '"') return take_string(j, id);
   const char *at = j->p;
   int is_int;
   int64_t v;
   double d;
-  if (j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !number(j, &is_int, &v, &d)) {
+  if (j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !quick_number(j, &is_int, &v, &d)) {
     const char *k = is_int ? "integer" : kind_at(&(struct jp){at, j->p, j->base, j->t, j->sc, j->err, j->errlen, 0, 0});
     if (strcmp(k, "integer")) return j->p = at, field_fail(j, name, i, suffix, want, k);
     size_t n = (size_t)(j->p - at);
@@ -464,7 +492,7 @@ static int arena_key(struct jp *j, const char **k, size_t *len) {
 
 /* A key: in the line itself when it has no escape (nearly always: nothing
  * is copied), else decoded into scratch space; *scratch says which. */
-static int key(struct jp *j, const char **k, size_t *len, int *scratch) {
+static inline int key(struct jp *j, const char **k, size_t *len, int *scratch) {
   ws(j);
   *scratch = 0;
   if (j->p < j->end && *j->p == '"') {
@@ -481,13 +509,13 @@ static int key(struct jp *j, const char **k, size_t *len, int *scratch) {
 }
 
 /* A finite number, for scores and grades. */
-static int num_value(struct jp *j, double *d, const char *name, size_t i, const char *suffix) {
+static inline int num_value(struct jp *j, double *d, const char *name, size_t i, const char *suffix) {
   ws(j);
   if (j->p >= j->end || (*j->p != '-' && (*j->p < '0' || *j->p > '9'))) /* not a number: its kind for the message */
     return field_fail(j, name, i, suffix, "number", kind_at(j));
   int is_int;
   int64_t v;
-  if (number(j, &is_int, &v, d)) {
+  if (quick_number(j, &is_int, &v, d)) {
     if (i) return fail(j, "field '%s[%zu]%s': number out of range", name, i, suffix);
     return fail(j, "field '%s%s': number out of range", name, suffix);
   }
@@ -502,7 +530,7 @@ static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, in
   *has_score = 0;
   if (!at_close(j, '}'))
     for (;;) {
-      const char *k;
+      const char *k = NULL;
       size_t len;
       int scratch;
       if (key(j, &k, &len, &scratch)) return -1;
@@ -560,7 +588,7 @@ static int grades(struct jp *j) {
   j->p++;
   if (at_close(j, '}')) return 0;
   for (;;) {
-    const char *k;
+    const char *k = NULL;
     size_t len;
     if (arena_key(j, &k, &len)) return -1;
     evt_sref id = evt_text_take(j->t, len); /* the key is the id */
@@ -662,7 +690,7 @@ static int list_member(struct jp *j, enum evt_list_key k) {
 }
 
 static int member(struct jp *j) {
-  const char *k;
+  const char *k = NULL;
   size_t len;
   int scratch, l;
   if (key(j, &k, &len, &scratch)) return -1;

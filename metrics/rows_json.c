@@ -137,18 +137,10 @@ static int escape(struct jp *j, char *o, size_t *w) {
   return 0;
 }
 
-/* Decodes the string at p (after its opening quote) to the end of the
- * arena without taking it; *len gets its length. */
-static int string_body(struct jp *j, size_t *len) {
-  size_t room = (size_t)(j->end - j->p);
-  struct evt_table *t = j->t;
-  char *o = t->text_cap - t->text_len > room ? t->text + t->text_len : evt_text_room(t, room);
-  if (!o) return fail(j, "not enough memory");
-  size_t w = 0;
+/* The rest of a string from p, its first w bytes decoded at o: escapes,
+ * multibyte sequences, then plain bytes again, to the closing quote. */
+static int string_rest(struct jp *j, char *o, size_t w, size_t *len) {
   for (;;) {
-    const char *s = j->p;
-    size_t k = evt_copy_plain(o + w, s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
-    w += k, j->p += k;
     if (j->p >= j->end) return syntax(j, "unterminated string");
     unsigned char c = (unsigned char)*j->p;
     if (c == '"') break;
@@ -167,11 +159,28 @@ static int string_body(struct jp *j, size_t *len) {
       memcpy(o + w, run, (size_t)(j->p - run));
       w += (size_t)(j->p - run);
     }
+    size_t k = evt_copy_plain(o + w, j->p, (size_t)(j->end - j->p)); /* many bytes at a time (evalua/scan.h) */
+    w += k, j->p += k;
   }
   j->p++;
   if (w > UINT32_MAX) return fail(j, "a string longer than 4 GB");
   *len = w;
   return 0;
+}
+
+/* Decodes the string at p (after its opening quote) to the end of the
+ * arena without taking it; *len gets its length. Inline up to the first
+ * byte that is not plain: most strings (ids, keys, English text) end
+ * there with their quote. */
+static inline int string_body(struct jp *j, size_t *len) {
+  size_t room = (size_t)(j->end - j->p);
+  struct evt_table *t = j->t;
+  char *o = t->text_cap - t->text_len > room ? t->text + t->text_len : evt_text_room(t, room);
+  if (!o) return fail(j, "not enough memory");
+  size_t k = evt_copy_plain(o, j->p, room);
+  j->p += k;
+  if (k < room && *j->p == '"' && k <= UINT32_MAX) return j->p++, *len = k, 0;
+  return string_rest(j, o, k, len);
 }
 
 /* A string value into the arena. */
@@ -533,7 +542,9 @@ static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, in
       const char *k = NULL;
       size_t len;
       int scratch;
-      if (key(j, &k, &len, &scratch)) return -1;
+      if (j->end - j->p >= 5 && memcmp(j->p, "\"id\":", 5) == 0) k = "id", len = 2, j->p += 5; /* as writers put them */
+      else if (j->end - j->p >= 8 && memcmp(j->p, "\"score\":", 8) == 0) k = "score", len = 5, j->p += 8;
+      else if (key(j, &k, &len, &scratch)) return -1;
       if (KEY_IS(k, len, "id")) {
         if (id_value(j, id, "retrieved", i, ".id", "a string id")) return -1;
         has_id = 1;

@@ -265,12 +265,13 @@ static int number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
 
 /* The common number, inline: at most 15 digits and no exponent, so that
  * its digits are exact in a double and it is one division (number's own
- * fast path, and its result); anything else goes to number. */
-static inline int quick_number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
-  const char *q = j->p, *end = j->end;
+ * fast path, and its result); 1 when read, 0 (nothing moved) when not
+ * short, and quick_number gives those to number. */
+static inline int short_number(const char **at, const char *end, int *is_int, int64_t *iv, double *dv) {
+  const char *q = *at;
   int neg = q < end && *q == '-';
   const char *first = q += neg;
-  uint64_t m = 0; /* wraps on long runs of digits, which go to number */
+  uint64_t m = 0; /* wraps on long runs of digits, which are not short */
   unsigned v;
   while (q < end && (v = (unsigned char)*q - (unsigned)'0') < 10) m = m * 10 + v, q++;
   size_t ni = (size_t)(q - first), nf = 0;
@@ -281,12 +282,16 @@ static inline int quick_number(struct jp *j, int *is_int, int64_t *iv, double *d
     nf = (size_t)(q - f);
   }
   if (!ni || (frac && !nf) || ni + nf > 15 || (ni > 1 && *first == '0') || (q < end && (*q == 'e' || *q == 'E')))
-    return number(j, is_int, iv, dv);
-  j->p = q;
+    return 0;
+  *at = q;
   *is_int = !frac;
   if (!frac) *iv = neg ? -(int64_t)m : (int64_t)m;
   else *dv = neg ? -((double)m / pow10s[nf]) : (double)m / pow10s[nf];
-  return 0;
+  return 1;
+}
+
+static inline int quick_number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
+  return short_number(&j->p, j->end, is_int, iv, dv) ? 0 : number(j, is_int, iv, dv);
 }
 
 /* ---- skipping (validating) a value ------------------------------------------ */
@@ -563,6 +568,30 @@ static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, in
   return 0;
 }
 
+/* An entry exactly as writers put it, {"id":"ID","score":N} with a plain
+ * id and a short number: read straight through, 1. Anything else (spaces,
+ * other keys, escapes, errors) is 0 with nothing moved or taken, and
+ * ranked_object reads it from the same place. */
+static int quick_entry(struct jp *j, evt_sref *id, double *score) {
+  const char *s = j->p + 7, *end = j->end;
+  struct evt_table *t = j->t;
+  if (end - j->p < 8 || memcmp(j->p, "{\"id\":\"", 7)) return 0;
+  size_t room = (size_t)(end - s);
+  if (t->text_cap - t->text_len <= room) return 0;
+  size_t n = evt_copy_plain(t->text + t->text_len, s, room);
+  if (n >= room || s[n] != '"' || n > EVT_MAX_FIELD) return 0;
+  const char *q = s + n + 1;
+  if (end - q < 10 || memcmp(q, ",\"score\":", 9)) return 0;
+  q += 9;
+  int is_int;
+  int64_t v;
+  if (!short_number(&q, end, &is_int, &v, score) || q >= end || *q != '}') return 0;
+  if (is_int) *score = (double)v;
+  j->p = q + 1;
+  *id = evt_text_take(t, n);
+  return 1;
+}
+
 static int ranking(struct jp *j) {
   if (list_start(j, "retrieved", "a list of ids or {id=, score=}")) return -1;
   uint8_t *flags = &j->t->list[EVT_RETRIEVED].present[j->t->n];
@@ -574,7 +603,8 @@ static int ranking(struct jp *j) {
     double score = NAN;
     int scored = 0;
     if (j->p < j->end && *j->p == '{') {
-      if (ranked_object(j, i, &id, &score, &scored)) return -1;
+      if (quick_entry(j, &id, &score)) scored = 1;
+      else if (ranked_object(j, i, &id, &score, &scored)) return -1;
       *flags |= EVT_LIST_OBJECTS;
     } else if (id_value(j, &id, "retrieved", i, "", "an id or {id=, score=}")) {
       return -1;

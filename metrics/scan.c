@@ -1,4 +1,5 @@
-/* The structural pass of the JSON reader (evalua/scan.h). */
+/* The structural pass of the JSON reader (evalua/scan.h): the portable
+ * forms; the SSE2 ones are inline in the header. */
 #include <stdint.h>
 #include <string.h>
 

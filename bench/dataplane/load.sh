@@ -7,26 +7,9 @@
 # usage: bench/dataplane/load.sh REF_EVALUA NEW_EVALUA [ROWS] [RUNS]
 set -eu
 ref=$1 new=$2 rows=${3:-1000000} runs=${4:-5}
-src=$(cd "$(dirname "$0")" && pwd)
-dir=${BENCH_DIR:-${TMPDIR:-/tmp}/evalua-bench-dataplane}
-mkdir -p "$dir/ref" "$dir/new"
-data=$dir/rows.$rows.jsonl
-[ -f "$data" ] || "$new" run "$src/gen.lua" "$data" "$rows"
-: > "$dir/load_times"
-i=0
-while [ $i -lt "$runs" ]; do
-  for who in ref new; do
-    eval bin=\$$who
-    "$bin" run "$src/load.lua" "$data" | sed "s/^/$who /" >> "$dir/load_times"
-  done
-  i=$((i + 1))
-done
-awk -v rows="$rows" '
-  function median(list, n,   a, i, j, t) {
-    split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+. "$(dirname "$0")/alternate.sh"
+alternate "$dir/load_times" load.lua
+awk -v rows="$rows" "$MEDIAN"'
   { w[$1] = w[$1] " " $2; c[$1] = c[$1] " " $3; n[$1]++ }
   END {
     rw = median(w["ref"], n["ref"]); rc = median(c["ref"], n["ref"]); nw = median(w["new"], n["new"]); nc = median(c["new"], n["new"])
@@ -34,7 +17,7 @@ awk -v rows="$rows" '
   }' "$dir/load_times"
 for who in ref new; do
   eval bin=\$$who
-  "$bin" run "$src/load.lua" "$data" "$dir/$who" > /dev/null
+  "$bin" run "$src/load.lua" "$data" "$dir/$who" write > /dev/null
   grep -v '"time":' "$dir/$who/load.json" > "$dir/$who/load.rows"
 done
 if cmp -s "$dir/ref/load.rows" "$dir/new/load.rows"; then echo "loaded rows: byte-identical"; else echo "loaded rows: DIFFER"; fi

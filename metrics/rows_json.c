@@ -40,7 +40,9 @@ static int syntax(struct jp *j, const char *what) {
   return fail(j, "invalid JSON at column %zu: %s", (size_t)(j->p - j->base) + 1, what);
 }
 
+/* Rows rarely hold whitespace: one compare per call finds there is none. */
 static void ws(struct jp *j) {
+  if (j->p >= j->end || (unsigned char)*j->p > ' ') return;
   while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
 }
 
@@ -135,18 +137,10 @@ static int escape(struct jp *j, char *o, size_t *w) {
   return 0;
 }
 
-/* Decodes the string at p (after its opening quote) to the end of the
- * arena without taking it; *len gets its length. */
-static int string_body(struct jp *j, size_t *len) {
-  size_t room = (size_t)(j->end - j->p);
-  struct evt_table *t = j->t;
-  char *o = t->text_cap - t->text_len > room ? t->text + t->text_len : evt_text_room(t, room);
-  if (!o) return fail(j, "not enough memory");
-  size_t w = 0;
+/* The rest of a string from p, its first w bytes decoded at o: escapes,
+ * multibyte sequences, then plain bytes again, to the closing quote. */
+static int string_rest(struct jp *j, char *o, size_t w, size_t *len) {
   for (;;) {
-    const char *s = j->p;
-    size_t k = evt_copy_plain(o + w, s, (size_t)(j->end - s)); /* many bytes at a time (evalua/scan.h) */
-    w += k, j->p += k;
     if (j->p >= j->end) return syntax(j, "unterminated string");
     unsigned char c = (unsigned char)*j->p;
     if (c == '"') break;
@@ -155,14 +149,18 @@ static int string_body(struct jp *j, size_t *len) {
       if (escape(j, o, &w)) return -1;
     } else if (c < 0x20) {
       return syntax(j, "a control character in a string");
-    } else { /* a run of multibyte sequences (Chinese text) before scanning again */
+    } else { /* a run of multibyte sequences (Chinese text) checked, then copied at once */
+      const char *run = j->p;
       do {
         size_t n = utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
         if (!n) return syntax(j, "invalid UTF-8 in a string");
-        memcpy(o + w, j->p, n);
-        w += n, j->p += n;
+        j->p += n;
       } while (j->p < j->end && (unsigned char)*j->p >= 0x80);
+      memcpy(o + w, run, (size_t)(j->p - run));
+      w += (size_t)(j->p - run);
     }
+    size_t k = evt_copy_plain(o + w, j->p, (size_t)(j->end - j->p)); /* many bytes at a time (evalua/scan.h) */
+    w += k, j->p += k;
   }
   j->p++;
   if (w > UINT32_MAX) return fail(j, "a string longer than 4 GB");
@@ -170,10 +168,25 @@ static int string_body(struct jp *j, size_t *len) {
   return 0;
 }
 
+/* Decodes the string at p (after its opening quote) to the end of the
+ * arena without taking it; *len gets its length. Inline up to the first
+ * byte that is not plain: most strings (ids, keys, English text) end
+ * there with their quote. */
+static inline int string_body(struct jp *j, size_t *len) {
+  size_t room = (size_t)(j->end - j->p);
+  struct evt_table *t = j->t;
+  char *o = t->text_cap - t->text_len > room ? t->text + t->text_len : evt_text_room(t, room);
+  if (!o) return fail(j, "not enough memory");
+  size_t k = evt_copy_plain(o, j->p, room);
+  j->p += k;
+  if (k < room && *j->p == '"' && k <= UINT32_MAX) return j->p++, *len = k, 0;
+  return string_rest(j, o, k, len);
+}
+
 /* A string value into the arena. */
 #define TOO_LONG "a string longer than 16 MB"
 
-static int take_string(struct jp *j, evt_sref *out) {
+static inline int take_string(struct jp *j, evt_sref *out) {
   size_t len;
   j->p++; /* the quote */
   if (string_body(j, &len)) return -1;
@@ -250,6 +263,37 @@ static int number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
   return 0;
 }
 
+/* The common number, inline: at most 15 digits and no exponent, so that
+ * its digits are exact in a double and it is one division (number's own
+ * fast path, and its result); 1 when read, 0 (nothing moved) when not
+ * short, and quick_number gives those to number. */
+static inline int short_number(const char **at, const char *end, int *is_int, int64_t *iv, double *dv) {
+  const char *q = *at;
+  int neg = q < end && *q == '-';
+  const char *first = q += neg;
+  uint64_t m = 0; /* wraps on long runs of digits, which are not short */
+  unsigned v;
+  while (q < end && (v = (unsigned char)*q - (unsigned)'0') < 10) m = m * 10 + v, q++;
+  size_t ni = (size_t)(q - first), nf = 0;
+  int frac = q < end && *q == '.';
+  if (frac) {
+    const char *f = ++q;
+    while (q < end && (v = (unsigned char)*q - (unsigned)'0') < 10) m = m * 10 + v, q++;
+    nf = (size_t)(q - f);
+  }
+  if (!ni || (frac && !nf) || ni + nf > 15 || (ni > 1 && *first == '0') || (q < end && (*q == 'e' || *q == 'E')))
+    return 0;
+  *at = q;
+  *is_int = !frac;
+  if (!frac) *iv = neg ? -(int64_t)m : (int64_t)m;
+  else *dv = neg ? -((double)m / pow10s[nf]) : (double)m / pow10s[nf];
+  return 1;
+}
+
+static inline int quick_number(struct jp *j, int *is_int, int64_t *iv, double *dv) {
+  return short_number(&j->p, j->end, is_int, iv, dv) ? 0 : number(j, is_int, iv, dv);
+}
+
 /* ---- skipping (validating) a value ------------------------------------------ */
 
 static int skip_value(struct jp *j, int depth);
@@ -312,7 +356,7 @@ static int cell_value(struct jp *j, struct evt_cell *c) {
   if (j->p >= j->end) return syntax(j, "expected a value");
   char ch = *j->p;
   if (ch == '"') {
-    evt_sref s;
+    evt_sref s = {0, 0};
     if (take_string(j, &s)) return -1;
     c->type = EVT_STR, c->len = s.len, c->v.off = s.off;
   } else if (ch == '{' || ch == '[') {
@@ -332,7 +376,7 @@ static int cell_value(struct jp *j, struct evt_cell *c) {
     c->type = EVT_NULL;
   } else {
     int is_int;
-    if (number(j, &is_int, &c->v.i, &c->v.d)) return -1;
+    if (quick_number(j, &is_int, &c->v.i, &c->v.d)) return -1;
     c->type = is_int ? EVT_INT : EVT_NUM;
   }
   return 0;
@@ -360,14 +404,14 @@ static size_t i64_text(int64_t v, char *o) {
 /* An id: a string, or an integer kept as its decimal text (as written
  * when it does not fit 64 bits). The number is scanned once; the kind of
  * a value that is neither is looked at only for the message. */
-static int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, const char *suffix, const char *want) {
+static inline int id_value(struct jp *j, evt_sref *id, const char *name, size_t i, const char *suffix, const char *want) {
   ws(j);
   if (j->p < j->end && *j->p == '"') return take_string(j, id);
   const char *at = j->p;
   int is_int;
   int64_t v;
   double d;
-  if (j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !number(j, &is_int, &v, &d)) {
+  if (j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !quick_number(j, &is_int, &v, &d)) {
     const char *k = is_int ? "integer" : kind_at(&(struct jp){at, j->p, j->base, j->t, j->sc, j->err, j->errlen, 0, 0});
     if (strcmp(k, "integer")) return j->p = at, field_fail(j, name, i, suffix, want, k);
     size_t n = (size_t)(j->p - at);
@@ -410,7 +454,7 @@ static int id_list(struct jp *j, enum evt_list_key k) {
   if (list_start(j, name, "a list of ids")) return -1;
   if (at_close(j, ']')) return 0;
   for (size_t i = 1;; i++) {
-    evt_sref id;
+    evt_sref id = {0, 0};
     if (id_value(j, &id, name, i, "", "id") || evt_list_push(j->t, k, id, 0))
       return j->err[0] ? -1 : fail(j, "not enough memory");
     int more = list_next(j);
@@ -422,7 +466,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   const char *name = evt_list_names[k];
   ws(j);
   if (scalar_ok && j->p < j->end && *j->p == '"') {
-    evt_sref s;
+    evt_sref s = {0, 0};
     if (take_string(j, &s)) return name_field(j, name, strlen(name), 0);
     if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     j->t->list[k].present[j->t->n] |= EVT_LIST_SCALAR;
@@ -433,7 +477,7 @@ static int string_list(struct jp *j, enum evt_list_key k, int scalar_ok) {
   for (size_t i = 1;; i++) {
     ws(j);
     if (j->p >= j->end || *j->p != '"') return fail(j, "field '%s[%zu]': expected string, got %s", name, i, kind_at(j));
-    evt_sref s;
+    evt_sref s = {0, 0};
     if (take_string(j, &s)) return name_field(j, name, strlen(name), i);
     if (evt_list_push(j->t, k, s, 0)) return fail(j, "not enough memory");
     int more = list_next(j);
@@ -446,24 +490,46 @@ static int key_is(const char *k, size_t len, const char *name) {
   return strlen(name) == len && memcmp(k, name, len) == 0;
 }
 
+/* A key against a literal: the length first, then a compare the compiler
+ * inlines. */
+#define KEY_IS(k, len, lit) ((len) == sizeof lit - 1 && memcmp(k, lit, sizeof lit - 1) == 0)
+
 /* Reads a key into the arena's scratch space (not taken). */
-static int key(struct jp *j, const char **k, size_t *len) {
+static int arena_key(struct jp *j, const char **k, size_t *len) {
   ws(j);
   if (j->p >= j->end || *j->p != '"') return syntax(j, "expected a key in quotes");
   j->p++;
   if (string_body(j, len)) return -1;
-  *k = evt_text_room(j->t, 0);
+  *k = j->t->text + j->t->text_len; /* string_body made the room */
   return eat(j, ':', "expected ':'");
 }
 
+/* A key: in the line itself when it has no escape (nearly always: nothing
+ * is copied), else decoded into scratch space; *scratch says which. */
+static inline int key(struct jp *j, const char **k, size_t *len, int *scratch) {
+  ws(j);
+  *scratch = 0;
+  if (j->p < j->end && *j->p == '"') {
+    const char *s = j->p + 1;
+    size_t n = evt_plain(s, (size_t)(j->end - s));
+    if (s + n < j->end && s[n] == '"') {
+      *k = s, *len = n, j->p = s + n + 1;
+      if (j->p < j->end && *j->p == ':') return j->p++, 0;
+      return eat(j, ':', "expected ':'");
+    }
+  }
+  *scratch = 1;
+  return arena_key(j, k, len);
+}
+
 /* A finite number, for scores and grades. */
-static int num_value(struct jp *j, double *d, const char *name, size_t i, const char *suffix) {
+static inline int num_value(struct jp *j, double *d, const char *name, size_t i, const char *suffix) {
   ws(j);
   if (j->p >= j->end || (*j->p != '-' && (*j->p < '0' || *j->p > '9'))) /* not a number: its kind for the message */
     return field_fail(j, name, i, suffix, "number", kind_at(j));
   int is_int;
   int64_t v;
-  if (number(j, &is_int, &v, d)) {
+  if (quick_number(j, &is_int, &v, d)) {
     if (i) return fail(j, "field '%s[%zu]%s': number out of range", name, i, suffix);
     return fail(j, "field '%s%s': number out of range", name, suffix);
   }
@@ -478,13 +544,16 @@ static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, in
   *has_score = 0;
   if (!at_close(j, '}'))
     for (;;) {
-      const char *k;
+      const char *k = NULL;
       size_t len;
-      if (key(j, &k, &len)) return -1;
-      if (key_is(k, len, "id")) {
+      int scratch;
+      if (j->end - j->p >= 5 && memcmp(j->p, "\"id\":", 5) == 0) k = "id", len = 2, j->p += 5; /* as writers put them */
+      else if (j->end - j->p >= 8 && memcmp(j->p, "\"score\":", 8) == 0) k = "score", len = 5, j->p += 8;
+      else if (key(j, &k, &len, &scratch)) return -1;
+      if (KEY_IS(k, len, "id")) {
         if (id_value(j, id, "retrieved", i, ".id", "a string id")) return -1;
         has_id = 1;
-      } else if (key_is(k, len, "score") && !is_null(j)) {
+      } else if (KEY_IS(k, len, "score") && !is_null(j)) {
         if (num_value(j, score, "retrieved", i, ".score")) return -1;
         *has_score = 1;
       } else if (skip_value(j, 1)) {
@@ -499,6 +568,30 @@ static int ranked_object(struct jp *j, size_t i, evt_sref *id, double *score, in
   return 0;
 }
 
+/* An entry exactly as writers put it, {"id":"ID","score":N} with a plain
+ * id and a short number: read straight through, 1. Anything else (spaces,
+ * other keys, escapes, errors) is 0 with nothing moved or taken, and
+ * ranked_object reads it from the same place. */
+static int quick_entry(struct jp *j, evt_sref *id, double *score) {
+  const char *s = j->p + 7, *end = j->end;
+  struct evt_table *t = j->t;
+  if (end - j->p < 8 || memcmp(j->p, "{\"id\":\"", 7)) return 0;
+  size_t room = (size_t)(end - s);
+  if (t->text_cap - t->text_len <= room) return 0;
+  size_t n = evt_copy_plain(t->text + t->text_len, s, room);
+  if (n >= room || s[n] != '"' || n > EVT_MAX_FIELD) return 0;
+  const char *q = s + n + 1;
+  if (end - q < 10 || memcmp(q, ",\"score\":", 9)) return 0;
+  q += 9;
+  int is_int;
+  int64_t v;
+  if (!short_number(&q, end, &is_int, &v, score) || q >= end || *q != '}') return 0;
+  if (is_int) *score = (double)v;
+  j->p = q + 1;
+  *id = evt_text_take(t, n);
+  return 1;
+}
+
 static int ranking(struct jp *j) {
   if (list_start(j, "retrieved", "a list of ids or {id=, score=}")) return -1;
   uint8_t *flags = &j->t->list[EVT_RETRIEVED].present[j->t->n];
@@ -506,11 +599,12 @@ static int ranking(struct jp *j) {
   int first_scored = 0;
   for (size_t i = 1;; i++) {
     ws(j);
-    evt_sref id;
+    evt_sref id = {0, 0};
     double score = NAN;
     int scored = 0;
     if (j->p < j->end && *j->p == '{') {
-      if (ranked_object(j, i, &id, &score, &scored)) return -1;
+      if (quick_entry(j, &id, &score)) scored = 1;
+      else if (ranked_object(j, i, &id, &score, &scored)) return -1;
       *flags |= EVT_LIST_OBJECTS;
     } else if (id_value(j, &id, "retrieved", i, "", "an id or {id=, score=}")) {
       return -1;
@@ -535,9 +629,9 @@ static int grades(struct jp *j) {
   j->p++;
   if (at_close(j, '}')) return 0;
   for (;;) {
-    const char *k;
+    const char *k = NULL;
     size_t len;
-    if (key(j, &k, &len)) return -1;
+    if (arena_key(j, &k, &len)) return -1;
     evt_sref id = evt_text_take(j->t, len); /* the key is the id */
     double g;
     if (num_value(j, &g, "graded_relevance", 0, "")) { /* name the grade's key in the message */
@@ -585,11 +679,18 @@ static const char *cell_kind(const struct evt_cell *c, struct jp *j) {
 }
 
 static enum evt_want documented_scalar(const char *k, size_t len) {
-  if (key_is(k, len, "qid")) return EVT_W_ID;
-  static const char *const strings[] = {"query", "query_class", "variant", "language", "answer"};
-  for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
-    if (key_is(k, len, strings[i])) return EVT_W_STRING;
+  if (KEY_IS(k, len, "qid")) return EVT_W_ID;
+  if (KEY_IS(k, len, "query") || KEY_IS(k, len, "query_class") || KEY_IS(k, len, "variant") ||
+      KEY_IS(k, len, "language") || KEY_IS(k, len, "answer"))
+    return EVT_W_STRING;
   return EVT_W_ANY;
+}
+
+/* The list key k names, or -1. */
+static int list_key(const char *k, size_t len) {
+  for (int l = 0; l < EVT_NLISTS; l++)
+    if (key_is(k, len, evt_list_names[l])) return l;
+  return -1;
 }
 
 static int scalar_member(struct jp *j, const char *k, size_t len) {
@@ -630,13 +731,13 @@ static int list_member(struct jp *j, enum evt_list_key k) {
 }
 
 static int member(struct jp *j) {
-  const char *k;
+  const char *k = NULL;
   size_t len;
-  if (key(j, &k, &len)) return -1;
+  int scratch, l;
+  if (key(j, &k, &len, &scratch)) return -1;
   if (is_null(j)) return j->p += 4, 0; /* a null member is an absent key */
-  if (j->sc->rag)
-    for (int l = 0; l < EVT_NLISTS; l++)
-      if (key_is(k, len, evt_list_names[l])) return list_member(j, (enum evt_list_key)l);
+  if (j->sc->rag && (l = list_key(k, len)) >= 0) return list_member(j, (enum evt_list_key)l);
+  if (!scratch) return scalar_member(j, k, len);
   /* The key stays in scratch space until the value is read: copy it. */
   char small[256];
   char *name = len < sizeof small ? small : evm_new(&j->t->a, len + 1, 1);
@@ -726,9 +827,8 @@ int evt_json_value(struct evt_table *t, const char *key, size_t klen, const char
   struct jp j = {s, s + len, s, t, sc, err, errlen, 0, 0};
   err[0] = '\0';
   int rc = -1;
-  if (sc->rag)
-    for (int l = 0; l < EVT_NLISTS; l++)
-      if (key_is(key, klen, evt_list_names[l])) rc = list_member(&j, (enum evt_list_key)l), l = EVT_NLISTS;
+  int l;
+  if (sc->rag && (l = list_key(key, klen)) >= 0) rc = list_member(&j, (enum evt_list_key)l);
   if (rc == -1 && !err[0]) rc = scalar_member(&j, key, klen);
   if (!rc) {
     ws(&j);

@@ -1,12 +1,9 @@
-/* The structural pass of the JSON reader (evalua/scan.h). */
+/* The structural pass of the JSON reader (evalua/scan.h): the portable
+ * forms; the SSE2 ones are inline in the header. */
 #include <stdint.h>
 #include <string.h>
 
 #include "evalua/scan.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 static size_t plain_bytes(const char *p, size_t i, size_t n) {
   for (; i < n; i++) {
@@ -56,31 +53,3 @@ size_t evt_copy_plain_portable(char *o, const char *p, size_t n) {
   memcpy(o + i, p + i, k - i);
   return k;
 }
-
-#if defined(__SSE2__)
-size_t evt_copy_plain_sse2(char *o, const char *p, size_t n) {
-  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-    _mm_storeu_si128((__m128i *)(void *)(o + i), v);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)), _mm_cmplt_epi8(v, space));
-    unsigned bits = (unsigned)_mm_movemask_epi8(m);
-    if (bits) return i + (size_t)__builtin_ctz(bits);
-  }
-  return i + evt_copy_plain_portable(o + i, p + i, n - i);
-}
-
-size_t evt_plain_sse2(const char *p, size_t n) {
-  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-    /* signed: the bytes from 0x80 on are negative, so below 0x20 with the controls */
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)), _mm_cmplt_epi8(v, space));
-    unsigned bits = (unsigned)_mm_movemask_epi8(m);
-    if (bits) return i + (size_t)__builtin_ctz(bits);
-  }
-  return i + evt_plain_portable(p + i, n - i);
-}
-#endif

@@ -177,25 +177,14 @@ char *evt_text_room(struct evt_table *t, size_t len) {
   return t->text + t->text_len;
 }
 
-evt_sref evt_text_take(struct evt_table *t, size_t len) {
-  evt_sref s = {t->text_len, (uint32_t)len};
-  t->text_len += len;
-  return s;
-}
-
-int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double num) {
+int evt_list_grow(struct evt_table *t, enum evt_list_key k) {
   struct evt_list *l = &t->list[k];
-  if (l->n == l->cap) {
-    size_t cap = next_cap(l->cap, l->n + 1, sizeof *l->str);
-    if (!cap || grow_to(&t->a, (void **)&l->num, &l->num_cap, cap, sizeof *l->num)) return -1;
-    evt_sref *s = grow_block(&t->a, l->str, l->cap, cap, sizeof *s);
-    if (!s) return -1;
-    l->str = s;
-    l->cap = cap;
-  }
-  l->str[l->n] = str;
-  l->num[l->n] = num;
-  l->n++;
+  size_t cap = next_cap(l->cap, l->n + 1, sizeof *l->str);
+  if (!cap || grow_to(&t->a, (void **)&l->num, &l->num_cap, cap, sizeof *l->num)) return -1;
+  evt_sref *s = grow_block(&t->a, l->str, l->cap, cap, sizeof *s);
+  if (!s) return -1;
+  l->str = s;
+  l->cap = cap;
   return 0;
 }
 

@@ -8,26 +8,9 @@
 # usage: bench/dataplane/reports.sh REF_EVALUA NEW_EVALUA [ROWS] [RUNS] [REPS]
 set -eu
 ref=$1 new=$2 rows=${3:-1000000} runs=${4:-3} reps=${5:-5}
-src=$(cd "$(dirname "$0")" && pwd)
-dir=${BENCH_DIR:-${TMPDIR:-/tmp}/evalua-bench-dataplane}
-mkdir -p "$dir/ref" "$dir/new"
-data=$dir/rows.$rows.jsonl
-[ -f "$data" ] || "$new" run "$src/gen.lua" "$data" "$rows"
-: > "$dir/times"
-i=0
-while [ $i -lt "$runs" ]; do
-  for who in ref new; do
-    eval bin=\$$who
-    "$bin" run "$src/reports.lua" "$data" "$dir/$who" "$reps" | sed "s/^/$who /" >> "$dir/times"
-  done
-  i=$((i + 1))
-done
-awk -v rows="$rows" '
-  function median(list, n,   a, i, j, t) {
-    split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+. "$(dirname "$0")/alternate.sh"
+alternate "$dir/times" reports.lua "$reps"
+awk -v rows="$rows" "$MEDIAN"'
   { k = $1 " " $2 (($3 == 1) ? " first" : " later"); w[k] = w[k] " " $4; c[k] = c[k] " " $5; n[k]++ }
   END {
     printf "%d rows: median wall / CPU seconds (reports)\n", rows

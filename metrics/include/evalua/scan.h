@@ -16,8 +16,36 @@ size_t evt_plain_portable(const char *p, size_t n);
  * the returned count may be written too). */
 size_t evt_copy_plain_portable(char *o, const char *p, size_t n);
 #if defined(__SSE2__)
-size_t evt_plain_sse2(const char *p, size_t n);
-size_t evt_copy_plain_sse2(char *o, const char *p, size_t n);
+#include <emmintrin.h>
+
+/* Inline: most strings are keys and short values, where a call cost as
+ * much as the scan. The signed compare puts the bytes from 0x80 on below
+ * 0x20, with the controls. */
+static inline unsigned evt_stops_sse2(__m128i v) {
+  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+  __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)), _mm_cmplt_epi8(v, space));
+  return (unsigned)_mm_movemask_epi8(m);
+}
+
+static inline size_t evt_plain_sse2(const char *p, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    unsigned bits = evt_stops_sse2(_mm_loadu_si128((const __m128i *)(const void *)(p + i)));
+    if (bits) return i + (size_t)__builtin_ctz(bits);
+  }
+  return i + evt_plain_portable(p + i, n - i);
+}
+
+static inline size_t evt_copy_plain_sse2(char *o, const char *p, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    _mm_storeu_si128((__m128i *)(void *)(o + i), v);
+    unsigned bits = evt_stops_sse2(v);
+    if (bits) return i + (size_t)__builtin_ctz(bits);
+  }
+  return i + evt_copy_plain_portable(o + i, p + i, n - i);
+}
 #define evt_plain evt_plain_sse2
 #define evt_copy_plain evt_copy_plain_sse2
 #else

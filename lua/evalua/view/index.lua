@@ -3,14 +3,16 @@
 -- item) with its slices and, for each metric, its score (v<i>, NULL when
 -- unmeasured or absent), whether it was unmeasured (u<i>) and whether
 -- another system of the run falls on the other side of 0.5 (d<i>); beside
--- it, by the same key k, the row as JSON (<table>_text) and a full-text
--- index of its id, query, answer and contexts (<table>_fts, FTS5,
--- contentless: it holds the words' positions, not the texts again), which
--- the search reads. A filter is then one scan of a few MB of numbers, a
--- search an index lookup (docs/view.md#speed).
+-- it, by the same key k, where the row's JSON is in the run's report
+-- (<table>_text, read by evalua.view.texts) and a full-text index of its
+-- id, query, answer and contexts (<table>_fts, FTS5, contentless: it holds
+-- the words' positions, not the texts), which the search reads. A filter is
+-- then one scan of a few MB of numbers, a search an index lookup
+-- (docs/view.md#speed).
 --
 -- Built the first time a run is opened (the pivot of its scores and the
--- texts of its JSON report) and kept for the next start: the cache is
+-- rows' places in its JSON report; the full-text index at the run's first
+-- search, search_index below) and kept for the next start: the cache is
 -- ${XDG_CACHE_HOME:-~/.cache}/evalua/view/<hash of the store's path>.db,
 -- or memory when that cannot be written. A table is rebuilt when its run's
 -- report changed (size, time to the nanosecond) or this code's VERSION did.
@@ -18,9 +20,10 @@ local json = require "evalua.core.json"
 local sqlite = require "evalua._sqlite"
 local sys = require "evalua._sys"
 local source = require "evalua.view.source"
+local texts = require "evalua.view.texts"
 
 local M = {}
-M.VERSION = 4 -- 4: the full-text index
+M.VERSION = 5 -- 4: the full-text index; 5: the rows' places in the report, not their texts
 
 local function cache_db(src)
   if src.cache then return src.cache end
@@ -77,18 +80,32 @@ local function pivot(src, r, list)
     :format(#sel > 0 and ", " .. table.concat(sel, ", ") or ""), r.seq, table.unpack(args))
 end
 
--- The words of each row's id, query, answer and contexts (a list of texts, or one), in one statement of
--- SQLite's own JSON and FTS5 code. unicode61 folds case and diacritics; a word is letters and digits.
--- The segments FTS5 writes as it goes are merged once at the end rather than as they pile up (6.2 s in
--- place of 10.6 s on bench/view's 100,000 rows).
-local function index_texts(C, name)
+-- The words of each row's id, query, answer and contexts (a list of texts, or one), by SQLite's own JSON
+-- and FTS5 code. unicode61 folds case and diacritics; a word is letters and digits. The segments FTS5
+-- writes as it goes are merged once at the end rather than as they pile up (6.2 s in place of 10.6 s on
+-- bench/view's 100,000 rows).
+local function index_texts(idx)
+  local C, name = idx.db, idx.table
   C:exec(("CREATE VIRTUAL TABLE %s_fts USING fts5(item, query, answer, contexts, content = '', "
     .. "tokenize = 'unicode61')"):format(name))
   C:exec(("INSERT INTO %s_fts(%s_fts, rank) VALUES ('automerge', 0), ('crisismerge', 64)"):format(name, name))
-  C:exec(("INSERT INTO %s_fts(rowid, item, query, answer, contexts) SELECT x.k, t.item, x.row ->> '$.query', "
-    .. "x.row ->> '$.answer', (SELECT group_concat(c.value, char(10)) FROM json_each(x.row, '$.contexts') c) "
-    .. "FROM %s_text x JOIN %s t ON t.k = x.k"):format(name, name, name))
+  local st = C:prepare(("INSERT INTO %s_fts(rowid, item, query, answer, contexts) SELECT ?1, t.item, ?2 ->> '$.query', "
+    .. "?2 ->> '$.answer', (SELECT group_concat(c.value, char(10)) FROM json_each(?2, '$.contexts') c) "
+    .. "FROM %s t WHERE t.k = ?1"):format(name, name))
+  texts.each(idx, function(k, row) st:run(k, row) end)
+  st:close()
   C:exec(("INSERT INTO %s_fts(%s_fts) VALUES ('optimize')"):format(name, name))
+end
+
+-- search_index(idx) -> seconds spent building the run's full-text index: 0 when the cache has it.
+-- Built at the run's first search rather than at its opening (5-6 s of bench/view's first opening).
+function M.search_index(idx)
+  if idx.fts_ready then return 0 end
+  local t0 = sys.monotonic()
+  transaction(idx.db, function() index_texts(idx) end)
+  collectgarbage() -- the report's text, read whole to index it
+  idx.fts_ready = true
+  return sys.monotonic() - t0
 end
 
 local function fill(src, C, r, name, list)
@@ -113,15 +130,15 @@ local function fill(src, C, r, name, list)
   C:exec(("CREATE UNIQUE INDEX %s_key ON %s(system, item); CREATE INDEX %s_item ON %s(item)")
     :format(name, name, name, name))
   -- The texts in a table of their own, so that a filter on the numbers scans a few MB, not every row's text.
-  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, row TEXT)"):format(name))
-  local texts, why = source.raw_texts(src, r.record)
-  if texts then
-    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, row) SELECT k, ?3 FROM %s WHERE system = ?1 AND item = ?2")
-      :format(name, name))
-    for _, t in ipairs(texts) do if t.text then ins:run(t.system, t.id, t.text) end end
+  -- Where each row is in the report (the report of another layout: the row itself).
+  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, off INTEGER, len INTEGER, row TEXT)"):format(name))
+  local rows, why = source.raw_texts(src, r.record)
+  if rows then
+    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, off, len, row) SELECT k, ?3, ?4, ?5 FROM %s "
+      .. "WHERE system = ?1 AND item = ?2"):format(name, name))
+    for _, t in ipairs(rows) do if t.off or t.text then ins:run(t.system, t.id, t.off, t.len, t.text) end end
     ins:close()
   end
-  index_texts(C, name)
   -- Each slice dimension the run recorded as a column of its own, indexed (a filter on a value reads the index).
   local dims = {}
   for _, by_dim in pairs(r.record.aggregates or {}) do
@@ -174,14 +191,15 @@ function M.summarise(src, C, r, name, list)
 end
 
 -- build(src, r) -> {db = the cache's connection, table = name, text = its texts' table, metrics = {name = i},
--- list = {names}, why = nil or why the run has no texts, built = seconds spent building (0: from the cache)}
+-- list = {names}, why = nil or why the run has no texts, built = seconds spent building (0: from the cache),
+-- report = the report the texts are read from}
 function M.build(src, r)
   src.indexes = src.indexes or {}
+  local key = key_of(src, r)
   local hit = src.indexes[r.seq]
-  if hit then return hit end
+  if hit and hit.key == key then return hit end -- else the report changed since: its rows moved
   local C = cache_db(src)
   local name = "run_" .. math.tointeger(r.seq)
-  local key = key_of(src, r)
   local ok_read, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", r.run_id)
   if not ok_read then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
     C:exec("DROP TABLE built")
@@ -213,7 +231,8 @@ function M.build(src, r)
   for i, m in ipairs(list) do metrics[m] = i end
   for j, d in ipairs(summary.dims or {}) do dims[d] = j end
   local idx = { db = C, table = name, text = name .. "_text", fts = name .. "_fts", metrics = metrics, list = list, why = why, built = spent,
-                summary = summary, dims = dims }
+                summary = summary, dims = dims, key = key, report = source.report_path(src, r.record) }
+  idx.fts_ready = C:rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", idx.fts)[1] ~= nil
   src.indexes[r.seq] = idx
   return idx
 end

@@ -111,7 +111,8 @@ end
 -- an object at six spaces of indentation whose keys come sorted, so its
 -- "id", "row" (the input row, on one line) and "system" lines are found by
 -- plain search without decoding the rest (details, reasons), which on
--- 100,000 items took cjson 3 s. -> list of {id, system, text} or nil.
+-- 100,000 items took cjson 3 s. -> list of {id, system, off, len}: where
+-- the row's JSON is in the report (from 1, in bytes), or nil.
 local function scan_rows(text)
   local find, sub, decode = string.find, string.sub, json.decode
   local pos = find(text, '\n  "items": [\n', 1, true)
@@ -127,22 +128,23 @@ local function scan_rows(text)
     local _, h = find(text, SYS, e, true)
     if not h or h > next_id then return nil end -- not the layout this reads: decode the whole report
     local id = decode(sub(text, b + 1, e - 2))
-    local row
+    local off, len
     if d and d < next_id then
       local e2 = find(text, "\n", d + 1, true)
-      row = sub(text, d + 1, e2 - (sub(text, e2 - 1, e2 - 1) == "," and 2 or 1))
+      off, len = d + 1, e2 - d - (sub(text, e2 - 1, e2 - 1) == "," and 2 or 1)
     end
     local e3 = find(text, "\n", h + 1, true)
     local system = decode(sub(text, h + 1, e3 - (sub(text, e3 - 1, e3 - 1) == "," and 2 or 1)))
     n = n + 1
-    out[n] = { id = id, system = system, text = row }
+    out[n] = { id = id, system = system, off = off, len = len }
     pos = e3
   end
   return out
 end
 
--- raw_texts(src, rec) -> list of {id, system, text = the row as JSON}, or
--- nil and why there are none.
+-- raw_texts(src, rec) -> list of {id, system, off, len} (the row's place in
+-- the report: evalua.view.texts reads it there) or, for a report of another
+-- layout, {id, system, text = the row as JSON}; or nil and why there are none.
 function M.raw_texts(src, rec)
   local path = M.report_path(src, rec)
   if not path then return nil, "the run recorded no report" end

@@ -80,6 +80,7 @@ end
 -- A JSON report: imported once (by its content's hash) into the store of
 -- folder dir (created), as one run whose report is the file itself.
 function M.report(path, dir)
+  local st = sys.stat(path)
   local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
@@ -93,9 +94,10 @@ function M.report(path, dir)
     end)
     rep = nil
   end
-  text = nil
   collectgarbage() -- the decoded report: as large as the run, given back before the viewer builds its tables
-  return { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id }
+  -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
+  return { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id,
+           read = { path = path, text = text, stat = st } }
 end
 
 -- The JSON report of a record: the report itself, or the .json beside the
@@ -114,7 +116,11 @@ end
 -- 100,000 items took cjson 3 s. -> list of {id, system, off, len}: where
 -- the row's JSON is in the report (from 1, in bytes), or nil.
 local function scan_rows(text)
-  local find, sub, decode = string.find, string.sub, json.decode
+  local find, sub = string.find, string.sub
+  local function decode(s) -- a plain string without escapes as is (most ids and systems), else cjson
+    if find(s, '^"[^"\\]*"$') then return sub(s, 2, -2) end
+    return json.decode(s)
+  end
   local pos = find(text, '\n  "items": [\n', 1, true)
   if not pos then return nil end
   local ID, ROW, SYS = '\n      "id": ', '\n      "row": ', '\n      "system": '
@@ -148,7 +154,10 @@ end
 function M.raw_texts(src, rec)
   local path = M.report_path(src, rec)
   if not path then return nil, "the run recorded no report" end
-  local text = read_file(path)
+  local was, now = src.read, sys.stat(path)
+  local same = was and was.path == path and now and was.stat.size == now.size and was.stat.mtime == now.mtime
+    and was.stat.mtime_ns == now.mtime_ns
+  local text = same and was.text or read_file(path)
   if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
   if text:find('\n  "items_form": "compact"', 1, true) then
     return nil, path .. ": its items are in the compact form, without their rows (write the JSON report with "

@@ -1,5 +1,5 @@
--- The viewer's text search (lua/evalua/view/items.lua over the run's
--- full-text index, evalua.view.index) and its cache: what a word finds in
+-- The viewer's text search and filters (lua/evalua/view/items.lua over the
+-- run's table and full-text index, evalua.view.index) and its cache: what a word finds in
 -- the id, query, answer and contexts of three rows, and that a start finds
 -- the index built by the one before unless the run's report changed; the
 -- index is built at the first search of a word, not at the opening. Each
@@ -18,13 +18,17 @@ local ROWS = {
     contexts = { "Replication is asynchronous; retention follows the bucket's policy.", "Owner: Zoë Müller." } },
 }
 
--- One start of the viewer on the history: "built" or "cached" (and "+index" when the full-text index is
--- there already), then each query's item ids ("(indexed)": this search built the index).
-local START = [[
+-- The viewer opened on the history folder arg[1] in a child evalua: src and the run labelled "nightly".
+local OPEN = [[
 local source, runs = require "evalua.view.source", require "evalua.view.runs"
 local index, items = require "evalua.view.index", require "evalua.view.items"
 local src = source.history(arg[1])
 local r = runs.find(src, "nightly")
+]]
+
+-- One start of the viewer on the history: "built" or "cached" (and "+index" when the full-text index is
+-- there already), then each query's item ids ("(indexed)": this search built the index).
+local START = OPEN .. [[
 local idx = index.build(src, r)
 io.write(idx.built > 0 and "built" or "cached", idx.fts_ready and " +index" or "", "\n")
 for i = 2, #arg do
@@ -101,11 +105,7 @@ end
 -- The texts are read from the report at the places its table recorded: a report rewritten while the
 -- viewer runs has its table built again before a row is read (never the old places in the new file).
 function TestViewSearch:test_a_report_rewritten_while_serving_is_read_anew()
-  local r = h.run_script([[
-local source, runs = require "evalua.view.source", require "evalua.view.runs"
-local index, items = require "evalua.view.index", require "evalua.view.items"
-local src = source.history(arg[1])
-local r = runs.find(src, "nightly")
+  local r = h.run_script(OPEN .. [[
 local function show(q)
   local page = items.page(src, index.build(src, r), { seq = r.seq, q = q, page = 1, per = 50 })
   local out = {}
@@ -124,6 +124,47 @@ io.write(show("encryption"), "\n", show("replicas"), "\n")
   lu.assertEquals(r.status, 0, r.stderr)
   lu.assertEquals(r.stdout, "a1: How do I rotate the encryption key?\n"
     .. "a1: How do I rotate the new encryption key?\na3: Where are replicas kept?\n")
+end
+
+-- The filters over the run's table: "systems disagree" keeps a row whose score and another system's on
+-- the same item fall on either side of 0.5, "unmeasured" a row without a score, "below" a score under
+-- the value; each against the ids worked out by hand from m's score per item and system below (nil:
+-- unmeasured; a pass is >= 0.5).
+local SCORED = {
+  { qid = "q1", variant = "A", s = 0.7 }, { qid = "q1", variant = "B", s = 0.2 },  -- A passes, B fails
+  { qid = "q2", variant = "A", s = 0.6 }, { qid = "q2", variant = "B", s = 0.9 },  -- both pass...
+  { qid = "q2", variant = "C", s = 0.4 },                                          -- ...and C fails
+  { qid = "q3", variant = "A", s = 0.1 }, { qid = "q3", variant = "B" },          -- B unmeasured
+  { qid = "q4", variant = "A", s = 0.3 },                                          -- A alone
+  { qid = "q5", variant = "B", s = 0.5 }, { qid = "q5", variant = "C", s = 0.5 },  -- both pass (0.5)
+}
+
+local SHOW = OPEN .. [[
+local idx = index.build(src, r)
+for _, f in ipairs { { disagree = true }, { disagree = true, metric = "m" }, { unmeasured = true },
+                     { metric = "m", below = 0.35 } } do
+  f.seq, f.page, f.per = r.seq, 1, 50
+  local out = {}
+  for _, row in ipairs(items.page(src, idx, f).rows) do out[#out + 1] = row.system .. ":" .. row.item end
+  io.write(table.concat(out, " "), "\n")
+end
+]]
+
+function TestViewSearch:test_disagree_unmeasured_and_below_keep_the_rows_worked_out_by_hand()
+  local res = ev.evaluate(SCORED, { metrics = { { name = "m", fn = function(r) return r.s end } }, system = "variant",
+                                  ci = false })
+  ev.report.write(res, { dir = dir .. "/f", name = "run", formats = { "json" }, items = "full" })
+  local hist = ev.history.open(dir .. "/f")
+  hist:append(res, { label = "nightly", report = dir .. "/f/run.json", dashboard = false, git_commit = false })
+  hist:close()
+  local r = h.run_script(SHOW, "", dir .. "/f", "XDG_CACHE_HOME=" .. dir .. "/cache")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, table.concat({
+    "A:q1 A:q2 B:q1 B:q2 C:q2", -- by system, then id
+    "A:q1 A:q2 B:q1 B:q2 C:q2",
+    "B:q3",
+    "A:q3 A:q4 B:q1",
+  }, "\n") .. "\n")
 end
 
 -- Shards' parts are not a report: the viewer says to merge them, before writing anything.

@@ -7,41 +7,37 @@
 -- offsets: evalua.view.index rebuilds the table first (its key).
 local M = {}
 
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then error(("%s: the run's report is gone (the texts are read from it)"):format(path), 0) end
-  local s = f:read("a")
-  f:close()
-  return s
+-- A reader of rows: row(x) -> the text of a row {off, len, row} of the table; close().
+local function reader(idx)
+  local f
+  return function(x)
+    if x.row then return x.row end
+    f = f or io.open(idx.report, "rb") or error(("%s: the run's report is gone (the texts are read from it)")
+      :format(idx.report), 0)
+    f:seek("set", x.off - 1)
+    return f:read(x.len)
+  end, function() if f then f:close() end end
 end
 
 -- read(idx, ks) -> {[k] = row} for the keys ks (a page's rows).
 function M.read(idx, ks)
-  local out, f = {}, nil
+  local out, row, close = {}, reader(idx)
   local st = idx.db:prepare(("SELECT off, len, row FROM %s WHERE k = ?"):format(idx.text))
   for _, k in ipairs(ks) do
     local x = st:rows(k)[1]
-    if x and x.row then out[k] = x.row
-    elseif x then
-      f = f or io.open(idx.report, "rb") or error(("%s: the run's report is gone (the texts are read from it)")
-        :format(idx.report), 0)
-      f:seek("set", x.off - 1)
-      out[k] = f:read(x.len)
-    end
+    if x then out[k] = row(x) end
   end
   st:close()
-  if f then f:close() end
+  close()
   return out
 end
 
--- each(idx, fn): fn(k, row) for every item that has a row, in key order; the report is read once.
+-- each(idx, fn): fn(k, row) for every item that has a row, in key order, one row read at a time (the
+-- report whole, read at once, with its rows cut from it, took the index's building to 900 MB).
 function M.each(idx, fn)
-  local all = idx.db:rows(("SELECT k, off, len, row FROM %s ORDER BY k"):format(idx.text))
-  local text = nil
-  for _, x in ipairs(all) do
-    if not x.row and not text then text = slurp(idx.report) end
-    fn(x.k, x.row or text:sub(x.off, x.off + x.len - 1))
-  end
+  local row, close = reader(idx)
+  for _, x in ipairs(idx.db:rows(("SELECT k, off, len, row FROM %s ORDER BY k"):format(idx.text))) do fn(x.k, row(x)) end
+  close()
 end
 
 return M

@@ -1,7 +1,8 @@
--- The viewer's text search (lua/evalua/view/items.lua over the run's
--- full-text index, evalua.view.index) and its cache: what a word finds in
+-- The viewer's text search and filters (lua/evalua/view/items.lua over the
+-- run's table and full-text index, evalua.view.index) and its cache: what a word finds in
 -- the id, query, answer and contexts of three rows, and that a start finds
--- the index built by the one before unless the run's report changed. Each
+-- the index built by the one before unless the run's report changed; the
+-- index is built at the first search of a word, not at the opening. Each
 -- start is a child evalua with its own cache folder (XDG_CACHE_HOME).
 -- Also what `evalua view` says of shards' parts, which it opens once merged.
 local lu = require "luaunit"
@@ -17,21 +18,25 @@ local ROWS = {
     contexts = { "Replication is asynchronous; retention follows the bucket's policy.", "Owner: Zoë Müller." } },
 }
 
--- One start of the viewer on the history: "built" or "cached", then each query's item ids.
-local START = [[
+-- The viewer opened on the history folder arg[1] in a child evalua: src and the run labelled "nightly".
+local OPEN = [[
 local source, runs = require "evalua.view.source", require "evalua.view.runs"
 local index, items = require "evalua.view.index", require "evalua.view.items"
 local src = source.history(arg[1])
 local r = runs.find(src, "nightly")
+]]
+
+-- One start of the viewer on the history: "built" or "cached" (and "+index" when the full-text index is
+-- there already), then each query's item ids ("(indexed)": this search built the index).
+local START = OPEN .. [[
 local idx = index.build(src, r)
-io.write(idx.built > 0 and "built" or "cached", "\n")
+io.write(idx.built > 0 and "built" or "cached", idx.fts_ready and " +index" or "", "\n")
 for i = 2, #arg do
   local ids = {}
-  for _, row in ipairs(items.page(src, idx, { seq = r.seq, q = arg[i], page = 1, per = 50 }).rows) do
-    ids[#ids + 1] = row.item
-  end
+  local page = items.page(src, idx, { seq = r.seq, q = arg[i], page = 1, per = 50 })
+  for _, row in ipairs(page.rows) do ids[#ids + 1] = row.item end
   table.sort(ids)
-  io.write(arg[i], " = ", table.concat(ids, ","), "\n")
+  io.write(arg[i], " = ", table.concat(ids, ","), page.indexed and " (indexed)" or "", "\n")
 end
 ]]
 
@@ -64,7 +69,7 @@ function TestViewSearch:test_a_word_is_the_start_of_a_word_of_the_id_query_answe
   lu.assertEquals(start("audit", "AUDIT", "rotat", "tation", "upload 5", "key rotation", "key region",
     "bucket's", "a3", "replica"), {
     "built",
-    "audit = a1",          -- in a context only
+    "audit = a1 (indexed)", -- in a context only
     "AUDIT = a1",          -- case folded
     "rotat = a1",          -- the start of "rotate" and "rotation"
     "tation = ",           -- the middle of a word is not searched
@@ -80,20 +85,86 @@ end
 function TestViewSearch:test_a_word_beyond_ascii_or_without_letters_is_a_substring()
   -- Chinese has no spaces: "分片上传中止的阈值" is one word to the index, so the search scans for it
   lu.assertEquals(start("上传", "上传 upload", "上传 rotate", "müller", "?"),
-    { "built", "上传 = a2", "上传 upload = a2", "上传 rotate = ",
+    { "built", "上传 = a2", "上传 upload = a2 (indexed)", "上传 rotate = ",
       "müller = a3", -- ASCII letters fold case in the scan too
       "? = a1,a2,a3" }) -- no letter nor digit: a substring as well
 end
 
 function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report_is_indexed_again()
-  lu.assertEquals(start("audit"), { "built", "audit = a1" })
-  lu.assertEquals(start("audit"), { "cached", "audit = a1" })
+  lu.assertEquals(start("上传"), { "built", "上传 = a2" }) -- a scan: no index built for it
+  lu.assertEquals(start("audit"), { "cached", "audit = a1 (indexed)" })
+  lu.assertEquals(start("audit"), { "cached +index", "audit = a1" })
   local text = h.read(dir .. "/h/run.json")
   local changed, n = text:gsub("The audit log", "The audio log") -- the same size, rewritten within the second
   lu.assertEquals(n, 1)
   h.write(dir .. "/h/run.json", changed)
-  lu.assertEquals(start("audit", "audio"), { "built", "audit = ", "audio = a1" })
-  lu.assertEquals(start("audio"), { "cached", "audio = a1" })
+  lu.assertEquals(start("audit", "audio"), { "built", "audit =  (indexed)", "audio = a1" })
+  lu.assertEquals(start("audio"), { "cached +index", "audio = a1" })
+end
+
+-- The texts are read from the report at the places its table recorded: a report rewritten while the
+-- viewer runs has its table built again before a row is read (never the old places in the new file).
+function TestViewSearch:test_a_report_rewritten_while_serving_is_read_anew()
+  local r = h.run_script(OPEN .. [[
+local function show(q)
+  local page = items.page(src, index.build(src, r), { seq = r.seq, q = q, page = 1, per = 50 })
+  local out = {}
+  for _, row in ipairs(page.rows) do out[#out + 1] = row.item .. ": " .. row.query end
+  return table.concat(out, "; ")
+end
+io.write(show("encryption"), "\n")
+local f = io.open(arg[2], "rb")
+local text = f:read("a")
+f:close()
+f = io.open(arg[2], "wb") -- longer by a word: every later row moves
+f:write((text:gsub("How do I rotate the encryption key%?", "How do I rotate the new encryption key?")))
+f:close()
+io.write(show("encryption"), "\n", show("replicas"), "\n")
+]], "", dir .. "/h " .. dir .. "/h/run.json", "XDG_CACHE_HOME=" .. dir .. "/cache")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, "a1: How do I rotate the encryption key?\n"
+    .. "a1: How do I rotate the new encryption key?\na3: Where are replicas kept?\n")
+end
+
+-- The filters over the run's table: "systems disagree" keeps a row whose score and another system's on
+-- the same item fall on either side of 0.5, "unmeasured" a row without a score, "below" a score under
+-- the value; each against the ids worked out by hand from m's score per item and system below (nil:
+-- unmeasured; a pass is >= 0.5).
+local SCORED = {
+  { qid = "q1", variant = "A", s = 0.7 }, { qid = "q1", variant = "B", s = 0.2 },  -- A passes, B fails
+  { qid = "q2", variant = "A", s = 0.6 }, { qid = "q2", variant = "B", s = 0.9 },  -- both pass...
+  { qid = "q2", variant = "C", s = 0.4 },                                          -- ...and C fails
+  { qid = "q3", variant = "A", s = 0.1 }, { qid = "q3", variant = "B" },          -- B unmeasured
+  { qid = "q4", variant = "A", s = 0.3 },                                          -- A alone
+  { qid = "q5", variant = "B", s = 0.5 }, { qid = "q5", variant = "C", s = 0.5 },  -- both pass (0.5)
+}
+
+local SHOW = OPEN .. [[
+local idx = index.build(src, r)
+for _, f in ipairs { { disagree = true }, { disagree = true, metric = "m" }, { unmeasured = true },
+                     { metric = "m", below = 0.35 } } do
+  f.seq, f.page, f.per = r.seq, 1, 50
+  local out = {}
+  for _, row in ipairs(items.page(src, idx, f).rows) do out[#out + 1] = row.system .. ":" .. row.item end
+  io.write(table.concat(out, " "), "\n")
+end
+]]
+
+function TestViewSearch:test_disagree_unmeasured_and_below_keep_the_rows_worked_out_by_hand()
+  local res = ev.evaluate(SCORED, { metrics = { { name = "m", fn = function(r) return r.s end } }, system = "variant",
+                                  ci = false })
+  ev.report.write(res, { dir = dir .. "/f", name = "run", formats = { "json" }, items = "full" })
+  local hist = ev.history.open(dir .. "/f")
+  hist:append(res, { label = "nightly", report = dir .. "/f/run.json", dashboard = false, git_commit = false })
+  hist:close()
+  local r = h.run_script(SHOW, "", dir .. "/f", "XDG_CACHE_HOME=" .. dir .. "/cache")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, table.concat({
+    "A:q1 A:q2 B:q1 B:q2 C:q2", -- by system, then id
+    "A:q1 A:q2 B:q1 B:q2 C:q2",
+    "B:q3",
+    "A:q3 A:q4 B:q1",
+  }, "\n") .. "\n")
 end
 
 -- Shards' parts are not a report: the viewer says to merge them, before writing anything.

@@ -203,6 +203,7 @@ def run(work, procs):
     first = json.loads(http("GET", base + "/api/run", headers={"X-Evalua-Token": token})[1])
     cached = glob.glob(os.path.join(env["XDG_CACHE_HOME"], "evalua", "view", "*.db"))
     check(first["built"] > 0 and len(cached) == 1, f"the first opening builds the run's table into the cache: {cached}")
+    check(first["search_index"] is False, "the first opening leaves the full-text index to the run's first search")
 
     # "What changed": the paired delta of every metric against v1, paired here from the two reports, its
     # interval the one evalua diff gives for those pairs (ev.stats.paired_ci, whose coverage docs/stats.md measures).
@@ -319,6 +320,8 @@ def browse(d, url, base, token, items):
            "the search's count")
     shown = sorted(d.js("return [...document.querySelectorAll('#items tr.row')].map(r => JSON.parse(r.dataset.id))"))
     check(shown == want and len(want) > 0, f"searching 'bucket' keeps the {len(want)} items with a word that starts with it: {shown}")
+    said = d.js("return document.getElementById('status').textContent")
+    check(said.startswith("built the run's search index in "), f"the run's first search says it built the index: {said}")
 
     # Open an item: its query as the report has it, and its scores with reasons.
     first = want[0]

@@ -336,7 +336,9 @@ async function pageItems(args) {
   const metrics = run.metrics.map((m) => (typeof m === 'string' ? m : m.name));
   state.labelMetric = state.labelMetric && metrics.includes(state.labelMetric) ? state.labelMetric : metrics[0];
   const page = Number(args.page || 1);
+  if (args.q && run.search_index === false && state.info.kind !== 'export') status('building the run\'s search index (its first search reads every row: seconds on a large run)…');
   const res = await api('items', Object.assign({ per: 50 }, args, { run: run.run_id, page }));
+  if (res.indexed) status(`built the run's search index in ${res.indexed.toFixed(1)} s (once: the next searches read it)`);
   const labs = state.labelMetric ? await labelsByItem(state.labelMetric) : {};
   state.list = res.rows.map((r) => Object.assign(r, { run_id: run.run_id }));
   state.sel = 0;

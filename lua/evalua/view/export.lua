@@ -54,10 +54,12 @@ local function collect(src, max_items)
   local r = runs.find(src, newest.run_id)
   local idx = index.build(src, r)
   local page = items.page(src, idx, { seq = r.seq, page = 1, per = max_items })
-  local hay = {}
-  for _, h in ipairs(idx.db:rows(("SELECT t.system, t.item, lower(x.row) AS hay FROM %s t JOIN %s x ON x.k = t.k "
-      .. "ORDER BY t.k LIMIT ?"):format(idx.table, idx.text), max_items)) do
-    hay[h.system .. "\0" .. json.encode(h.item)] = h.hay
+  local hay, keys = {}, idx.db:rows(("SELECT k, system, item FROM %s ORDER BY k LIMIT ?"):format(idx.table), max_items)
+  local ks = {}
+  for i, h in ipairs(keys) do ks[i] = h.k end
+  local rows = require("evalua.view.texts").read(idx, ks)
+  for _, h in ipairs(keys) do
+    hay[h.system .. "\0" .. json.encode(h.item)] = rows[h.k] and rows[h.k]:lower()
   end
   for _, it in ipairs(page.rows) do
     it.hay = hay[it.system .. "\0" .. json.encode(it.item)]

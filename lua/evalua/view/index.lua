@@ -3,14 +3,16 @@
 -- item) with its slices and, for each metric, its score (v<i>, NULL when
 -- unmeasured or absent), whether it was unmeasured (u<i>) and whether
 -- another system of the run falls on the other side of 0.5 (d<i>); beside
--- it, by the same key k, the row as JSON (<table>_text) and a full-text
--- index of its id, query, answer and contexts (<table>_fts, FTS5,
--- contentless: it holds the words' positions, not the texts again), which
--- the search reads. A filter is then one scan of a few MB of numbers, a
--- search an index lookup (docs/view.md#speed).
+-- it, by the same key k, where the row's JSON is in the run's report
+-- (<table>_text, read by evalua.view.texts) and a full-text index of its
+-- id, query, answer and contexts (<table>_fts, FTS5, contentless: it holds
+-- the words' positions, not the texts), which the search reads. A filter is
+-- then one scan of a few MB of numbers, a search an index lookup
+-- (docs/view.md#speed).
 --
 -- Built the first time a run is opened (the pivot of its scores and the
--- texts of its JSON report) and kept for the next start: the cache is
+-- rows' places in its JSON report; the full-text index at the run's first
+-- search, search_index below) and kept for the next start: the cache is
 -- ${XDG_CACHE_HOME:-~/.cache}/evalua/view/<hash of the store's path>.db,
 -- or memory when that cannot be written. A table is rebuilt when its run's
 -- report changed (size, time to the nanosecond) or this code's VERSION did.
@@ -18,9 +20,10 @@ local json = require "evalua.core.json"
 local sqlite = require "evalua._sqlite"
 local sys = require "evalua._sys"
 local source = require "evalua.view.source"
+local texts = require "evalua.view.texts"
 
 local M = {}
-M.VERSION = 4 -- 4: the full-text index
+M.VERSION = 5 -- 4: the full-text index; 5: the rows' places in the report, not their texts
 
 local function cache_db(src)
   if src.cache then return src.cache end
@@ -77,51 +80,126 @@ local function pivot(src, r, list)
     :format(#sel > 0 and ", " .. table.concat(sel, ", ") or ""), r.seq, table.unpack(args))
 end
 
--- The words of each row's id, query, answer and contexts (a list of texts, or one), in one statement of
--- SQLite's own JSON and FTS5 code. unicode61 folds case and diacritics; a word is letters and digits.
--- The segments FTS5 writes as it goes are merged once at the end rather than as they pile up (6.2 s in
--- place of 10.6 s on bench/view's 100,000 rows).
-local function index_texts(C, name)
+-- The words of each row's id, query, answer and contexts (a list of texts, or one), by SQLite's own JSON
+-- and FTS5 code. unicode61 folds case and diacritics; a word is letters and digits. The segments FTS5
+-- writes as it goes are merged once at the end rather than as they pile up (6.2 s in place of 10.6 s on
+-- bench/view's 100,000 rows).
+local function index_texts(idx)
+  local C, name = idx.db, idx.table
   C:exec(("CREATE VIRTUAL TABLE %s_fts USING fts5(item, query, answer, contexts, content = '', "
     .. "tokenize = 'unicode61')"):format(name))
   C:exec(("INSERT INTO %s_fts(%s_fts, rank) VALUES ('automerge', 0), ('crisismerge', 64)"):format(name, name))
-  C:exec(("INSERT INTO %s_fts(rowid, item, query, answer, contexts) SELECT x.k, t.item, x.row ->> '$.query', "
-    .. "x.row ->> '$.answer', (SELECT group_concat(c.value, char(10)) FROM json_each(x.row, '$.contexts') c) "
-    .. "FROM %s_text x JOIN %s t ON t.k = x.k"):format(name, name, name))
+  local st = C:prepare(("INSERT INTO %s_fts(rowid, item, query, answer, contexts) SELECT ?1, t.item, ?2 ->> '$.query', "
+    .. "?2 ->> '$.answer', (SELECT group_concat(c.value, char(10)) FROM json_each(?2, '$.contexts') c) "
+    .. "FROM %s t WHERE t.k = ?1"):format(name, name))
+  texts.each(idx, function(k, row) st:run(k, row) end)
+  st:close()
   C:exec(("INSERT INTO %s_fts(%s_fts) VALUES ('optimize')"):format(name, name))
+end
+
+-- search_index(idx) -> seconds spent building the run's full-text index: 0 when the cache has it.
+-- Built at the run's first search rather than at its opening (5-6 s of bench/view's first opening).
+function M.search_index(idx)
+  if idx.fts_ready then return 0 end
+  local t0 = sys.monotonic()
+  transaction(idx.db, function() index_texts(idx) end)
+  collectgarbage() -- the report's text, read whole to index it
+  idx.fts_ready = true
+  return sys.monotonic() - t0
+end
+
+-- For each row and metric i, d<i> = 1 where another system of the run is on the other side of 0.5 on
+-- the same item (else nil): the row passes and another fails, or the reverse. From each item's counts of
+-- systems passing and failing (one pass; a self-join per metric took 1.3 s on bench/view's 100,000 rows).
+local function disagree(rows, vs)
+  local tally = {}
+  for _, p in ipairs(rows) do
+    local t = tally[p.item] or {}
+    tally[p.item] = t
+    for i, v in ipairs(vs) do
+      local x = p[v]
+      if x then
+        local j = 2 * i - (x >= 0.5 and 1 or 0) -- 2i - 1: passes, 2i: fails
+        t[j] = (t[j] or 0) + 1
+      end
+    end
+  end
+  return function(p, i)
+    local x = p[vs[i]]
+    if x == nil then return nil end
+    return (tally[p.item][x >= 0.5 and 2 * i or 2 * i - 1] or 0) > 0 and 1 or nil
+  end
+end
+
+-- The run page's score distributions, counted as the table is filled (a query per metric took 0.6 s
+-- on bench/view's 100,000 rows): ten bins over 0..1 per metric and system. -> {add(i, system, v),
+-- list() = {{metric, system, bin, n}} by metric, system and bin}.
+local function histograms(list)
+  local n = {}
+  for i = 1, #list do n[i] = {} end
+  local H = {}
+  function H.add(i, system, v)
+    if not v or v < 0 or v > 1 then return end
+    local by = n[i][system] or {}
+    n[i][system] = by
+    local bin = math.min(9, math.floor(v * 10))
+    by[bin] = (by[bin] or 0) + 1
+  end
+  function H.list()
+    local out = {}
+    for i, m in ipairs(list) do
+      local systems = {}
+      for system in pairs(n[i]) do systems[#systems + 1] = system end
+      table.sort(systems)
+      for _, system in ipairs(systems) do
+        for bin = 0, 9 do
+          local c = n[i][system][bin]
+          if c then out[#out + 1] = { metric = m, system = system, bin = bin, n = c } end
+        end
+      end
+    end
+    return out
+  end
+  return H
 end
 
 local function fill(src, C, r, name, list)
   local cols, marks = { "k INTEGER PRIMARY KEY", "system TEXT", "item", "slices TEXT" }, { "?", "?", "?" }
+  local vs, us = {}, {}
   for i = 1, #list do
     cols[#cols + 1] = ("v%d REAL, u%d INTEGER, d%d INTEGER"):format(i, i, i)
-    marks[#marks + 1] = "?, ?"
+    marks[#marks + 1] = "?, ?, ?"
+    vs[i], us[i] = "v" .. i, "u" .. i
   end
   C:exec(("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s_text; DROP TABLE IF EXISTS %s_fts"):format(name, name, name))
   C:exec(("CREATE TABLE %s(%s)"):format(name, table.concat(cols, ", ")))
   local vu = {}
-  for i = 1, #list do vu[#vu + 1] = ("v%d, u%d"):format(i, i) end
+  for i = 1, #list do vu[#vu + 1] = ("v%d, u%d, d%d"):format(i, i, i) end
   local st = C:prepare(("INSERT INTO %s(system, item, slices%s) VALUES (%s)")
     :format(name, #vu > 0 and ", " .. table.concat(vu, ", ") or "", table.concat(marks, ", ")))
-  local row = {}
-  for _, p in ipairs(pivot(src, r, list)) do
+  local row, rows = {}, pivot(src, r, list)
+  local d, hist = disagree(rows, vs), histograms(list)
+  for _, p in ipairs(rows) do
     row[1], row[2], row[3] = p.system, p.item, p.slices
-    for i = 1, #list do row[2 + 2 * i], row[3 + 2 * i] = p["v" .. i], p["u" .. i] end
-    st:run(table.unpack(row, 1, 3 + 2 * #list))
+    for i = 1, #list do
+      row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i] = p[vs[i]], p[us[i]], d(p, i)
+      hist.add(i, p.system, p[vs[i]])
+    end
+    st:run(table.unpack(row, 1, 3 + 3 * #list))
   end
   st:close()
   C:exec(("CREATE UNIQUE INDEX %s_key ON %s(system, item); CREATE INDEX %s_item ON %s(item)")
     :format(name, name, name, name))
   -- The texts in a table of their own, so that a filter on the numbers scans a few MB, not every row's text.
-  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, row TEXT)"):format(name))
-  local texts, why = source.raw_texts(src, r.record)
-  if texts then
-    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, row) SELECT k, ?3 FROM %s WHERE system = ?1 AND item = ?2")
-      :format(name, name))
-    for _, t in ipairs(texts) do if t.text then ins:run(t.system, t.id, t.text) end end
+  -- Where each row is in the report (the report of another layout: the row itself).
+  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, off INTEGER, len INTEGER, row TEXT)"):format(name))
+  local rows, why = source.raw_texts(src, r.record)
+  if rows then
+    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, off, len, row) SELECT k, ?3, ?4, ?5 FROM %s "
+      .. "WHERE system = ?1 AND item = ?2"):format(name, name))
+    for _, t in ipairs(rows) do if t.off or t.text then ins:run(t.system, t.id, t.off, t.len, t.text) end end
     ins:close()
   end
-  index_texts(C, name)
   -- Each slice dimension the run recorded as a column of its own, indexed (a filter on a value reads the index).
   local dims = {}
   for _, by_dim in pairs(r.record.aggregates or {}) do
@@ -135,26 +213,16 @@ local function fill(src, C, r, name, list)
     C:run(("UPDATE %s SET s%d = json_extract(slices, ?)"):format(name, j), '$."' .. d:gsub('[\\"]', "\\%0") .. '"')
     C:exec(("CREATE INDEX %s_s%d ON %s(s%d)"):format(name, j, name, j))
   end
-  for i = 1, #list do
-    C:exec(("CREATE INDEX %s_v%d ON %s(v%d)"):format(name, i, name, i))
-    C:exec(("UPDATE %s AS t SET d%d = 1 FROM (SELECT DISTINCT a.k FROM %s a JOIN %s b ON b.item = a.item "
-      .. "AND b.system <> a.system WHERE (a.v%d >= 0.5) <> (b.v%d >= 0.5)) AS x WHERE x.k = t.k")
-      :format(name, i, name, name, i, i))
-  end
-  return why, dim_list
+  for i = 1, #list do C:exec(("CREATE INDEX %s_v%d ON %s(v%d)"):format(name, i, name, i)) end
+  return why, dim_list, hist.list()
 end
 
--- The run page's distributions, counts and unmeasured causes, computed
+-- The run page's distributions (hist, counted by fill), counts and unmeasured causes, computed
 -- once with the table: {histograms, unmeasured, counts}.
-function M.summarise(src, C, r, name, list)
+function M.summarise(src, C, r, name, list, hist)
   local A = function(t) return setmetatable(t, json.array) end
-  local hist, unmeasured = {}, {}
+  local unmeasured = {}
   for i, m in ipairs(list) do
-    for _, b in ipairs(C:rows(("SELECT system, min(9, max(0, CAST(v%d * 10 AS INTEGER))) AS bin, count(*) AS n FROM %s "
-        .. "WHERE v%d BETWEEN 0 AND 1 GROUP BY 1, 2 ORDER BY 1, 2"):format(i, name, i))) do
-      b.metric = m
-      hist[#hist + 1] = b
-    end
     local seen = {}
     local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
     for _, k in ipairs(C:rows(("SELECT system, item FROM %s WHERE u%d = 1"):format(name, i))) do
@@ -174,14 +242,15 @@ function M.summarise(src, C, r, name, list)
 end
 
 -- build(src, r) -> {db = the cache's connection, table = name, text = its texts' table, metrics = {name = i},
--- list = {names}, why = nil or why the run has no texts, built = seconds spent building (0: from the cache)}
+-- list = {names}, why = nil or why the run has no texts, built = seconds spent building (0: from the cache),
+-- report = the report the texts are read from}
 function M.build(src, r)
   src.indexes = src.indexes or {}
+  local key = key_of(src, r)
   local hit = src.indexes[r.seq]
-  if hit then return hit end
+  if hit and hit.key == key then return hit end -- else the report changed since: its rows moved
   local C = cache_db(src)
   local name = "run_" .. math.tointeger(r.seq)
-  local key = key_of(src, r)
   local ok_read, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", r.run_id)
   if not ok_read then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
     C:exec("DROP TABLE built")
@@ -199,9 +268,9 @@ function M.build(src, r)
       list[i] = m.metric
     end
     transaction(C, function()
-      local dim_list
-      why, dim_list = fill(src, C, r, name, list)
-      summary = M.summarise(src, C, r, name, list)
+      local dim_list, hist
+      why, dim_list, hist = fill(src, C, r, name, list)
+      summary = M.summarise(src, C, r, name, list, hist)
       summary.dims = setmetatable(dim_list, json.array)
       C:run("INSERT OR REPLACE INTO built VALUES (?, ?, ?, ?, ?)", r.run_id, key,
         json.encode(setmetatable(list, json.array)), why, json.encode(summary))
@@ -209,11 +278,13 @@ function M.build(src, r)
     collectgarbage() -- the report's text and its rows: a run's worth of memory, given back now
     spent = sys.monotonic() - t0
   end
+  src.read = nil -- the report's text source.report read (for raw_texts): given back after the first build
   local metrics, dims = {}, {}
   for i, m in ipairs(list) do metrics[m] = i end
   for j, d in ipairs(summary.dims or {}) do dims[d] = j end
   local idx = { db = C, table = name, text = name .. "_text", fts = name .. "_fts", metrics = metrics, list = list, why = why, built = spent,
-                summary = summary, dims = dims }
+                summary = summary, dims = dims, key = key, report = source.report_path(src, r.record) }
+  idx.fts_ready = C:rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", idx.fts)[1] ~= nil
   src.indexes[r.seq] = idx
   return idx
 end

@@ -3,6 +3,8 @@
 -- reasons come from the store. A filter names a metric by its column (v<i>: score, u<i>:
 -- unmeasured), never by text pasted into the SQL.
 local json = require "evalua.core.json"
+local index = require "evalua.view.index"
+local texts = require "evalua.view.texts"
 
 local M = {}
 M.PASS = 0.5 -- "failing" and "disagree" count a score under this as a fail
@@ -23,22 +25,34 @@ end
 -- The search: each word of q, in any order. A word of ASCII alone is the start of a word of the row's id,
 -- query, answer or contexts, through the run's full-text index (`key` finds "keys"; "audit-key", a
 -- phrase: "audit" then a word that starts with "key"). A word with other characters (Chinese, written
--- without spaces, is one word to the index) is a substring of the row's JSON, by a scan.
+-- without spaces, is one word to the index) is a substring of the row's JSON, by a scan of every row
+-- (ASCII letters fold case, as SQLite's LIKE does; other bytes as typed). -> seconds spent building
+-- the index (the run's first search), or 0.
 local function search(idx, q, add)
-  local terms = {}
+  local terms, scans = {}, {}
   for word in q:gmatch("%S+") do
     if word:find("%w") and not word:find("[\128-\255]") then
       terms[#terms + 1] = '"' .. word:gsub('"', '""') .. '"*'
-    elseif word:find("%a") then -- ASCII letters among other characters: LIKE folds their case; % and _ as typed
-      add(("t.k IN (SELECT k FROM %s WHERE row LIKE ? ESCAPE '\\')"):format(idx.text),
-        "%" .. word:gsub("[\\%%_]", "\\%0") .. "%")
-    else -- no letter to fold: the bytes (instr, 1.7x faster than LIKE)
-      add(("t.k IN (SELECT k FROM %s WHERE instr(row, ?) > 0)"):format(idx.text), word)
+    else
+      scans[#scans + 1] = { word = word:find("%a") and word:lower() or word, fold = word:find("%a") ~= nil }
     end
   end
-  if #terms > 0 then
-    add(("t.k IN (SELECT rowid FROM %s WHERE %s MATCH ?)"):format(idx.fts, idx.fts), table.concat(terms, " AND "))
+  if #scans > 0 then
+    local ks, find, lower = {}, string.find, string.lower
+    texts.each(idx, function(k, row)
+      local folded
+      for _, s in ipairs(scans) do
+        if s.fold then folded = folded or lower(row) end
+        if not find(s.fold and folded or row, s.word, 1, true) then return end
+      end
+      ks[#ks + 1] = k
+    end)
+    add("t.k IN (SELECT value FROM json_each(?))", json.encode(setmetatable(ks, json.array)))
   end
+  if #terms == 0 then return 0 end
+  local spent = index.search_index(idx)
+  add(("t.k IN (SELECT rowid FROM %s WHERE %s MATCH ?)"):format(idx.fts, idx.fts), table.concat(terms, " AND "))
+  return spent
 end
 
 -- where(idx, f) -> SQL condition over the wide table `t`, its parameters.
@@ -65,15 +79,15 @@ local function where(idx, f)
     if j then add(("t.s%d = ?"):format(j), value) -- the column the table keeps for it
     else add("json_extract(t.slices, ?) = ?", slice_path(dim), value) end
   end
-  if f.q then search(idx, f.q, add) end
-  return table.concat(sql, " AND "), args
+  local indexed = f.q and search(idx, f.q, add) or 0
+  return table.concat(sql, " AND "), args, indexed
 end
 
 -- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
 -- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
 function M.page(src, idx, f)
   local db = idx.db
-  local cond, args = where(idx, f)
+  local cond, args, indexed = where(idx, f)
   local total = db:rows(("SELECT count(*) AS n FROM %s t WHERE %s"):format(idx.table, cond), table.unpack(args))[1].n
   local order = f.desc and "t.item DESC, t.system" or "t.k"
   if f.sort and f.sort ~= "" and f.sort ~= "id" then
@@ -86,9 +100,10 @@ function M.page(src, idx, f)
   -- the LIMIT would read every row's text).
   local rows = db:rows(("SELECT t.k, t.system, t.item, t.slices FROM %s t WHERE %s ORDER BY %s LIMIT ? OFFSET ?")
     :format(idx.table, cond, order), table.unpack(args))
-  local text = db:prepare(("SELECT row FROM %s WHERE k = ?"):format(idx.text))
-  for _, r in ipairs(rows) do r.row = (text:rows(r.k)[1] or {}).row end
-  text:close()
+  local ks = {}
+  for i, r in ipairs(rows) do ks[i] = r.k end
+  local text = texts.read(idx, ks)
+  for _, r in ipairs(rows) do r.row = text[r.k] end
   local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
   local out = {}
   for i, r in ipairs(rows) do
@@ -99,7 +114,8 @@ function M.page(src, idx, f)
                query = type(row.query) == "string" and row.query:sub(1, 300) or nil }
   end
   st:close()
-  return { total = total, rows = setmetatable(out, json.array), page = f.page, per = f.per, texts_missing = idx.why }
+  return { total = total, rows = setmetatable(out, json.array), page = f.page, per = f.per, texts_missing = idx.why,
+           indexed = indexed > 0 and indexed or nil }
 end
 
 return M

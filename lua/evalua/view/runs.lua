@@ -126,7 +126,7 @@ function M.summary(src, r, baseline_key)
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
            deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts),
-           built = idx.built }
+           built = idx.built, search_index = idx.fts_ready }
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
@@ -141,15 +141,16 @@ function M.item(src, r, system, id)
     .. "ORDER BY metric", r.seq, it.system, id)
   for _, s in ipairs(scores) do s.detail = decode(s.detail, "scores.detail") end
   local idx = require("evalua.view.index").build(src, r)
-  local raw = idx.db:rows(("SELECT x.row FROM %s t JOIN %s x ON x.k = t.k WHERE t.system = ? AND t.item = ?")
-    :format(idx.table, idx.text), it.system, id)[1]
-  local row = raw and raw.row and decode(raw.row, "row of item " .. tostring(id))
   local why = idx.why
   -- The same item in the run's other systems (the cells of a prompt matrix): side by side on the page.
-  local others = idx.db:rows(("SELECT t.system, x.row FROM %s t LEFT JOIN %s x ON x.k = t.k WHERE t.item = ? ORDER BY t.k")
-    :format(idx.table, idx.text), id)
+  local others = idx.db:rows(("SELECT k, system FROM %s WHERE item = ? ORDER BY k"):format(idx.table), id)
+  local ks = {}
+  for i, o in ipairs(others) do ks[i] = o.k end
+  local raws, row = require("evalua.view.texts").read(idx, ks), nil
   for _, o in ipairs(others) do
-    o.row = o.row and decode(o.row, "row of item " .. tostring(id))
+    o.row = raws[o.k] and decode(raws[o.k], "row of item " .. tostring(id))
+    if o.system == it.system then row = o.row end
+    o.k = nil
     o.scores = A(db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
       .. "ORDER BY metric", r.seq, o.system, id))
     for _, s in ipairs(o.scores) do s.detail = decode(s.detail, "scores.detail") end

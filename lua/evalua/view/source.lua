@@ -80,6 +80,7 @@ end
 -- A JSON report: imported once (by its content's hash) into the store of
 -- folder dir (created), as one run whose report is the file itself.
 function M.report(path, dir)
+  local st = sys.stat(path)
   local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
@@ -93,9 +94,10 @@ function M.report(path, dir)
     end)
     rep = nil
   end
-  text = nil
   collectgarbage() -- the decoded report: as large as the run, given back before the viewer builds its tables
-  return { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id }
+  -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
+  return { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id,
+           read = { path = path, text = text, stat = st } }
 end
 
 -- The JSON report of a record: the report itself, or the .json beside the
@@ -111,9 +113,14 @@ end
 -- an object at six spaces of indentation whose keys come sorted, so its
 -- "id", "row" (the input row, on one line) and "system" lines are found by
 -- plain search without decoding the rest (details, reasons), which on
--- 100,000 items took cjson 3 s. -> list of {id, system, text} or nil.
+-- 100,000 items took cjson 3 s. -> list of {id, system, off, len}: where
+-- the row's JSON is in the report (from 1, in bytes), or nil.
 local function scan_rows(text)
-  local find, sub, decode = string.find, string.sub, json.decode
+  local find, sub = string.find, string.sub
+  local function decode(s) -- a plain string without escapes as is (most ids and systems), else cjson
+    if find(s, '^"[^"\\]*"$') then return sub(s, 2, -2) end
+    return json.decode(s)
+  end
   local pos = find(text, '\n  "items": [\n', 1, true)
   if not pos then return nil end
   local ID, ROW, SYS = '\n      "id": ', '\n      "row": ', '\n      "system": '
@@ -127,26 +134,30 @@ local function scan_rows(text)
     local _, h = find(text, SYS, e, true)
     if not h or h > next_id then return nil end -- not the layout this reads: decode the whole report
     local id = decode(sub(text, b + 1, e - 2))
-    local row
+    local off, len
     if d and d < next_id then
       local e2 = find(text, "\n", d + 1, true)
-      row = sub(text, d + 1, e2 - (sub(text, e2 - 1, e2 - 1) == "," and 2 or 1))
+      off, len = d + 1, e2 - d - (sub(text, e2 - 1, e2 - 1) == "," and 2 or 1)
     end
     local e3 = find(text, "\n", h + 1, true)
     local system = decode(sub(text, h + 1, e3 - (sub(text, e3 - 1, e3 - 1) == "," and 2 or 1)))
     n = n + 1
-    out[n] = { id = id, system = system, text = row }
+    out[n] = { id = id, system = system, off = off, len = len }
     pos = e3
   end
   return out
 end
 
--- raw_texts(src, rec) -> list of {id, system, text = the row as JSON}, or
--- nil and why there are none.
+-- raw_texts(src, rec) -> list of {id, system, off, len} (the row's place in
+-- the report: evalua.view.texts reads it there) or, for a report of another
+-- layout, {id, system, text = the row as JSON}; or nil and why there are none.
 function M.raw_texts(src, rec)
   local path = M.report_path(src, rec)
   if not path then return nil, "the run recorded no report" end
-  local text = read_file(path)
+  local was, now = src.read, sys.stat(path)
+  local same = was and was.path == path and now and was.stat.size == now.size and was.stat.mtime == now.mtime
+    and was.stat.mtime_ns == now.mtime_ns
+  local text = same and was.text or read_file(path)
   if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
   if text:find('\n  "items_form": "compact"', 1, true) then
     return nil, path .. ": its items are in the compact form, without their rows (write the JSON report with "

@@ -529,9 +529,11 @@ static inline int num_value(struct jp *j, double *d, const char *name, size_t i,
     return field_fail(j, name, i, suffix, "number", kind_at(j));
   int is_int;
   int64_t v;
-  if (quick_number(j, &is_int, &v, d)) {
-    if (i) return fail(j, "field '%s[%zu]%s': number out of range", name, i, suffix);
-    return fail(j, "field '%s%s': number out of range", name, suffix);
+  if (quick_number(j, &is_int, &v, d)) { /* out of range, or malformed: its own words after the field */
+    char why[256];
+    snprintf(why, sizeof why, "%s", j->err);
+    if (i) return fail(j, "field '%s[%zu]%s': %s", name, i, suffix, why);
+    return fail(j, "field '%s%s': %s", name, suffix, why);
   }
   if (is_int) *d = (double)v;
   return 0;

@@ -284,7 +284,7 @@ function test_ranking_entries_in_every_layout_read_the_same()
   lu.assertEquals(why, {
     [2] = "field 'retrieved[2].score': number out of range",
     [3] = "field 'retrieved[2].score': expected number, got string",
-    [4] = "field 'retrieved[2].score': number out of range", -- a leading zero, as num_value words any bad number
+    [4] = "field 'retrieved[2].score': invalid JSON at column 66: a number with a leading zero, found '1'",
     [5] = "field 'retrieved[2]': lacks a score while retrieved[1] has one",
     [6] = "invalid JSON at column 66: expected ',' or '}', found ']'",
   })

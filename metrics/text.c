@@ -187,8 +187,13 @@ static int is_cjk(int32_t c) {
          || (c >= 0x20000 && c <= 0x3FFFF); /* CJK extensions B onwards */
 }
 
+/* The CJK unified ideographs of Unicode 1.1, letters (Lo) in every version
+ * since, which NFKC_Casefold leaves as they are. */
+static int is_common_han(int32_t c) { return c >= 0x4E00 && c <= 0x9FA5; }
+
 static enum cls classify(int32_t c) {
   if (c < 0x80) return (enum cls)ascii_class[c];
+  if (is_common_han(c)) return C_CJK;
   switch (utf8proc_category(c)) {
   case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
   case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
@@ -217,37 +222,40 @@ static int is_article(const char *p, size_t n) {
          (n == 3 && memcmp(p, "the", 3) == 0);
 }
 
-/* Building state: the current token starts at text[start]; the current word
- * (letters, marks, digits) at text[run], or run == NO_RUN. */
+/* Building state: the tokens' bytes go to text[0..len), the current token
+ * starts at text[start], the current word (letters, marks, digits) at
+ * text[run], or run == NO_RUN. The list's fields are copied here and back
+ * at the end: stores of characters could alias them, and reloading them
+ * for every byte was a third of the tokeniser's time. */
 #define NO_RUN SIZE_MAX
 struct builder {
-  struct toklist *tl;
-  size_t start, run;
+  char *text;
+  struct tok *tok;
+  size_t len, n, start, run;
 };
 
 static void end_token(struct builder *b) {
-  struct toklist *tl = b->tl;
-  if (tl->text_len > b->start) {
-    size_t len = tl->text_len - b->start;
-    tl->tok[tl->n++] = (struct tok){b->start, len, fnv1a(tl->text + b->start, len)};
+  if (b->len > b->start) {
+    size_t len = b->len - b->start;
+    b->tok[b->n++] = (struct tok){b->start, len, fnv1a(b->text + b->start, len)};
   }
-  b->start = tl->text_len;
+  b->start = b->len;
 }
 
 /* A finished word that is an article goes, and splits its token there
  * (SQuAD replaces it by a space). */
 static void end_word(struct builder *b) {
   if (b->run == NO_RUN) return;
-  if (is_article(b->tl->text + b->run, b->tl->text_len - b->run)) {
-    b->tl->text_len = b->run;
+  if (is_article(b->text + b->run, b->len - b->run)) {
+    b->len = b->run;
     end_token(b);
   }
   b->run = NO_RUN;
 }
 
-static void append(struct toklist *tl, int32_t c) {
-  if (c < 0x80) tl->text[tl->text_len++] = (char)c;
-  else tl->text_len += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)tl->text + tl->text_len);
+static void append(struct builder *b, int32_t c) {
+  if (c < 0x80) b->text[b->len++] = (char)c;
+  else b->len += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->text + b->len);
 }
 
 /* One code point of class k into the token list being built. */
@@ -262,51 +270,136 @@ static inline void step(struct builder *b, enum cls k, int32_t c) {
   case C_CJK:
     end_word(b);
     end_token(b);
-    append(b->tl, c);
+    append(b, c);
     end_token(b);
     break;
   case C_WORD:
-    if (b->run == NO_RUN) b->run = b->tl->text_len;
-    append(b->tl, c);
+    if (b->run == NO_RUN) b->run = b->len;
+    append(b, c);
     break;
   case C_OTHER: /* a symbol inside a token ends a word, not the token */
     end_word(b);
-    append(b->tl, c);
+    append(b, c);
     break;
   }
 }
 
+/* Room for the tokens of n code points: 4 bytes each, and 8 more for
+ * ascii_run's whole-word stores. */
 static int reserve_tokens(evtext_ws *ws, struct toklist *tl, size_t n) {
-  if (n > SIZE_MAX / 4 - 1 || reserve_char(ws, &tl->text, &tl->text_cap, 4 * n + 1) ||
+  if (n > SIZE_MAX / 4 - 8 || reserve_char(ws, &tl->text, &tl->text_cap, 4 * n + 8) ||
       reserve_tok(ws, &tl->tok, &tl->tok_cap, n + 1))
     return EVTEXT_ENOMEM;
-  tl->n = tl->text_len = 0;
   return EVTEXT_OK;
 }
 
-static void finish(struct builder *b) {
-  end_word(b);
-  end_token(b);
+static int ascii_lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ONES ((uint64_t)0x0101010101010101ULL)
+#define HIGHS ((uint64_t)0x8080808080808080ULL)
+
+/* The bytes of x (each below 0x80) that are at least c (at most 0x80),
+ * each as its high bit: 0x80 + byte - c cannot borrow from its neighbour. */
+static uint64_t at_least(uint64_t x, unsigned c) { return ((x | HIGHS) - ONES * c) & HIGHS; }
+
+static uint64_t in_range(uint64_t x, unsigned lo, unsigned hi) {
+  return at_least(x, lo) & ~at_least(x, hi + 1);
+}
+
+static int has_high_bit(const unsigned char *u) {
+  uint64_t x;
+  memcpy(&x, u, 8);
+  return (x & HIGHS) != 0;
+}
+
+/* How many of the n bytes at u are letters or digits, copied lowercased to
+ * o, 8 at a time: the bytes past the run are written too (o has room). The
+ * last bytes are read zero-padded, and 0 ends a run. */
+static size_t ascii_run(char *o, const unsigned char *u, size_t n) {
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t x = 0;
+    if (n - i >= 8) memcpy(&x, u + i, 8);
+    else
+      for (size_t k = 0; k < n - i; k++) x |= (uint64_t)u[i + k] << 8 * k;
+    x |= in_range(x, 'A', 'Z') >> 2; /* 0x80 >> 2 is the case bit */
+    memcpy(o + i, &x, 8);
+    uint64_t stop = ~(in_range(x, 'a', 'z') | in_range(x, '0', '9')) & HIGHS;
+    if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
+  }
+  return n;
+}
+#else
+static int has_high_bit(const unsigned char *u) {
+  for (int i = 0; i < 8; i++)
+    if (u[i] >= 0x80) return 1;
+  return 0;
+}
+
+static size_t ascii_run(char *o, const unsigned char *u, size_t n) {
+  size_t i = 0;
+  for (; i < n && ascii_class[ascii_lower(u[i])] == C_WORD; i++) o[i] = (char)ascii_lower(u[i]);
+  return i;
+}
+#endif
+
+static size_t ascii_prefix(const unsigned char *u, size_t len) {
+  size_t n = 0;
+  while (n + 8 <= len && !has_high_bit(u + n)) n += 8;
+  while (n < len && u[n] < 0x80) n++;
+  return n;
+}
+
+/* ASCII: NFKC changes nothing and folding is tolower. A run of letters and
+ * digits, the bulk of any text, goes in at once; the other bytes one by one. */
+static void ascii_tokens(struct builder *b, const unsigned char *u, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    size_t k = ascii_run(b->text + b->len, u + i, n - i);
+    if (k) {
+      if (b->run == NO_RUN) b->run = b->len;
+      b->len += k, i += k;
+      if (i == n) break;
+    }
+    int c = ascii_lower(u[i]);
+    step(b, (enum cls)ascii_class[c], c);
+  }
+}
+
+/* Text of ASCII and common Han only, the bulk of Chinese answers, folds by
+ * lowercasing its ASCII: its code points into ws->cp without utf8proc's
+ * decomposition, or 0 when s has anything else (or is not valid UTF-8). */
+static int fold_han(evtext_ws *ws, evtext_str s, size_t *n) {
+  const unsigned char *u = (const unsigned char *)s.s;
+  if (reserve_i32(ws, &ws->cp, &ws->cp_cap, s.len + 1)) return 0;
+  size_t k = 0;
+  for (size_t i = 0; i < s.len; k++) {
+    if (u[i] < 0x80) {
+      ws->cp[k] = ascii_lower(u[i++]);
+      continue;
+    }
+    if (s.len - i < 3 || (u[i] & 0xF0) != 0xE0 || (u[i + 1] & 0xC0) != 0x80 || (u[i + 2] & 0xC0) != 0x80)
+      return 0;
+    int32_t c = (u[i] & 0x0F) << 12 | (u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F);
+    if (!is_common_han(c)) return 0;
+    ws->cp[k] = c, i += 3;
+  }
+  *n = k;
+  return 1;
 }
 
 static int tokenize_into(evtext_ws *ws, struct toklist *tl, evtext_str s, size_t *bad) {
   const unsigned char *u = (const unsigned char *)s.s;
-  size_t n = 0;
-  while (n < s.len && u[n] < 0x80) n++;
-  struct builder b = {tl, 0, NO_RUN};
-  if (n == s.len) { /* ASCII: NFKC changes nothing and folding is tolower */
-    if (reserve_tokens(ws, tl, n)) return EVTEXT_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-      int32_t c = (u[i] >= 'A' && u[i] <= 'Z') ? u[i] + 32 : u[i];
-      step(&b, (enum cls)ascii_class[c], c);
-    }
-  } else {
-    int rc = fold(ws, s, &n, bad);
-    if (!rc) rc = reserve_tokens(ws, tl, n);
-    if (rc) return rc;
+  size_t n = ascii_prefix(u, s.len);
+  int ascii = n == s.len, rc = ascii || fold_han(ws, s, &n) ? EVTEXT_OK : fold(ws, s, &n, bad);
+  if (!rc) rc = reserve_tokens(ws, tl, n);
+  if (rc) return rc;
+  struct builder b = {tl->text, tl->tok, 0, 0, 0, NO_RUN};
+  if (ascii) ascii_tokens(&b, u, n);
+  else
     for (size_t i = 0; i < n; i++) step(&b, classify(ws->cp[i]), ws->cp[i]);
-  }
-  finish(&b);
+  end_word(&b);
+  end_token(&b);
+  tl->text_len = b.len, tl->n = b.n;
   return EVTEXT_OK;
 }
 

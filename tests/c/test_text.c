@@ -7,6 +7,7 @@
  * by hand in its comment. CJK expectations are worked out by hand from the
  * rules in docs/text.md. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,61 @@ static void test_normalize_unicode(void) {
   CHECK_STR(norm("the°C x°the"), "°c x°");
   CHECK_STR(norm("añejo thé"), "añejo thé");
   CHECK_STR(norm("ＴＨＥ answer"), "answer");                           /* full-width THE */
+}
+
+/* The fast paths (ASCII 8 bytes at a time, ASCII with common Han without
+ * utf8proc) by hand at their edges: punctuation inside a word, articles at
+ * the ends and across deleted punctuation, case, control characters (a
+ * symbol: it ends a word, not the token), runs across 8-byte blocks. */
+static void test_fast_paths(void) {
+  CHECK_STR(norm("Don't e-mail O'Neil"), "dont email oneil");
+  CHECK_STR(norm("t.h.e a, (an) THE. x"), "x");             /* "t.h.e" is "the" once the dots go */
+  CHECK_STR(norm("A"), "");
+  CHECK_STR(norm("theAN anthem Theory"), "thean anthem theory");
+  CHECK_STR(norm("the\x01x x\x7fthe a\x1b"), "\x01x x\x7f \x1b"); /* \x1b after "a": "a" goes, \x1b stays */
+  CHECK_STR(norm("x\x1cy\x1fz"), "x y z");                  /* \x1c..\x1f split, as in Python */
+  CHECK_STR(norm("ABCDEFGH"), "abcdefgh");                  /* one block exactly */
+  CHECK_STR(norm("ABCDEFGHIJKLMNOPQ the"), "abcdefghijklmnopq"); /* two blocks and a tail */
+  CHECK_STR(norm("abcdefg,hijklmnop"), "abcdefghijklmnop"); /* punctuation at byte 7 */
+  CHECK_STR(norm("abcdefgh the"), "abcdefgh");              /* an article right after a block */
+  CHECK_STR(norm("1234567 89@ZZ"), "1234567 89zz");
+  CHECK_STR(norm("Zz[]`{}~@"), "zz");                       /* the printable bytes around the letters */
+  CHECK_STR(norm("iPhone于2007年"), "iphone 于 2007 年");    /* Han fast path */
+  CHECK_STR(norm("THE中国A"), "中 国");
+  CHECK_STR(norm("\xE4\xB8\xAD\xEF\xBC\x8C"), "中");         /* 中， : full-width comma needs NFKC */
+  size_t n = 0;
+  evtext_error err;
+  CHECK(evtext_tokenize(ws, (evtext_str){"a\0b", 3}, &n, &err) == EVTEXT_OK && n == 1); /* NUL: a symbol */
+  CHECK(evtext_token(ws, 0).len == 2 && memcmp(evtext_token(ws, 0).s, "\0b", 2) == 0);
+  CHECK(evtext_tokenize(ws, (evtext_str){"x\xE4\xB8", 3}, &n, &err) == EVTEXT_EUTF8 && err.byte == 1);
+}
+
+/* The fast paths against utf8proc's: a soft hyphen, which NFKC_Casefold
+ * drops, sends the same text down the general path. Random strings over
+ * an alphabet of the cases above. */
+static void test_fast_paths_agree(void) {
+  static const char *const parts[] = {"a", "an", "the", "The", "A", "x", "Word", "ABCDEFGHI", "7", " ", "  ",
+                                      "\t", ".", "'", "-", "$", "/", ":", "@", "[", "`", "{", "\x01", "\x7f", "\x1c", "中", "国"};
+  const size_t nparts = sizeof parts / sizeof *parts;
+  uint64_t seed = 12345;
+  char s[256], slow[256], fast[256];
+  int differ = 0;
+  for (int t = 0; t < 3000; t++) {
+    size_t len = 2;
+    memcpy(s, "\xC2\xAD", 2);
+    for (int k = (int)(seed >> 60); k >= 0; k--) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      const char *p = parts[(seed >> 33) % nparts];
+      memcpy(s + len, p, strlen(p)), len += strlen(p);
+    }
+    s[len] = '\0';
+    const char *a = norm(s), *b;
+    snprintf(slow, sizeof slow, "%s", a ? a : "(error)");
+    b = norm(s + 2);
+    snprintf(fast, sizeof fast, "%s", b ? b : "(error)");
+    if (strcmp(slow, fast) && differ++ < 3) fprintf(stderr, "fast path differs on \"%s\": \"%s\" vs \"%s\"\n", s + 2, fast, slow);
+  }
+  CHECK(differ == 0);
 }
 
 static void test_tokens(void) {
@@ -258,6 +314,8 @@ int main(void) {
   ws = evtext_ws_new();
   test_normalize_english();
   test_normalize_unicode();
+  test_fast_paths();
+  test_fast_paths_agree();
   test_tokens();
   test_squad_english();
   test_empty_answers();

@@ -88,6 +88,10 @@ static void test_fast_paths(void) {
   CHECK_STR(norm("iPhone于2007年"), "iphone 于 2007 年");    /* Han fast path */
   CHECK_STR(norm("THE中国A"), "中 国");
   CHECK_STR(norm("\xE4\xB8\xAD\xEF\xBC\x8C"), "中");         /* 中， : full-width comma needs NFKC */
+  /* tokens equal up to their last byte, within one hashed word and past it */
+  CHECK(SCORE(EVTEXT_F1, "abcdefgh abcdefghi", "abcdefgi abcdefghj") == 0.0);
+  CHECK(SCORE(EVTEXT_F1, "x abcdefghijklmnopq", "abcdefghijklmnopr x") == 0.5);
+  CHECK(SCORE(EVTEXT_EXACT_NORM, "Abcdefghijklmnopq the", "abcdefghijklmnopq") == 1.0);
   size_t n = 0;
   evtext_error err;
   CHECK(evtext_tokenize(ws, (evtext_str){"a\0b", 3}, &n, &err) == EVTEXT_OK && n == 1); /* NUL: a symbol */

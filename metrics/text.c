@@ -23,9 +23,10 @@ struct toklist {
 };
 
 /* A distinct prediction token in the F1 count's hash table: the index + 1
- * of its first occurrence (0: empty slot) and how many are still unpaired. */
+ * of its first occurrence (0: empty slot), how many times it occurs, and
+ * how many of those the gold answer numbered gold has paired off. */
 struct slot {
-  size_t tok, left;
+  size_t tok, count, paired, gold;
 };
 
 struct evtext_ws {
@@ -38,8 +39,9 @@ struct evtext_ws {
   size_t ua_cap, ub_cap;
   size_t *row; /* one row of a dynamic-programming table */
   size_t row_cap;
-  struct slot *slots; /* F1's multiset count */
-  size_t slots_cap;
+  struct slot *slots; /* F1's multiset count of the prediction's tokens */
+  size_t slots_cap, slots_used; /* slots_used: 0 until counted, for each prediction */
+  unsigned slot_bits;
   evtext_alloc alloc; /* every buffer comes from here (a host counts them) */
   void *ud;
   size_t max_cells;   /* bound on a DP table's cells; 0 = none */
@@ -440,13 +442,11 @@ static size_t slot_of(uint64_t hash, unsigned bits) {
   return (size_t)((hash * 0x9E3779B97F4A7C15u) >> (64 - bits));
 }
 
-/* Size of the multiset intersection of the two token lists: the
- * prediction's tokens counted in an open-addressing table on their hashes,
- * then each gold token pairs off one that is left. Linear in both lengths,
- * where sorting both lists cost n log n for every gold answer. */
-static int common_tokens(evtext_ws *ws, const struct toklist *p, const struct toklist *g,
-                         size_t *common) {
-  size_t size = 16, c = 0;
+/* The prediction's tokens counted in an open-addressing table on their
+ * hashes, once for all its gold answers. */
+static int count_prediction(evtext_ws *ws) {
+  const struct toklist *p = &ws->pred;
+  size_t size = 16;
   unsigned bits = 4;
   while (size < 2 * p->n) {
     if (size > SIZE_MAX / 4) return EVTEXT_ENOMEM;
@@ -459,15 +459,28 @@ static int common_tokens(evtext_ws *ws, const struct toklist *p, const struct to
     size_t h = slot_of(p->tok[i].hash, bits);
     while (t[h].tok && !tok_eq(p, t[h].tok - 1, p, i)) h = (h + 1) & (size - 1);
     if (!t[h].tok) t[h].tok = i + 1;
-    t[h].left++;
+    t[h].count++;
   }
-  for (size_t j = 0; j < g->n; j++) {
-    size_t h = slot_of(g->tok[j].hash, bits);
-    while (t[h].tok && !tok_eq(p, t[h].tok - 1, g, j)) h = (h + 1) & (size - 1);
-    if (t[h].tok && t[h].left) t[h].left--, c++;
-  }
-  *common = c;
+  ws->slots_used = size, ws->slot_bits = bits;
   return EVTEXT_OK;
+}
+
+/* Size of the multiset intersection of the prediction's tokens and those
+ * of gold answer number gold (from 1, one number per answer): each gold
+ * token pairs off one that is left. Linear in both lengths, where sorting
+ * both lists cost n log n for every gold answer. */
+static size_t common_tokens(evtext_ws *ws, const struct toklist *g, size_t gold) {
+  const struct toklist *p = &ws->pred;
+  struct slot *t = ws->slots;
+  size_t c = 0, mask = ws->slots_used - 1;
+  for (size_t j = 0; j < g->n; j++) {
+    size_t h = slot_of(g->tok[j].hash, ws->slot_bits);
+    while (t[h].tok && !tok_eq(p, t[h].tok - 1, g, j)) h = (h + 1) & mask;
+    if (!t[h].tok) continue;
+    if (t[h].gold != gold) t[h].gold = gold, t[h].paired = 0;
+    if (t[h].paired < t[h].count) t[h].paired++, c++;
+  }
+  return c;
 }
 
 /* F1 from an overlap count, in the order of operations of the SQuAD script. */
@@ -596,7 +609,7 @@ static int joined_codepoints(evtext_ws *ws, const struct toklist *tl, int32_t **
 
 /* One normalised comparison of ws->pred (code points in ws->ua for the edit
  * metric) against ws->gold. */
-static int compare(evtext_ws *ws, enum evtext_metric metric, size_t npred_cp, double *score) {
+static int compare(evtext_ws *ws, enum evtext_metric metric, size_t npred_cp, size_t gold, double *score) {
   const struct toklist *p = &ws->pred, *g = &ws->gold;
   size_t k = 0;
   int rc = EVTEXT_OK;
@@ -605,7 +618,8 @@ static int compare(evtext_ws *ws, enum evtext_metric metric, size_t npred_cp, do
     *score = lists_equal(p, g);
     break;
   case EVTEXT_F1:
-    rc = common_tokens(ws, p, g, &k);
+    if (!ws->slots_used) rc = count_prediction(ws);
+    if (!rc) k = common_tokens(ws, g, gold);
     *score = overlap_f1(k, p->n, g->n);
     break;
   case EVTEXT_ROUGE_L:
@@ -630,6 +644,7 @@ static int score_normalised(evtext_ws *ws, enum evtext_metric metric, evtext_str
   if (!rc && metric == EVTEXT_EDIT_NORM)
     rc = joined_codepoints(ws, &ws->pred, &ws->ua, &ws->ua_cap, &npred_cp);
   if (rc) return rc;
+  ws->slots_used = 0;
   double best = 0;
   int any = 0;
   for (size_t k = 0; k < ngolds; k++) {
@@ -639,7 +654,7 @@ static int score_normalised(evtext_ws *ws, enum evtext_metric metric, evtext_str
     if (ws->gold.n == 0 || best == 1.0) continue; /* still validate every gold */
     any = 1;
     double s = 0;
-    if ((rc = compare(ws, metric, npred_cp, &s))) return rc;
+    if ((rc = compare(ws, metric, npred_cp, k + 1, &s))) return rc;
     if (s > best) best = s;
   }
   err->which = -1;

@@ -35,6 +35,37 @@ static void test_idtab(void) {
   evr_idtab_free(&t);
 }
 
+/* Keys of 1 to 7 bytes hash from one zero-padded word, read with
+ * overlapping loads; the table tells them apart by hash and length alone,
+ * so a byte lost at any position would merge two keys. */
+static void test_idtab_short_keys(void) {
+  const unsigned char b[7] = {1, 2, 3, 4, 5, 6, 7};
+  for (size_t len = 1; len <= 7; len++) {
+    uint64_t want = 0;
+    for (size_t i = 0; i < len; i++) want |= (uint64_t)b[i] << 8 * i;
+    CHECK(evr_tail_word(b, len) == want);
+  }
+  struct evr_idtab t;
+  evr_idtab_init(&t);
+  char keys[7][7][8];
+  int found;
+  for (size_t len = 1; len <= 7; len++)
+    for (size_t at = 0; at < len; at++) { /* "abcdefg"[:len] with byte at changed */
+      memcpy(keys[len - 1][at], "abcdefg", len);
+      keys[len - 1][at][at] = 'X';
+      uint32_t *v = evr_idtab_put(&t, keys[len - 1][at], len, (uint32_t)(10 * len + at), &found);
+      CHECK(v && !found);
+    }
+  CHECK(t.count == 28);
+  for (size_t len = 1; len <= 7; len++)
+    for (size_t at = 0; at < len; at++) {
+      uint32_t *v = evr_idtab_get(&t, keys[len - 1][at], len);
+      CHECK(v && *v == 10 * len + at);
+    }
+  CHECK(!evr_idtab_get(&t, "abcdefg", 7));
+  evr_idtab_free(&t);
+}
+
 static void test_ranker(void) {
   struct evr_ranker *r = evr_ranker_new();
   struct evr_ranking out;
@@ -340,6 +371,7 @@ static void test_trec_stream(void) {
 
 int main(void) {
   test_idtab();
+  test_idtab_short_keys();
   test_ranker();
   test_measure_names();
   test_formulas();

@@ -28,6 +28,18 @@ struct evr_idtab {
 
 #include <string.h>
 
+static inline uint64_t evr_load32(const unsigned char *p) {
+  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+}
+
+/* The len (1 to 7) bytes at p as the low bytes of a zero-padded word, from
+ * loads that overlap rather than memcpy of a variable length (a call, or a
+ * loop, for every key of a TREC file or a data set's documents). */
+static inline uint64_t evr_tail_word(const unsigned char *p, size_t len) {
+  if (len >= 4) return evr_load32(p) | evr_load32(p + len - 4) << 8 * (len - 4);
+  return (uint64_t)p[0] | (uint64_t)p[len / 2] << 8 * (len / 2) | (uint64_t)p[len - 1] << 8 * (len - 1);
+}
+
 /* 64-bit multiply-xorshift over 8-byte words: a handful of cycles for the
  * short ids of TREC files, and good enough spread for linear probing. */
 static inline uint64_t evr_hash(const char *s, size_t len) {
@@ -41,8 +53,7 @@ static inline uint64_t evr_hash(const char *s, size_t len) {
     s += 8, len -= 8;
   }
   if (len) {
-    uint64_t w = 0;
-    memcpy(&w, s, len);
+    uint64_t w = evr_tail_word((const unsigned char *)s, len);
     h = (h ^ w) * m;
     h ^= h >> 29;
   }

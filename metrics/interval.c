@@ -102,8 +102,8 @@ void evstats_student_t_ci(const evstats_summary *s, double level, evstats_ci *ou
 
 void evstats_summarize(const double *x, size_t n, int bounded, evstats_summary *s) {
   s->n = n, s->bounded = bounded, s->binary = 1;
-  s->mean = n ? evstats_mean(x, n) : 0;
-  if (n < 2 || evstats_sd(x, n, 1, &s->sd) != EVSTATS_OK) s->sd = 0;
+  s->mean = s->sd = 0;
+  if (n && evstats_mean_sd(x, n, 1, &s->mean, &s->sd) != EVSTATS_OK) s->sd = 0;
   s->min = s->max = n ? x[0] : 0;
   for (size_t i = 0; i < n; i++) {
     if (x[i] < s->min) s->min = x[i];

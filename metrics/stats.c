@@ -64,8 +64,8 @@ static int constant(const double *x, size_t n) {
  * the values are scaled by s[0] (so no deviation overflows), then the
  * deviations by s[1] (so their squares do not underflow). Undo the scales
  * one at a time: their product may be beyond a double. */
-static double squared_deviations(const double *x, size_t n, double scale[2]) {
-  double s = evstats_scale(x, n), m = scaled_mean(x, n, s), big = 0;
+static double deviations_from(const double *x, size_t n, double s, double m, double scale[2]) {
+  double big = 0;
   for (size_t i = 0; i < n; i++)
     if (fabs(x[i] * s - m) > big) big = fabs(x[i] * s - m);
   double t = evstats_scale_for(big), ss = 0, sum = 0;
@@ -79,15 +79,34 @@ static double squared_deviations(const double *x, size_t n, double scale[2]) {
   return ss - sum * sum / (double)n;
 }
 
-int evstats_sd(const double *x, size_t n, size_t ddof, double *sd) {
-  if (n <= ddof) return EVSTATS_UNDEFINED;
+/* ... from the mean m of the values scaled by s (scaled_mean). */
+static double squared_deviations(const double *x, size_t n, double scale[2]) {
+  double s = evstats_scale(x, n);
+  return deviations_from(x, n, s, scaled_mean(x, n, s), scale);
+}
+
+/* evstats_sd once n > ddof, given the scale s and scaled mean m. */
+static int sd_from(const double *x, size_t n, size_t ddof, double s, double m, double *sd) {
   if (constant(x, n)) {
     *sd = 0;
     return EVSTATS_OK;
   }
-  double scale[2], ss = squared_deviations(x, n, scale);
+  double scale[2], ss = deviations_from(x, n, s, m, scale);
   *sd = sqrt(ss / (double)(n - ddof)) / scale[1] / scale[0];
   return isfinite(*sd) ? EVSTATS_OK : EVSTATS_RANGE;
+}
+
+int evstats_sd(const double *x, size_t n, size_t ddof, double *sd) {
+  if (n <= ddof) return EVSTATS_UNDEFINED;
+  double s = evstats_scale(x, n);
+  return sd_from(x, n, ddof, s, scaled_mean(x, n, s), sd);
+}
+
+int evstats_mean_sd(const double *x, size_t n, size_t ddof, double *mean, double *sd) {
+  double s = evstats_scale(x, n), m = scaled_mean(x, n, s);
+  *mean = m / s;
+  if (n <= ddof) return EVSTATS_UNDEFINED;
+  return sd_from(x, n, ddof, s, m, sd);
 }
 
 int evstats_variance(const double *x, size_t n, size_t ddof, double *var) {

@@ -270,6 +270,22 @@ static void test_kappa(void) {
   CHECK(evstats_cohen_kappa(p, q, 4, 2, NULL, EVSTATS_UNWEIGHTED, &k) == EVSTATS_OK && k == -1);
 }
 
+/* evstats_mean_sd is evstats_mean and evstats_sd to the bit, at the
+ * magnitudes where their scalings act, and says the same when sd is not
+ * defined (one value) or beyond a double. */
+static void test_mean_sd_together(void) {
+  const double sets[][3] = {{1e308, 1e308, -1e308}, {1e-200, 2e-200, 3e-200}, {1, 1 + 0x1p-52, 1 + 0x1p-51},
+                            {0.1, 0.2, 0.7}, {4, 4, 4}, {-1.7e308, 1.7e308, 1.7e308}};
+  for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
+    for (size_t n = 1; n <= 3; n++) {
+      double m = -1, sd = -1, sd1 = -1;
+      int rc = evstats_mean_sd(sets[k], n, 1, &m, &sd);
+      CHECK(m == evstats_mean(sets[k], n));
+      CHECK(rc == evstats_sd(sets[k], n, 1, &sd1) && (rc != EVSTATS_OK || sd == sd1));
+      CHECK(n > 1 || rc == EVSTATS_UNDEFINED);
+    }
+}
+
 /* Point 10 of issue 25: finite input gives a finite, correct result at
  * any magnitude (values are scaled by powers of two where sums, squares
  * or products would overflow or underflow), or says that the result
@@ -469,6 +485,7 @@ int main(void) {
   test_kendall_against_definition();
   test_kappa();
   test_extreme_magnitudes();
+  test_mean_sd_together();
   test_quantiles();
   test_intervals();
   return check_report();

@@ -36,6 +36,9 @@ int evstats_variance(const double *x, size_t n, size_t ddof, double *var);
 /* Its square root, computed without forming the variance: RANGE only
  * beyond a double (the sd of -1e308 and 1e308 is 1.41e308). */
 int evstats_sd(const double *x, size_t n, size_t ddof, double *sd);
+/* evstats_mean and evstats_sd at once (n > 0), the same values from fewer
+ * passes: they share the scaling and the mean. Returns evstats_sd's code. */
+int evstats_mean_sd(const double *x, size_t n, size_t ddof, double *mean, double *sd);
 /* Sorts x ascending in place. */
 void evstats_sort(double *x, size_t n);
 /* Quantile q in [0, 1] of sorted data by linear interpolation between

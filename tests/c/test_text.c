@@ -92,8 +92,19 @@ static void test_fast_paths(void) {
   CHECK(SCORE(EVTEXT_F1, "abcdefgh abcdefghi", "abcdefgi abcdefghj") == 0.0);
   CHECK(SCORE(EVTEXT_F1, "x abcdefghijklmnopq", "abcdefghijklmnopr x") == 0.5);
   CHECK(SCORE(EVTEXT_EXACT_NORM, "Abcdefghijklmnopq the", "abcdefghijklmnopq") == 1.0);
-  size_t n = 0;
+  /* a gold answer the same bytes as the prediction: 1, or nothing to
+   * compare when both normalise to nothing; the golds after a perfect
+   * match are still checked */
+  CHECK(SCORE(EVTEXT_F1, "The Cat", "The Cat", "dog") == 1.0);
+  CHECK(SCORE(EVTEXT_EXACT_NORM, "the", "the", "x") == 0.0); /* "x" is the only gold with tokens */
+  CHECK(SCORE(EVTEXT_F1, "the", "the") == 1.0);                /* SQuAD: [''] against '' */
+  const evtext_str golds[] = {{"a b", 3}, {"\xC3\xA9", 2}, {"x\xFF", 2}};
+  double sc = -1;
   evtext_error err;
+  CHECK(evtext_score(ws, EVTEXT_F1, golds[0], golds, 3, &sc, &err) == EVTEXT_EUTF8);
+  CHECK(err.which == 2 && err.byte == 1);
+  CHECK(evtext_score(ws, EVTEXT_EXACT_NORM, golds[0], golds, 2, &sc, &err) == EVTEXT_OK && sc == 1.0);
+  size_t n = 0;
   CHECK(evtext_tokenize(ws, (evtext_str){"a\0b", 3}, &n, &err) == EVTEXT_OK && n == 1); /* NUL: a symbol */
   CHECK(evtext_token(ws, 0).len == 2 && memcmp(evtext_token(ws, 0).s, "\0b", 2) == 0);
   CHECK(evtext_tokenize(ws, (evtext_str){"x\xE4\xB8", 3}, &n, &err) == EVTEXT_EUTF8 && err.byte == 1);

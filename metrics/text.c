@@ -253,7 +253,7 @@ struct builder {
   size_t len, n, start, run;
 };
 
-static void end_token(struct builder *b) {
+static inline void end_token(struct builder *b) {
   if (b->len > b->start) {
     size_t len = b->len - b->start;
     b->tok[b->n++] = (struct tok){b->start, len, token_hash(b->text + b->start, len)};
@@ -263,7 +263,7 @@ static void end_token(struct builder *b) {
 
 /* A finished word that is an article goes, and splits its token there
  * (SQuAD replaces it by a space). */
-static void end_word(struct builder *b) {
+static inline void end_word(struct builder *b) {
   if (b->run == NO_RUN) return;
   if (is_article(b->text + b->run, b->len - b->run)) {
     b->len = b->run;

@@ -22,11 +22,12 @@ struct toklist {
   size_t tok_cap, n;
 };
 
-/* A distinct prediction token in the F1 count's hash table: the index + 1
- * of its first occurrence (0: empty slot), how many times it occurs, and
- * how many of those the gold answer numbered gold has paired off. */
+/* A distinct prediction token in the F1 count's hash table: the index of
+ * its first occurrence, how many times it occurs, and how many of those
+ * the gold answer numbered gold has paired off. The slot is empty unless
+ * round is the table's: a new prediction empties it without a memset. */
 struct slot {
-  size_t tok, count, paired, gold;
+  size_t tok, count, paired, gold, round;
 };
 
 struct evtext_ws {
@@ -41,6 +42,7 @@ struct evtext_ws {
   size_t row_cap;
   struct slot *slots; /* F1's multiset count of the prediction's tokens */
   size_t slots_cap, slots_used; /* slots_used: 0 until counted, for each prediction */
+  size_t round;                 /* of the slots in use: 1 up */
   unsigned slot_bits;
   evtext_alloc alloc; /* every buffer comes from here (a host counts them) */
   void *ud;
@@ -452,13 +454,15 @@ static int count_prediction(evtext_ws *ws) {
     if (size > SIZE_MAX / 4) return EVTEXT_ENOMEM;
     size *= 2, bits++;
   }
+  size_t cap = ws->slots_cap;
   if (reserve_slot(ws, &ws->slots, &ws->slots_cap, size)) return EVTEXT_ENOMEM;
   struct slot *t = ws->slots;
-  memset(t, 0, size * sizeof *t);
+  if (cap != ws->slots_cap) memset(t, 0, ws->slots_cap * sizeof *t), ws->round = 0;
+  size_t round = ++ws->round;
   for (size_t i = 0; i < p->n; i++) {
     size_t h = slot_of(p->tok[i].hash, bits);
-    while (t[h].tok && !tok_eq(p, t[h].tok - 1, p, i)) h = (h + 1) & (size - 1);
-    if (!t[h].tok) t[h].tok = i + 1;
+    while (t[h].round == round && !tok_eq(p, t[h].tok, p, i)) h = (h + 1) & (size - 1);
+    if (t[h].round != round) t[h] = (struct slot){i, 0, 0, 0, round};
     t[h].count++;
   }
   ws->slots_used = size, ws->slot_bits = bits;
@@ -472,11 +476,11 @@ static int count_prediction(evtext_ws *ws) {
 static size_t common_tokens(evtext_ws *ws, const struct toklist *g, size_t gold) {
   const struct toklist *p = &ws->pred;
   struct slot *t = ws->slots;
-  size_t c = 0, mask = ws->slots_used - 1;
+  size_t c = 0, mask = ws->slots_used - 1, round = ws->round;
   for (size_t j = 0; j < g->n; j++) {
     size_t h = slot_of(g->tok[j].hash, ws->slot_bits);
-    while (t[h].tok && !tok_eq(p, t[h].tok - 1, g, j)) h = (h + 1) & mask;
-    if (!t[h].tok) continue;
+    while (t[h].round == round && !tok_eq(p, t[h].tok, g, j)) h = (h + 1) & mask;
+    if (t[h].round != round) continue;
     if (t[h].gold != gold) t[h].gold = gold, t[h].paired = 0;
     if (t[h].paired < t[h].count) t[h].paired++, c++;
   }

@@ -98,6 +98,11 @@ static void test_fast_paths(void) {
   CHECK(SCORE(EVTEXT_F1, "The Cat", "The Cat", "dog") == 1.0);
   CHECK(SCORE(EVTEXT_EXACT_NORM, "the", "the", "x") == 0.0); /* "x" is the only gold with tokens */
   CHECK(SCORE(EVTEXT_F1, "the", "the") == 1.0);                /* SQuAD: [''] against '' */
+  /* one prediction's counts are gone for the next, whatever the table's size */
+  CHECK(SCORE(EVTEXT_F1, "cat dog", "dog") == (2 * 0.5 * 1.0) / (0.5 + 1.0)); /* [hand] p 1/2, r 1 */
+  CHECK(SCORE(EVTEXT_F1, "emu", "dog", "cat") == 0.0);
+  CHECK(SCORE(EVTEXT_F1, "t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 u0 u1 u2 u3 u4 u5 u6 u7 u8 u9", "u9") == (2 * 0.05 * 1.0) / (0.05 + 1.0));
+  CHECK(SCORE(EVTEXT_F1, "x", "u9", "t0") == 0.0);
   const evtext_str golds[] = {{"a b", 3}, {"\xC3\xA9", 2}, {"x\xFF", 2}};
   double sc = -1;
   evtext_error err;

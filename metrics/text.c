@@ -343,9 +343,10 @@ static size_t ascii_run(char *o, const unsigned char *u, size_t n) {
     if (n - i >= 8) memcpy(&x, u + i, 8);
     else
       for (size_t k = 0; k < n - i; k++) x |= (uint64_t)u[i + k] << 8 * k;
-    x |= in_range(x, 'A', 'Z') >> 2; /* 0x80 >> 2 is the case bit */
+    uint64_t letter = in_range(x | ONES * 0x20, 'a', 'z'); /* 0x20 is the case bit: 0x80 >> 2 */
+    x |= letter >> 2;
     memcpy(o + i, &x, 8);
-    uint64_t stop = ~(in_range(x, 'a', 'z') | in_range(x, '0', '9')) & HIGHS;
+    uint64_t stop = ~(letter | in_range(x, '0', '9')) & HIGHS;
     if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
   }
   return n;

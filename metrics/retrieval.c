@@ -615,14 +615,15 @@ void evr_eval(const struct evr_column *cols, size_t n, const struct evr_ranking 
   while (s.num_rel < r->n_judged && r->judged[s.num_rel] >= level) s.num_rel++;
   /* room for the running sums: hits, apsum, dcg, best (n_ret + 1 each), idcg */
   size_t nr = r->n_ret + 1, bytes = nr * (sizeof(size_t) + 3 * sizeof(double)) + (r->n_judged + 1) * sizeof(double);
-  char *room = malloc(bytes);
+  double local[128]; /* a short ranking (some 30 documents) needs no malloc */
+  char *room = bytes <= sizeof local ? (char *)local : malloc(bytes);
   if (room) {
     s.hits = (size_t *)(void *)room, s.apsum = (double *)(void *)(room + nr * sizeof(size_t));
     sum_hits(&s);
   }
   s.num_rel_ret = rel_in(&s, 0);
   for (size_t i = 0; i < n; i++) out[i] = eval_one(&cols[i], &s, room ? s.apsum + nr : NULL);
-  free(room);
+  if (room != (char *)local) free(room);
 }
 
 #define GEO_FLOOR 0.00001 /* trec_eval's MIN_GEO_MEAN */

@@ -96,6 +96,9 @@ def main():
               "the first page is served while the store has no run, and says importing")
         check(page["total"] == len(items) and len(page["rows"]) == min(50, len(items)),
               f"the first page's items are the report's {len(items)}")
+        listed = api(base, token, "runs")["runs"]
+        check([(r["run_id"], r.get("importing")) for r in listed] == [(run["run_id"], True)],
+              "the runs page lists the run being imported, saying so")
         first = page["rows"][0]
         it = next(i for i in items if i["id"] == first["item"] and i["system"] == first["system"])
         m = sorted(it["scores"])[0]

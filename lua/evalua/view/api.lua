@@ -140,7 +140,7 @@ end
 -- What a run not in the store yet (a report's, evalua.view.source) can be served from: its decoded
 -- report. Any other request imports it first and waits for that (labels need no run: they go to the
 -- store as they come).
-local WITHOUT_STORE = { info = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
+local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
                         labels_import = true }
 
 function M.handle(src, method, path, args, body)

@@ -76,6 +76,23 @@ function M.list(src, f)
   for _, j in ipairs(src.db:rows("SELECT DISTINCT judge_model AS j FROM runs WHERE judge_model IS NOT NULL")) do
     judges[#judges + 1] = j.j
   end
+  local p = src.pending -- a report's run not in the store yet: the newest, from its record
+  if p then
+    local rec = p.record
+    local r = { run_id = rec.run_id, time = rec.time, label = rec.label, git_commit = rec.git_commit,
+                judge_model = (rec.judge or {}).model, gates = A(rec.gates), aggregates = A(), importing = true }
+    r.gates_passed, r.gates_failed = gate_counts(rec.gates)
+    for _, a in ipairs(M.aggregate_rows(rec)) do
+      if a.dim == "all" and a.value == "all" then r.aggregates[#r.aggregates + 1] = a end
+    end
+    local keep = (not f.label or f.label == "" or tostring(r.label):lower():find(f.label:lower(), 1, true))
+      and (not f.commit or f.commit == "" or tostring(r.git_commit):sub(1, #f.commit) == f.commit)
+      and (not f.judge or f.judge == "" or r.judge_model == f.judge)
+    if keep then out[#out + 1] = r end
+    if r.judge_model and not src.db:rows("SELECT 1 FROM runs WHERE judge_model = ?", r.judge_model)[1] then
+      judges[#judges + 1] = r.judge_model
+    end
+  end
   return { runs = A(out), judges = A(judges) }
 end
 
@@ -113,7 +130,7 @@ end
 -- summary(src, r, baseline) -> the run's record fields, slices table,
 -- deltas against the baseline run (default: the run before it), histograms.
 -- The aggregates of a record as the store's rows, in the store's order.
-local function aggregate_rows(rec)
+function M.aggregate_rows(rec)
   local out = {}
   for system, dims in pairs(rec.aggregates or {}) do
     for dim, values in pairs(dims) do
@@ -140,7 +157,7 @@ function M.summary(src, r, baseline_key)
     r = M.find(src, r.run_id)
   end
   local db, rec = src.db, r.record
-  local aggs = r.pending and aggregate_rows(rec) or db:rows("SELECT system, dim, value, metric, mean, lo, hi, n "
+  local aggs = r.pending and M.aggregate_rows(rec) or db:rows("SELECT system, dim, value, metric, mean, lo, hi, n "
     .. "FROM aggregates WHERE run = ? ORDER BY system, dim, value, metric", r.seq)
   local base
   if r.pending then base = nil -- no run before it: the store is empty

@@ -102,8 +102,27 @@ local function pivot_report(r, list)
     end
     rows[n] = p
   end
-  table.sort(rows, before)
-  return rows
+  -- evalua writes a report's items by item, then system: grouped by system (in that order) they are
+  -- sorted already, and only a group that is not is sorted (a sort of all took 0.9 s of 100,000 rows).
+  local groups, names = {}, {}
+  for _, p in ipairs(rows) do
+    local g = groups[p.system]
+    if not g then g, names[#names + 1] = {}, p.system; groups[p.system] = g end
+    g[#g + 1] = p
+  end
+  table.sort(names)
+  local out = {}
+  for _, name in ipairs(names) do
+    local g = groups[name]
+    for i = 2, #g do
+      if before(g[i], g[i - 1]) then
+        table.sort(g, before)
+        break
+      end
+    end
+    table.move(g, 1, #g, #out + 1, out)
+  end
+  return out
 end
 
 local function pivot(src, r, list)

@@ -177,15 +177,20 @@ static long long now_ms(void) {
 }
 
 /* Serves until *stop; the idle work runs once no request came for VIEW_IDLE_MS (the app's first
- * page is a burst of requests: they are answered before it), or VIEW_IDLE_MAX_MS after the start. */
+ * page is a burst of requests: they are answered before it), or VIEW_IDLE_MAX_MS after the first
+ * request was answered (a first request may build a run's table for seconds). */
 void view_server_run(struct view_server *s, volatile sig_atomic_t *stop) {
   unsigned long seen = s->answered;
-  long long began = now_ms(), quiet_since = began;
+  long long first = -1, quiet_since = now_ms(); /* first: when the first request was answered */
   while (!*stop) {
     MHD_run_wait(s->daemon, 200);
     long long t = now_ms();
-    if (s->answered != seen) seen = s->answered, quiet_since = t;
-    if (s->idle && (t - quiet_since >= VIEW_IDLE_MS || t - began >= VIEW_IDLE_MAX_MS) && !s->idle(s->ctx))
+    if (s->answered != seen) {
+      seen = s->answered, quiet_since = t;
+      if (first < 0) first = t;
+    }
+    if (s->idle && (t - quiet_since >= VIEW_IDLE_MS || (first >= 0 && t - first >= VIEW_IDLE_MAX_MS)) &&
+        !s->idle(s->ctx))
       s->idle = NULL;
   }
 }

@@ -87,13 +87,15 @@ end
 -- report of a run the store has not imported yet (f.pending).
 function M.scores_of(src, f)
   if f.pending then
+    local clean = require("evalua.view.source").clean
+    local function key(system, id) return ("%s\0%s%s"):format(system, math.type(id) or "", id) end
     local by = f.pending.by or {} -- built once, at the first page
     if not f.pending.by then
-      for _, it in ipairs(f.pending.items) do by[tostring(it.system) .. "\0" .. json.encode(it.id)] = it end
+      for _, it in ipairs(f.pending.items) do by[key(clean(it.system), clean(it.id))] = it end
       f.pending.by = by
     end
     return function(system, item)
-      local it, out = by[system .. "\0" .. json.encode(item)], {}
+      local it, out = by[key(system, item)], {}
       if not it then return out end
       local reasons = it.reasons or {}
       for m, v in pairs(it.scores or {}) do out[m] = { value = v, reason = reasons[m] } end

@@ -87,7 +87,7 @@ def main():
     print(f"reference: read() of the report {read:.2f} s")
     hist = os.path.join(tmp, "h")
     os.environ["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")  # the viewer's cache of run tables: in the bench's folder
-    for attempt in ("first start (imports the report into the store, builds the run's table)",
+    for attempt in ("first start (builds the run's table; the store's import follows the first page)",
                     "second start (the store and the cache have them)"):
         t = time.perf_counter()
         p = subprocess.Popen([BIN, "view", path, "--history", hist], stdout=subprocess.PIPE, text=True)

@@ -1,4 +1,4 @@
-/* evalua._view: serve{port=, handler=, on_ready=} runs the viewer's server
+/* evalua._view: serve{port=, handler=, on_ready=, on_idle=} runs the viewer's server
  * until SIGINT or SIGTERM; assets() gives the embedded app's files (for
  * --export). Only `evalua view` preloads it (view_cmd.c): a script run by
  * `evalua run` cannot open a listening socket through it. */
@@ -67,6 +67,21 @@ static void call_lua(void *ctx, const struct view_request *req, struct view_repl
   rep->type = lua_isstring(L, -1) ? lua_tostring(L, -1) : "application/json; charset=utf-8";
 }
 
+/* Calls on_idle() -> true while it has more to do. An error is written to stderr and ends the idle
+ * work (a request that needs it meets the same error and answers it). */
+static int call_idle(void *ctx) {
+  struct lua_api *api = ctx;
+  lua_State *L = api->L;
+  lua_settop(L, api->handler);
+  lua_pushvalue(L, api->handler - 1);
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    lua_writestringerror("evalua view: %s\n", msg ? msg : "(error object is not a string)");
+    return 0;
+  }
+  return lua_toboolean(L, -1);
+}
+
 static unsigned opt_port(lua_State *L) {
   lua_getfield(L, 1, "port");
   lua_Integer port = luaL_optinteger(L, -1, 0);
@@ -80,11 +95,13 @@ static int l_serve(lua_State *L) {
   unsigned port = opt_port(L);
   lua_settop(L, 1);
   lua_getfield(L, 1, "on_ready"); /* 2 */
-  lua_getfield(L, 1, "handler");  /* 3 */
-  luaL_argcheck(L, lua_isfunction(L, 3), 1, "handler: expected a function");
-  struct lua_api api = {L, 3};
+  lua_getfield(L, 1, "on_idle");  /* 3 */
+  lua_getfield(L, 1, "handler");  /* 4 */
+  luaL_argcheck(L, lua_isfunction(L, 4), 1, "handler: expected a function");
+  struct lua_api api = {L, 4};
   struct view_server s = {0};
   s.api = call_lua;
+  if (lua_isfunction(L, 3)) s.idle = call_idle;
   s.ctx = &api;
   if (view_token_new(s.token) != 0) return luaL_error(L, "evalua view: the system gives no random bytes for a token");
   if (view_server_start(&s, port) != 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <microhttpd.h>
 
@@ -119,6 +120,7 @@ static enum MHD_Result answer(struct view_server *s, struct MHD_Connection *c, c
   struct view_request req = {c, method, url, post ? (u->buf ? u->buf : "") : NULL, u->len};
   struct view_reply rep = {500, "text/plain; charset=utf-8", "500: no answer\n", 15};
   s->api(s->ctx, &req, &rep);
+  s->answered++;
   return reply_with(c, (unsigned)rep.status, rep.type, rep.body, rep.len, NULL);
 }
 
@@ -168,8 +170,29 @@ int view_server_start(struct view_server *s, unsigned port) {
   return 0;
 }
 
+static long long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Serves until *stop; the idle work runs once no request came for VIEW_IDLE_MS (the app's first
+ * page is a burst of requests: they are answered before it), or VIEW_IDLE_MAX_MS after the first
+ * request was answered (a first request may build a run's table for seconds). */
 void view_server_run(struct view_server *s, volatile sig_atomic_t *stop) {
-  while (!*stop) MHD_run_wait(s->daemon, 200);
+  unsigned long seen = s->answered;
+  long long first = -1, quiet_since = now_ms(); /* first: when the first request was answered */
+  while (!*stop) {
+    MHD_run_wait(s->daemon, 200);
+    long long t = now_ms();
+    if (s->answered != seen) {
+      seen = s->answered, quiet_since = t;
+      if (first < 0) first = t;
+    }
+    if (s->idle && (t - quiet_since >= VIEW_IDLE_MS || (first >= 0 && t - first >= VIEW_IDLE_MAX_MS)) &&
+        !s->idle(s->ctx))
+      s->idle = NULL;
+  }
 }
 
 void view_server_stop(struct view_server *s) {

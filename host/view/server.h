@@ -29,13 +29,20 @@ struct view_reply {
 };
 
 typedef void (*view_api_fn)(void *ctx, const struct view_request *req, struct view_reply *rep);
+/* Work left for when no request came for VIEW_IDLE_MS, or at the latest VIEW_IDLE_MAX_MS after the first
+ * request was answered (a page that keeps asking does not put it off for ever); returns nonzero while there is more. */
+typedef int (*view_idle_fn)(void *ctx);
+#define VIEW_IDLE_MS 1000
+#define VIEW_IDLE_MAX_MS 5000
 
 struct view_server {
   struct MHD_Daemon *daemon;
   unsigned port;
   char token[VIEW_TOKEN_LEN + 1];
   view_api_fn api;
+  view_idle_fn idle; /* NULL: none */
   void *ctx;
+  unsigned long answered; /* API requests answered, to tell a quiet second */
 };
 
 /* Starts listening on 127.0.0.1:port (0: a free port, then s->port says

@@ -8,6 +8,7 @@ local index = require "evalua.view.index"
 local items = require "evalua.view.items"
 local runs = require "evalua.view.runs"
 local queue = require "evalua.view.queue"
+local source = require "evalua.view.source"
 
 local M = {}
 local GET, POST = {}, {}
@@ -44,7 +45,8 @@ end
 
 function GET.info(src)
   return { kind = src.kind, file = src.file, report = src.report, rater = src.rater, scale = src.scale,
-           readonly = src.readonly or false, runs = src.db:rows("SELECT count(*) AS n FROM runs")[1].n }
+           readonly = src.readonly or false, runs = src.db:rows("SELECT count(*) AS n FROM runs")[1].n
+             + (src.pending and 1 or 0), importing = src.pending and src.pending.record.run_id or nil }
 end
 
 function GET.runs(src, args)
@@ -62,7 +64,7 @@ function GET.items(src, args)
     local dim = k:match("^slice%.(.+)$")
     if dim then slices[dim] = v end
   end
-  local f = { seq = r.seq, system = args.system ~= "" and args.system or nil, metric = args.metric ~= "" and args.metric or nil,
+  local f = { seq = r.seq, pending = r.pending, system = args.system ~= "" and args.system or nil, metric = args.metric ~= "" and args.metric or nil,
               below = number_arg(args, "below"), unmeasured = args.unmeasured == "1",
               failing = args.failing == "1", disagree = args.disagree == "1", slices = slices, q = args.q,
               sort = args.sort, desc = args.desc == "1", page = int_arg(args, "page", 1, 1, 1e9),
@@ -135,10 +137,17 @@ function POST.label(src, _, body)
   return clean
 end
 
+-- What a run not in the store yet (a report's, evalua.view.source) can be served from: its decoded
+-- report. Any other request imports it first and waits for that (labels need no run: they go to the
+-- store as they come).
+local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
+                        labels_import = true }
+
 function M.handle(src, method, path, args, body)
   local name = path:match("^/api/([%w_]+)$")
   local fn = name and (method == "POST" and POST or GET)[name]
   if not fn then return 404, json.encode { error = ("no API %s %s"):format(method, path) } end
+  if src.pending and not WITHOUT_STORE[name] then source.finish(src) end
   local ok, out = pcall(fn, src, args, body)
   if not ok then
     if type(out) == "table" and out.status then return out.status, json.encode { error = out.message } end

@@ -83,6 +83,34 @@ local function where(idx, f)
   return table.concat(sql, " AND "), args, indexed
 end
 
+-- scores_of(src, f)(system, item) -> {metric = {value, reason}}: from the store, or from the decoded
+-- report of a run the store has not imported yet (f.pending).
+function M.scores_of(src, f)
+  if f.pending then
+    local clean = require("evalua.view.source").clean
+    local function key(system, id) return ("%s\0%s%s"):format(system, math.type(id) or "", id) end
+    local by = f.pending.by or {} -- built once, at the first page
+    if not f.pending.by then
+      for _, it in ipairs(f.pending.items) do by[key(clean(it.system), clean(it.id))] = it end
+      f.pending.by = by
+    end
+    return function(system, item)
+      local it, out = by[key(system, item)], {}
+      if not it then return out end
+      local reasons = it.reasons or {}
+      for m, v in pairs(it.scores or {}) do out[m] = { value = v, reason = reasons[m] } end
+      for m, why in pairs(it.unmeasured or {}) do out[m] = { reason = tostring(why) } end
+      return out
+    end
+  end
+  local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
+  return function(system, item)
+    local out = {}
+    for _, s in ipairs(st:rows(f.seq, system, item)) do out[s.metric] = { value = s.value, reason = s.reason } end
+    return out
+  end
+end
+
 -- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
 -- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
 function M.page(src, idx, f)
@@ -104,16 +132,14 @@ function M.page(src, idx, f)
   for i, r in ipairs(rows) do ks[i] = r.k end
   local text = texts.read(idx, ks)
   for _, r in ipairs(rows) do r.row = text[r.k] end
-  local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
+  local scores_of = M.scores_of(src, f)
   local out = {}
   for i, r in ipairs(rows) do
-    local scores = {}
-    for _, s in ipairs(st:rows(f.seq, r.system, r.item)) do scores[s.metric] = { value = s.value, reason = s.reason } end
+    local scores = scores_of(r.system, r.item)
     local row = r.row and json.decode(r.row) or {}
     out[i] = { system = r.system, item = r.item, slices = r.slices and json.decode(r.slices) or {}, scores = scores,
                query = type(row.query) == "string" and row.query:sub(1, 300) or nil }
   end
-  st:close()
   return { total = total, rows = setmetatable(out, json.array), page = f.page, per = f.per, texts_missing = idx.why,
            indexed = indexed > 0 and indexed or nil }
 end

@@ -60,6 +60,7 @@ function M.main(argv)
   local tree = src.exe:match("^(.*)/[^/]*/[^/]*$")
   src.calibrate = (tree and sys.stat(tree .. "/scripts/calibrate.lua")) and tree .. "/scripts/calibrate.lua" or "calibrate"
   if opt.export ~= "" then
+    source.finish(src) -- a report's run: into the store, which the export reads
     local n, k, total = require("evalua.view.export").write(src, opt.export, opt["export-items"])
     io.stdout:write(("evalua view: wrote %s/index.html (read-only): %d runs, %d of the newest run's %d items%s\n")
       :format(opt.export, n, k, total, k < total and " (--export-items)" or ""))
@@ -71,6 +72,11 @@ function M.main(argv)
       io.stdout:write(("evalua view: serving %s on\n    %s\nlabels are saved to %s as '%s'; Ctrl-C stops\n")
         :format(src.file, url, src.file, src.rater))
       io.stdout:flush()
+    end,
+    -- A report's run is imported into the store once the first page is served (evalua.view.source).
+    on_idle = function()
+      source.finish(src)
+      return false
     end,
     handler = function(method, path, args, body) return api.handle(src, method, path, args, body) end,
   }

@@ -25,6 +25,10 @@ end
 -- find(src, key) -> {seq, run_id, label, record} of the newest run with that
 -- run id or label (nil key: the newest run), or nil.
 function M.find(src, key)
+  local p = src.pending -- a report's run not in the store yet (evalua.view.source): the newest
+  if p and (key == nil or key == "" or key == p.record.run_id or key == p.record.label) then
+    return { run_id = p.record.run_id, label = p.record.label, record = p.record, pending = p }
+  end
   local rows
   if key == nil or key == "" then
     rows = src.db:rows("SELECT seq, run_id, label, items, record FROM runs ORDER BY seq DESC LIMIT 1")
@@ -72,6 +76,23 @@ function M.list(src, f)
   for _, j in ipairs(src.db:rows("SELECT DISTINCT judge_model AS j FROM runs WHERE judge_model IS NOT NULL")) do
     judges[#judges + 1] = j.j
   end
+  local p = src.pending -- a report's run not in the store yet: the newest, from its record
+  if p then
+    local rec = p.record
+    local r = { run_id = rec.run_id, time = rec.time, label = rec.label, git_commit = rec.git_commit,
+                judge_model = (rec.judge or {}).model, gates = A(rec.gates), aggregates = A(), importing = true }
+    r.gates_passed, r.gates_failed = gate_counts(rec.gates)
+    for _, a in ipairs(M.aggregate_rows(rec)) do
+      if a.dim == "all" and a.value == "all" then r.aggregates[#r.aggregates + 1] = a end
+    end
+    local keep = (not f.label or f.label == "" or tostring(r.label):lower():find(f.label:lower(), 1, true))
+      and (not f.commit or f.commit == "" or tostring(r.git_commit):sub(1, #f.commit) == f.commit)
+      and (not f.judge or f.judge == "" or r.judge_model == f.judge)
+    if keep then out[#out + 1] = r end
+    if r.judge_model and not src.db:rows("SELECT 1 FROM runs WHERE judge_model = ?", r.judge_model)[1] then
+      judges[#judges + 1] = r.judge_model
+    end
+  end
   return { runs = A(out), judges = A(judges) }
 end
 
@@ -108,12 +129,39 @@ end
 
 -- summary(src, r, baseline) -> the run's record fields, slices table,
 -- deltas against the baseline run (default: the run before it), histograms.
+-- The aggregates of a record as the store's rows, in the store's order.
+function M.aggregate_rows(rec)
+  local out = {}
+  for system, dims in pairs(rec.aggregates or {}) do
+    for dim, values in pairs(dims) do
+      for value, metrics in pairs(values) do
+        for metric, a in pairs(metrics) do
+          out[#out + 1] = { system = system, dim = dim, value = tostring(value), metric = metric, mean = a.mean,
+                            lo = a.lo, hi = a.hi, n = math.tointeger(a.n) }
+        end
+      end
+    end
+  end
+  table.sort(out, function(x, y)
+    for _, k in ipairs { "system", "dim", "value", "metric" } do
+      if x[k] ~= y[k] then return x[k] < y[k] end
+    end
+    return false
+  end)
+  return out
+end
+
 function M.summary(src, r, baseline_key)
+  if r.pending and ((baseline_key and baseline_key ~= "") or src.db:rows("SELECT 1 FROM runs LIMIT 1")[1]) then
+    require("evalua.view.source").finish(src) -- the deltas against a baseline are queried over the store
+    r = M.find(src, r.run_id)
+  end
   local db, rec = src.db, r.record
-  local aggs = db:rows("SELECT system, dim, value, metric, mean, lo, hi, n FROM aggregates WHERE run = ? "
-    .. "ORDER BY system, dim, value, metric", r.seq)
+  local aggs = r.pending and M.aggregate_rows(rec) or db:rows("SELECT system, dim, value, metric, mean, lo, hi, n "
+    .. "FROM aggregates WHERE run = ? ORDER BY system, dim, value, metric", r.seq)
   local base
-  if baseline_key and baseline_key ~= "" then base = M.find(src, baseline_key)
+  if r.pending then base = nil -- no run before it: the store is empty
+  elseif baseline_key and baseline_key ~= "" then base = M.find(src, baseline_key)
   else
     local prev = db:rows("SELECT run_id FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT 1", r.seq)[1]
     base = prev and M.find(src, prev.run_id)
@@ -126,7 +174,7 @@ function M.summary(src, r, baseline_key)
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
            deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts),
-           built = idx.built, search_index = idx.fts_ready }
+           built = idx.built, search_index = idx.fts_ready, importing = r.pending and true or nil }
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason

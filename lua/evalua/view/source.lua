@@ -78,26 +78,84 @@ local function record_of(path, rep, run_id)
 end
 
 -- A JSON report: imported once (by its content's hash) into the store of
--- folder dir (created), as one run whose report is the file itself.
+-- folder dir (created), as one run whose report is the file itself. A run
+-- the store lacks is imported after the first page is served (M.finish:
+-- the server's first idle second, or a request that needs the store), so
+-- until then src.pending holds the decoded report and its record.
 function M.report(path, dir)
   local st = sys.stat(path)
   local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
   local run_id = "report-" .. sys.sha256(text):sub(1, 16)
+  local src = { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id,
+                -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
+                read = { path = path, text = text, stat = st } }
   if not db:rows("SELECT 1 FROM runs WHERE run_id = ?", run_id)[1] then
     local rep = decode_scores(path, text)
-    local rec = record_of(path, rep, run_id)
-    store.transaction(db, function()
-      local seq = store.insert_run(db, rec, json.encode(rec), "store")
-      store.insert_items(db, seq, rep.items)
-    end)
-    rep = nil
+    src.pending = { items = rep.items, record = record_of(path, rep, run_id) }
   end
-  collectgarbage() -- the decoded report: as large as the run, given back before the viewer builds its tables
-  -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
-  return { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id,
-           read = { path = path, text = text, stat = st } }
+  return src
+end
+
+-- finish(src): the pending report's run into the store, whole (one transaction: a process killed
+-- meanwhile leaves it out, and the next start imports it again). -> seconds it took, or nil: none pending.
+function M.finish(src)
+  local p = src.pending
+  if not p then return nil end
+  local t0 = sys.monotonic()
+  store.transaction(src.db, function()
+    if src.db:rows("SELECT 1 FROM runs WHERE run_id = ?", p.record.run_id)[1] then return end -- another viewer did
+    local seq = store.insert_run(src.db, p.record, json.encode(p.record), "store")
+    store.insert_items(src.db, seq, p.items)
+  end)
+  src.pending = nil
+  collectgarbage() -- the decoded report: as large as the run
+  return sys.monotonic() - t0
+end
+
+-- A text as the store keeps it (invalid UTF-8 replaced), so that the cache's rows built before the
+-- import name the items as the store will.
+function M.clean(s)
+  if type(s) ~= "string" then return s end
+  return (json.utf8(s))
+end
+
+-- metrics(src, r) -> the run's metrics that have scores or unmeasured causes, sorted.
+function M.metrics(src, r)
+  local list = {}
+  if r.pending then
+    local seen = {}
+    for _, it in ipairs(r.pending.items) do
+      for _, t in ipairs { it.scores or {}, it.unmeasured or {} } do
+        for m in pairs(t) do
+          m = M.clean(m)
+          if not seen[m] then seen[m], list[#list + 1] = true, m end
+        end
+      end
+    end
+    table.sort(list)
+    return list
+  end
+  for i, m in ipairs(src.db:rows("SELECT DISTINCT metric FROM scores WHERE run = ? ORDER BY metric", r.seq)) do
+    list[i] = m.metric
+  end
+  return list
+end
+
+-- reasons(src, r, metric) -> reason(system, item): the metric's reason of an item (why it is unmeasured).
+function M.reasons(src, r, metric)
+  if r.pending then
+    local by = {}
+    for _, it in ipairs(r.pending.items) do
+      local why = (it.unmeasured or {})[metric]
+      local reason = why ~= nil and tostring(why) or (it.reasons or {})[metric]
+      if reason ~= nil then by[M.clean(it.system) .. "\0" .. tostring(M.clean(it.id))] = M.clean(reason) end
+    end
+    return function(system, item) return by[system .. "\0" .. tostring(item)] end
+  end
+  local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
+  return function(system, item) return (st:rows(r.seq, system, item, metric)[1] or {}).reason end
 end
 
 -- The JSON report of a record: the report itself, or the .json beside the

@@ -200,34 +200,30 @@ ev.map({1, 2, 3}, function(i) ev.sys.sleep(0.1) return i end, { label = "items" 
 end
 
 -- A limit passed inside an item ends the run (exit 3), as anywhere else:
--- it was kept as the item's failure, and the run went on to exit 0.
+-- it was kept as the item's failure (or, through ev.evaluate, as an
+-- unmeasured row), and the run went on to exit 0.
+local EVALUATE = [[
+local ev = require "evalua"
+local res = ev.evaluate({ { qid = "a" } }, { metrics = { { name = "m", fn = function() %s end } }, ci = false })
+io.stdout:write("measured ", res:agg("all", "m").measured, "\n")
+]]
+
 function TestMap:test_a_limit_passed_in_an_item_ends_the_run()
-  local r = h.run_script([[
+  local cases = {
+    { [[
 local ev = require "evalua"
 local out = ev.map({1}, function(i) while true do end end)
 io.stdout:write("after map: ", tostring(out[1].error), "\n")
-]], "--time-limit 0.3")
-  lu.assertEquals(r.status, 3)
-  lu.assertEquals(r.stdout, "")
-  lu.assertStrContains(r.stderr, "time limit of 0.3 s exceeded (--time-limit)")
-  -- ev.evaluate's metric functions run through ev.map: the same there
-  r = h.run_script([[
-local ev = require "evalua"
-local res = ev.evaluate({ { qid = "a" } }, { metrics = { { name = "m", fn = function() while true do end end } }, ci = false })
-io.stdout:write("measured ", res:agg("all", "m").measured, "\n")
-]], "--time-limit 0.3")
-  lu.assertEquals(r.status, 3)
-  lu.assertEquals(r.stdout, "")
-  lu.assertStrContains(r.stderr, "time limit of 0.3 s exceeded (--time-limit)")
-  -- and a metric that runs out of memory: the row was kept unmeasured, exit 0
-  r = h.run_script([[
-local ev = require "evalua"
-local res = ev.evaluate({ { qid = "a" } }, { metrics = { { name = "m", fn = function() return #("x"):rep(2e8) end } }, ci = false })
-io.stdout:write("measured ", res:agg("all", "m").measured, "\n")
-]], "--mem-limit 64")
-  lu.assertEquals(r.status, 3)
-  lu.assertEquals(r.stdout, "")
-  lu.assertStrContains(r.stderr, "memory limit of 64 MB exceeded (--mem-limit)")
+]], "--time-limit 0.3", "time limit of 0.3 s exceeded (--time-limit)" },
+    { EVALUATE:format("while true do end"), "--time-limit 0.3", "time limit of 0.3 s exceeded (--time-limit)" },
+    { EVALUATE:format('return #("x"):rep(2e8)'), "--mem-limit 64", "memory limit of 64 MB exceeded (--mem-limit)" },
+  }
+  for _, c in ipairs(cases) do
+    local r = h.run_script(c[1], c[2])
+    lu.assertEquals(r.status, 3, c[1])
+    lu.assertEquals(r.stdout, "", c[1])
+    lu.assertStrContains(r.stderr, c[3])
+  end
 end
 
 local code = lu.LuaUnit.run()

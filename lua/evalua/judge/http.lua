@@ -5,6 +5,7 @@
 -- elsewhere it blocks. Failures are results ({ok = false, error = ...}),
 -- never NaN.
 local C = require "evalua._client"
+local caught = require "evalua.core.caught"
 local cache = require "evalua.client.cache"
 local json = require "evalua.judge.json"
 local sched = require "evalua.client.sched"
@@ -656,6 +657,7 @@ end
 -- The cache folder as an absolute path (it exists once the judge is open), for a later process elsewhere.
 local function absolute(dir)
   local ok, real = pcall(sys.realpath, dir or "")
+  if not ok then caught.pass_on(real) end -- refused (outside the sandbox's folders): the path as given
   return dir and (ok and real or dir)
 end
 

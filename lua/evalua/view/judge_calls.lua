@@ -5,6 +5,7 @@
 -- says why (the offline judge sends no prompt, the run had no cache, the
 -- entry is gone), so the page never shows a blank.
 local json = require "evalua.core.json"
+local caught = require "evalua.core.caught"
 
 local M = {}
 
@@ -46,6 +47,8 @@ local function entry(dir, key)
   f:close()
   local ok, meta = pcall(json.decode, head or "")
   local ok2, resp = pcall(json.decode, body or "")
+  if not ok then caught.pass_on(meta) end
+  if not ok2 then caught.pass_on(resp) end
   if not ok or type(meta) ~= "table" or type(meta.request) ~= "table" then
     return nil, ("the entry %s does not parse (damaged)"):format(path)
   end

@@ -4,6 +4,7 @@
 -- answer, contexts, gold), read from the run's JSON report: the store keeps
 -- scores, reasons and slices, not the rows.
 local json = require "evalua.core.json"
+local caught = require "evalua.core.caught"
 local sys = require "evalua._sys"
 local store = require "evalua.history.store"
 
@@ -63,6 +64,7 @@ local function decode_scores(path, text)
   n = n + 1
   out[n] = sub(text, pos)
   local ok, rep = pcall(json.decode, table.concat(out))
+  if not ok then caught.pass_on(rep) end -- any other failure: decoded whole below, which says why
   if ok and type(rep) == "table" and type(rep.items) == "table" then return rep end
   return decode_report(path, text)
 end

@@ -102,17 +102,33 @@ local function encoded(v)
   return ok and text or nil
 end
 
--- The aggregates of a record, one row per system, slice and metric.
-local function insert_aggregates(db, seq, aggregates)
-  local st = db:prepare("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+-- aggregate_rows(aggregates) -> a record's aggregates as the store's rows,
+-- one per system, slice and metric, in the store's order.
+function M.aggregate_rows(aggregates)
+  local out = {}
   for system, dims in pairs(aggregates or {}) do
     for dim, values in pairs(dims) do
       for value, metrics in pairs(values) do
         for metric, a in pairs(metrics) do
-          st:run(seq, system, dim, tostring(value), metric, a.mean, a.lo, a.hi, math.tointeger(a.n))
+          out[#out + 1] = { system = system, dim = dim, value = tostring(value), metric = metric, mean = a.mean,
+                            lo = a.lo, hi = a.hi, n = math.tointeger(a.n) }
         end
       end
     end
+  end
+  table.sort(out, function(x, y)
+    for _, k in ipairs { "system", "dim", "value", "metric" } do
+      if x[k] ~= y[k] then return x[k] < y[k] end
+    end
+    return false
+  end)
+  return out
+end
+
+local function insert_aggregates(db, seq, aggregates)
+  local st = db:prepare("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+  for _, a in ipairs(M.aggregate_rows(aggregates)) do
+    st:run(seq, a.system, a.dim, a.value, a.metric, a.mean, a.lo, a.hi, a.n)
   end
   st:close()
 end

@@ -4,6 +4,7 @@
 local json = require "evalua.core.json"
 local stats = require "evalua.eval.stats"
 local caught = require "evalua.core.caught"
+local store = require "evalua.history.store"
 
 local M = {}
 
@@ -82,7 +83,7 @@ function M.list(src, f)
     local r = { run_id = rec.run_id, time = rec.time, label = rec.label, git_commit = rec.git_commit,
                 judge_model = (rec.judge or {}).model, gates = A(rec.gates), aggregates = A(), importing = true }
     r.gates_passed, r.gates_failed = gate_counts(rec.gates)
-    for _, a in ipairs(M.aggregate_rows(rec)) do
+    for _, a in ipairs(store.aggregate_rows(rec.aggregates)) do
       if a.dim == "all" and a.value == "all" then r.aggregates[#r.aggregates + 1] = a end
     end
     local keep = (not f.label or f.label == "" or tostring(r.label):lower():find(f.label:lower(), 1, true))
@@ -129,27 +130,6 @@ end
 
 -- summary(src, r, baseline) -> the run's record fields, slices table,
 -- deltas against the baseline run (default: the run before it), histograms.
--- The aggregates of a record as the store's rows, in the store's order.
-function M.aggregate_rows(rec)
-  local out = {}
-  for system, dims in pairs(rec.aggregates or {}) do
-    for dim, values in pairs(dims) do
-      for value, metrics in pairs(values) do
-        for metric, a in pairs(metrics) do
-          out[#out + 1] = { system = system, dim = dim, value = tostring(value), metric = metric, mean = a.mean,
-                            lo = a.lo, hi = a.hi, n = math.tointeger(a.n) }
-        end
-      end
-    end
-  end
-  table.sort(out, function(x, y)
-    for _, k in ipairs { "system", "dim", "value", "metric" } do
-      if x[k] ~= y[k] then return x[k] < y[k] end
-    end
-    return false
-  end)
-  return out
-end
 
 function M.summary(src, r, baseline_key)
   if r.pending and ((baseline_key and baseline_key ~= "") or src.db:rows("SELECT 1 FROM runs LIMIT 1")[1]) then
@@ -157,7 +137,7 @@ function M.summary(src, r, baseline_key)
     r = M.find(src, r.run_id)
   end
   local db, rec = src.db, r.record
-  local aggs = r.pending and M.aggregate_rows(rec) or db:rows("SELECT system, dim, value, metric, mean, lo, hi, n "
+  local aggs = r.pending and store.aggregate_rows(rec.aggregates) or db:rows("SELECT system, dim, value, metric, mean, lo, hi, n "
     .. "FROM aggregates WHERE run = ? ORDER BY system, dim, value, metric", r.seq)
   local base
   if r.pending then base = nil -- no run before it: the store is empty

@@ -195,12 +195,27 @@ static void on_signal(int sig) {
   sigaction(sig, &sa, NULL);
 }
 
-/* The kernel sends SIGXCPU at the soft limit and SIGKILL at the hard one. */
+/* A timer on the process's CPU clock sends SIGXCPU at the limit plus the
+ * grace, to the microsecond; RLIMIT_CPU counts whole seconds, so it stays
+ * only as the outright kill: its soft limit (SIGXCPU again) at the limit
+ * rounded up plus the grace, SIGKILL at its hard limit a grace later. */
+static void arm_cpu_timer(double at) {
+  timer_t t;
+  struct sigevent sev;
+  memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_SIGNAL;
+  sev.sigev_signo = SIGXCPU;
+  if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &sev, &t)) return; /* the rlimit still stops it */
+  struct itimerspec its = {{0, 0}, {(time_t)at, (long)((at - floor(at)) * 1e9)}};
+  timer_settime(t, 0, &its, NULL);
+}
+
 static void arm_cpu(double limit) {
   int n = snprintf(cpu_message, sizeof cpu_message,
                    "evalua: CPU time limit of %g s exceeded (--cpu-limit); stopped outside Lua\n", limit);
   cpu_message_len = n > 0 && (size_t)n < sizeof cpu_message ? (size_t)n : 0;
   on_signal(SIGXCPU);
+  arm_cpu_timer(limit + BACKSTOP_GRACE);
   struct rlimit rl;
   if (getrlimit(RLIMIT_CPU, &rl)) return;
   rlim_t soft = (rlim_t)ceil(limit) + BACKSTOP_GRACE, hard = soft + BACKSTOP_GRACE;

@@ -70,14 +70,14 @@ function TestClientRetry:test_a_500_without_retry_after_at_the_end_of_a_run_draw
 end
 
 function TestClientRetry:test_a_500_backoff_is_not_capped_while_requests_wait_for_a_place()
-  -- One place: while a's retries wait, b1..b4 (400 ms each) hold it or are
+  -- One place: while a's retries wait, b1..b4 (200 ms each) hold it or are
   -- queued, so a's waits come from the full ranges 50, 100, 200 ms: with
   -- seed 4, 13.4 + 69.5 + 96.7 = 179.6 ms, which waits capped at 50 ms
   -- each (150 ms at most) could not give.
   local e = engine { concurrency = 1, backoff_ms = 50, max_backoff_ms = 8000, seed = 4 }
   local a = e:submit("/chat/completions", body { faults = { "500", "500", "500" } })
   local ids = { a }
-  for i = 1, 4 do ids[#ids + 1] = e:submit("/chat/completions", body({ latency_ms = 400 }, " b" .. i)) end
+  for i = 1, 4 do ids[#ids + 1] = e:submit("/chat/completions", body({ latency_ms = 200 }, " b" .. i)) end
   local r = wait_all(e, ids)
   lu.assertEquals(r[a].attempts, 4)
   lu.assertTrue(r[a].wait_ms > 150, ("waited %.1f ms"):format(r[a].wait_ms))
@@ -121,20 +121,24 @@ function TestClientRetry:test_map_items_waiting_out_a_retry_after_give_up_their_
   for i = 1, 6 do items[i] = i end
   local t0 = ev.sys.monotonic()
   local out = ev.map(items, function(i)
-    local d = i <= 2 and { faults = { "429" }, retry_after = "1" } or { latency_ms = 100 }
+    local d = i <= 2 and { faults = { "429" }, retry_after_ms = "600" } or { latency_ms = 100 }
     return judge:chat { messages = { { role = "user", content = say(d) .. " item " .. i } } }.ok
   end, { concurrency = 2 })
   local wall = ev.sys.monotonic() - t0
   lu.assertEquals(out, { true, true, true, true, true, true })
-  local first = {}
+  local first, retry = {}, nil
   for _, q in ipairs(mock:requests()) do
     local i = tonumber(q.body.messages[1].content:match("item (%d+)"))
+    if first[i] and i == 1 then retry = retry or q.t end
     first[i] = first[i] or q.t
   end
-  -- items 3..6 went out while items 1 and 2 waited, not after their second
-  -- second: without parking item 3 could start only after 1 s
-  for i = 3, 6 do lu.assertTrue(first[i] - first[1] < 0.5, ("item %d at %.2f s"):format(i, first[i] - first[1])) end
-  lu.assertTrue(wall < 1.5, ("wall %.2f s"):format(wall))
+  -- items 3..6 went out while items 1 and 2 waited (retry-after-ms: 600),
+  -- before item 1's retry: without parking item 3 could start only after it
+  for i = 3, 6 do
+    lu.assertTrue(first[i] < retry, ("item %d at %.2f s, the retry at %.2f s"):format(i, first[i] - first[1], retry - first[1]))
+  end
+  lu.assertTrue(retry - first[1] >= 0.6, "the retry came early")
+  lu.assertTrue(wall < 1.0, ("wall %.2f s"):format(wall))
 end
 
 function TestClientRetry:test_map_parks_at_most_four_items_per_place()
@@ -142,14 +146,15 @@ function TestClientRetry:test_map_parks_at_most_four_items_per_place()
   local items = {}
   for i = 1, 7 do items[i] = i end
   local out = ev.map(items, function(i)
-    return judge:chat { messages = { { role = "user", content = say { faults = { "429" }, retry_after = "1" }
+    return judge:chat { messages = { { role = "user", content = say { faults = { "429" }, retry_after_ms = "600" }
                                        .. " item " .. i } } }.ok
   end, { concurrency = 1 })
   lu.assertEquals(out, { true, true, true, true, true, true, true })
-  local seen, t0 = mock:requests(), mock:requests()[1].t
-  local early = {}
+  local seen, asked, early = mock:requests(), {}, {}
   for _, q in ipairs(seen) do
-    if q.t - t0 < 0.5 then early[#early + 1] = tonumber(q.body.messages[1].content:match("item (%d+)")) end
+    local i = tonumber(q.body.messages[1].content:match("item (%d+)"))
+    if asked[i] then break end -- the first retry
+    asked[i], early[#early + 1] = true, i
   end
   -- four parked and one on the place: items 1..5 asked before any retry;
   -- item 6 waits for a place

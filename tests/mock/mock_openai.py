@@ -17,6 +17,8 @@ The directive's JSON may hold:
                later attempts get the normal answer
   retry_after  Retry-After value sent with a 429 (string, seconds)
   retry_after_date  seconds from now, sent with a 429 as an HTTP date
+  retry_after_ms  retry-after-ms value sent with a 429 (OpenAI's and Azure's
+               header, milliseconds; lets a test wait less than a second)
   message      error message for an error status ("{auth}" becomes the
                Authorization header the server received, as some servers echo it)
   error_shape  "string" ({"error": msg}), "detail" ({"detail": msg}, FastAPI,
@@ -805,6 +807,8 @@ class Server:
         if "retry_after_date" in directive:
             when = time.time() + float(directive["retry_after_date"])
             extra.append(("Retry-After", email.utils.formatdate(when, usegmt=True)))
+        if "retry_after_ms" in directive:
+            extra.append(("retry-after-ms", str(directive["retry_after_ms"])))
         if fault == "quota":
             msg = directive.get("message", "You exceeded your current quota, please check your plan and billing details.")
             return response(429, error_body(msg, "insufficient_quota", "insufficient_quota"), extra)

@@ -244,7 +244,7 @@ function TestShard:test_shards_share_the_judge_cache()
   local cache = self.dir .. "/cache"
   local env = ("OPENAI_BASE_URL=%s EVALUA_MODEL=judge-1 OPENAI_API_KEY=sk-test-shard"):format(mock.url)
   local function cmd(args)
-    return ("cd %s && %s %s run %s/scripts/rag_report.lua --data %s --corpus %s --quiet --judge openai --cache %s --concurrency 4 %s")
+    return ("cd %s && %s %s run %s/scripts/rag_report.lua --data %s --corpus %s --quiet --judge openai --cache %s --concurrency 16 %s")
       :format(self.dir, env, h.bin, SRC, DATA, CORPUS, cache, args)
   end
   local function cached() return tonumber(io.popen(("find %s -name '*.json' | wc -l"):format(cache)):read("l")) end

@@ -17,7 +17,9 @@ free_port() {
 write_conf() {
   local host cpus mem
   host=$(hostname -s)
-  cpus=$(nproc)
+  # at least 4 CPUs, so that the tests' 4-task arrays run at once: the
+  # tasks are small, and config_overrides lets slurmd claim more than it has
+  cpus=$(( $(nproc) > 4 ? $(nproc) : 4 ))
   mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
   cat > "$dir/slurm.conf" <<EOF
 ClusterName=evaluatest
@@ -40,6 +42,9 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/builtin
+# schedule a batch job when it is submitted or freed, not up to 3 s later
+SchedulerParameters=batch_sched_delay=0
+SlurmdParameters=config_overrides
 ReturnToService=2
 MpiDefault=none
 JobCompType=jobcomp/none

@@ -105,12 +105,20 @@ function TestProcess:test_a_killed_run_resumes_sending_only_the_missing_requests
   end
   local r = h.run(cmd)
   lu.assertEquals(r.status, 0, r.stderr)
-  lu.assertEquals(r.stdout, ("20\t%d\n"):format(cached))
-  lu.assertEquals(mock:stats().requests - sent_before, 20 - cached)
+  -- The rerun serves from the cache the files on disk and the answers the
+  -- killed run had journaled but not yet written as files (a loaded
+  -- machine's writer thread lags): at least the files, at most the
+  -- requests the killed run sent. It asks for exactly the rest.
+  local ok, from_cache = r.stdout:match("^(%d+)\t(%d+)\n$")
+  lu.assertEquals(ok, "20", r.stdout)
+  from_cache = tonumber(from_cache)
+  lu.assertTrue(from_cache >= cached and from_cache <= sent_before,
+    ("served %d from the cache: %d files, %d sent before the kill"):format(from_cache, cached, sent_before))
+  lu.assertEquals(mock:stats().requests - sent_before, 20 - from_cache)
   lu.assertEquals(count_lines(("find %s/cache -name '*.json'"):format(dir)), 20)
   r = h.run(cmd) -- a finished run sends nothing
   lu.assertEquals(r.stdout, "20\t20\n")
-  lu.assertEquals(mock:stats().requests - sent_before, 20 - cached)
+  lu.assertEquals(mock:stats().requests - sent_before, 20 - from_cache)
   h.sh("rm -rf " .. dir)
 end
 

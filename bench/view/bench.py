@@ -60,10 +60,14 @@ FILTERS = [  # name, API arguments, the reference SQL (the same condition, strai
      "AND a.item = i.item AND a.metric = 'mrr' AND (a.value >= 0.5) <> (b.value >= 0.5))", None),
     ("text search 'audit key'", {"q": "audit key"}, None, None),
     ("text search '上传' (a scan)", {"q": "上传"}, None, None),
+    ("text search 'up' (two letters)", {"q": "up"}, None, None),
+    ("text search 's' (one letter)", {"q": "s"}, None, None),
 ]
 # The searches' references, on the viewer's cache: the same MATCH straight on its index; for the scan,
 # the same rows (the places the cache records in the report) searched by Python's `in`.
-SEARCH_SQL = {"audit key": "SELECT count(*) FROM {t}_fts WHERE {t}_fts MATCH '\"audit\"* AND \"key\"*'"}
+SEARCH_SQL = {"audit key": "SELECT count(*) FROM {t}_fts WHERE {t}_fts MATCH '\"audit\"* AND \"key\"*'",
+              "up": "SELECT count(*) FROM {t}_fts WHERE {t}_fts MATCH '\"up\"*'",
+              "s": "SELECT count(*) FROM {t}_fts WHERE {t}_fts MATCH '\"s\"*'"}
 
 
 def scan_ref(cache, table, path, word):

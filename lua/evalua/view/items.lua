@@ -84,8 +84,8 @@ end
 -- report of a run the store has not imported yet (f.pending).
 function M.scores_of(src, f)
   if f.pending then
-    local clean = require("evalua.view.source").clean
-    local function key(system, id) return ("%s\0%s%s"):format(system, math.type(id) or "", id) end
+    local source = require "evalua.view.source"
+    local clean, key = source.clean, source.item_key
     local by = f.pending.by or {} -- built once, at the first page
     if not f.pending.by then
       for _, it in ipairs(f.pending.items) do by[key(clean(it.system), clean(it.id))] = it end

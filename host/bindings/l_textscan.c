@@ -6,6 +6,8 @@
  *   scan:find({{word, start}...} [, smaller]) -> JSON array of the matching rows' k, their number;
  *                                 with smaller, when more than half the rows match: the rows that do
  *                                 not, and true
+ *   scan:save(path, key) -> true, or nil and why      load(path, key) -> scan, or nil (no such
+ *                                 file, another key, damaged)
  *   scan:counts() -> rows, distinct texts, bytes      fold(s) -> s folded
  *   scan:close() */
 #include <errno.h>
@@ -158,6 +160,51 @@ static int l_find(lua_State *L) {
   return 3;
 }
 
+/* Written to path.tmp, then renamed over path: a reader finds the old file or the new one, whole. */
+static int l_save(lua_State *L) {
+  struct evm_textscan *ts = *check(L);
+  const char *path = luaL_checkstring(L, 2);
+  size_t keylen;
+  const char *key = luaL_checklstring(L, 3, &keylen);
+  evalua_check_path(L, path, 1);
+  const char *tmp = lua_pushfstring(L, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int ok = fd >= 0 && evm_ts_save(ts, fd, key, keylen) == 0;
+  int err = errno;
+  if (fd >= 0 && close(fd) && ok) ok = 0, err = errno;
+  if (ok && rename(tmp, path)) ok = 0, err = errno;
+  if (ok) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  unlink(tmp);
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s: %s", path, strerror(err));
+  return 2;
+}
+
+static int l_load(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  size_t keylen;
+  const char *key = luaL_checklstring(L, 2, &keylen);
+  evalua_check_path(L, path, 0);
+  struct evm_textscan **ts = lua_newuserdatauv(L, sizeof *ts, 0);
+  *ts = NULL;
+  luaL_setmetatable(L, SCAN_MT);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    luaL_pushfail(L);
+    return 1;
+  }
+  struct evm_alloc a = evalua_allocator(L);
+  int nomem;
+  *ts = evm_ts_load(&a, fd, key, keylen, &nomem);
+  close(fd);
+  if (nomem) return evalua_nomem(L);
+  if (!*ts) luaL_pushfail(L);
+  return 1;
+}
+
 static int l_counts(lua_State *L) {
   struct evm_textscan *ts = *check(L);
   size_t rows, texts, bytes;
@@ -185,7 +232,8 @@ static int l_fold(lua_State *L) {
 
 int luaopen_evalua_textscan(lua_State *L) {
   static const luaL_Reg methods[] = {
-    {"add_rows", l_add_rows}, {"find", l_find}, {"counts", l_counts}, {"close", l_close}, {NULL, NULL}};
+    {"add_rows", l_add_rows}, {"find", l_find}, {"save", l_save}, {"counts", l_counts}, {"close", l_close},
+    {NULL, NULL}};
   if (evalua_newclass(L, SCAN_MT, make)) {
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
@@ -193,7 +241,7 @@ int luaopen_evalua_textscan(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"new", make}, {"fold", l_fold}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"new", make}, {"load", l_load}, {"fold", l_fold}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }

@@ -103,7 +103,7 @@ end
 
 function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report_is_indexed_again()
   lu.assertEquals(start("上传"), { "built", "上传 = a2 (indexed)" }) -- the scan's texts, not the index
-  lu.assertEquals(start("audit"), { "cached", "audit = a1 (indexed)" })
+  lu.assertEquals(start("audit", "上传"), { "cached", "audit = a1 (indexed)", "上传 = a2" }) -- the scan's file read
   lu.assertEquals(start("audit"), { "cached +index", "audit = a1" })
   local text = h.read(dir .. "/h/run.json")
   local changed, n = text:gsub("The audit log", "The audio log") -- the same size, rewritten within the second
@@ -111,6 +111,16 @@ function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report
   h.write(dir .. "/h/run.json", changed)
   lu.assertEquals(start("audit", "audio"), { "built", "audit =  (indexed)", "audio = a1" })
   lu.assertEquals(start("audio"), { "cached +index", "audio = a1" })
+  lu.assertEquals(start("中止", "audio"), { "cached +index", "中止 = a2 (indexed)", "audio = a1" }) -- its texts anew
+  lu.assertEquals(start("审计"), { "cached +index", "审计 = " })
+  -- A damaged file of the scan is not read: the texts are read from the rows again.
+  local p = io.popen("ls " .. dir .. "/cache/evalua/view/*.scan")
+  local scan = p:read("l")
+  p:close()
+  lu.assertStrContains(scan, ".scan")
+  h.write(scan, h.read(scan):sub(1, 200))
+  lu.assertEquals(start("中止"), { "cached +index", "中止 = a2 (indexed)" })
+  lu.assertEquals(start("中止"), { "cached +index", "中止 = a2" })
 end
 
 -- The texts are read from the report at the places its table recorded: a report rewritten while the

@@ -38,6 +38,14 @@ int evm_ts_text(struct evm_textscan *ts, const char *s, size_t n);
  * 0, -1 out of memory, 1 not JSON (err says where). */
 int evm_ts_json_row(struct evm_textscan *ts, const char *s, size_t n, char *err, size_t errlen);
 
+/* The texts and rows written to the open file fd, named by key (the run's
+ * table and report, as the viewer's cache names them): 0, or -1 with errno. */
+int evm_ts_save(const struct evm_textscan *ts, int fd, const char *key, size_t keylen);
+/* What evm_ts_save wrote to fd under the same key, checked whole; NULL when
+ * the file holds another key, is short or damaged (*nomem 0), or out of
+ * memory (*nomem 1). */
+struct evm_textscan *evm_ts_load(const struct evm_alloc *a, int fd, const char *key, size_t keylen, int *nomem);
+
 /* s[0..n) folded, at *out (scratch of ts, valid to its next call): its
  * length, or (size_t)-1 when out of memory. */
 size_t evm_ts_fold(struct evm_textscan *ts, const char *s, size_t n, const char **out);

@@ -12,29 +12,21 @@
 
 static const char MAGIC[8] = "EVSCAN1";
 
-static int put(int fd, const void *p, size_t n) {
-  const char *c = p;
+/* All n bytes at p written to fd (out) or read from it: 0, or -1 (an error, or the file's end). */
+static int whole(int fd, void *p, size_t n, int out) {
+  char *c = p;
   while (n) {
-    ssize_t w = write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    c += w;
-    n -= (size_t)w;
+    ssize_t k = out ? write(fd, c, n) : read(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    c += k;
+    n -= (size_t)k;
   }
   return 0;
 }
 
-static int get(int fd, void *p, size_t n) {
-  char *c = p;
-  while (n) {
-    ssize_t r = read(fd, c, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    c += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
+static int put(int fd, const void *p, size_t n) { return whole(fd, (void *)(uintptr_t)p, n, 1); }
+static int get(int fd, void *p, size_t n) { return whole(fd, p, n, 0); }
 
 int evm_ts_save(const struct evm_textscan *ts, int fd, const char *key, size_t keylen) {
   uint64_t h[5] = {keylen, ts->len, ts->nstr, ts->nrow, ts->nref};

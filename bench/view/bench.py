@@ -142,7 +142,7 @@ def main():
     table = "run_" + hashlib.sha256(run_id.encode()).hexdigest()[:16]  # the cache's table of the run (view/index.lua)
     dt, res = get(base, token, "items", {"run": run["run_id"], "q": "上传"})
     print(f"first scan search '上传': {dt:.2f} s, of which {res.get('indexed', 0):.2f} s building the scan's texts "
-          f"(once a start), {res['total']} items")
+          f"(once; the cache keeps it), {res['total']} items")
     texts = row_texts(cache, table, path)
     print(f"\n{'filter (median of 5)':32} {'evalua view':>12} {'reference':>14} {'ratio':>7}  matches")
     print(f"{'':32} {'(HTTP + JSON)':>12} {'sqlite3 on store':>14}")

@@ -58,8 +58,8 @@ void evm_ts_free(struct evm_textscan *ts) {
 size_t evm_ts_bytes(const struct evm_textscan *ts) {
   return sizeof *ts + ts->cap_text + ts->cap_start * (sizeof *ts->start + sizeof *ts->hash) +
          ts->nslot * sizeof *ts->slot + ts->cap_first * (sizeof *ts->first + sizeof *ts->key) +
-         ts->cap_ref * sizeof *ts->ref + ts->cap_scratch + ts->cap_raw + ts->cap_cp * sizeof *ts->cp + ts->cap_hit + ts->cap_ok +
-         ts->cap_out * sizeof *ts->out;
+         ts->cap_ref * sizeof *ts->ref + ts->cap_scratch + ts->cap_raw + ts->cap_cp * sizeof *ts->cp + ts->cap_hit +
+         ts->cap_ok + ts->cap_out * sizeof *ts->out;
 }
 
 void evm_ts_counts(const struct evm_textscan *ts, size_t *rows, size_t *texts, size_t *text_bytes) {
@@ -102,7 +102,8 @@ static utf8proc_ssize_t fold_points(struct evm_textscan *ts, const char *s, size
   const utf8proc_option_t opts = UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_CASEFOLD;
   utf8proc_ssize_t m;
   for (;;) {
-    m = utf8proc_decompose((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, ts->cp, (utf8proc_ssize_t)ts->cap_cp, opts);
+    m = utf8proc_decompose((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, ts->cp, (utf8proc_ssize_t)ts->cap_cp,
+                           opts);
     if (m < 0) return -2;
     if ((size_t)m <= ts->cap_cp) break;
     if (evm_ts_grow(&ts->a, &ts->cp, &ts->cap_cp, (size_t)m, sizeof *ts->cp)) return -1;

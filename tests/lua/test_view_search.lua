@@ -204,7 +204,7 @@ function TestViewSearch:test_parts_are_refused_with_the_merge_to_run()
   lu.assertNil(require("evalua._sys").stat(dir .. "/vh"), "the refused part left a history folder behind")
   r = h.run(("%s view %s"):format(h.bin, part)) -- the default history folder: beside the part
   lu.assertEquals(r.status, 3)
-  lu.assertNil(require("evalua._sys").stat(dir .. "/parts/view-history"), "the refused part left a history folder behind")
+  lu.assertNil(require("evalua._sys").stat(dir .. "/parts/view-history"), "the refused part left a folder behind")
   r = h.run(("%s view %s %s"):format(h.bin, part, part:gsub("1%-of", "2-of")))
   lu.assertEquals(r.status, 2)
   lu.assertStrContains(r.stderr, "view takes one HISTORY_DIR or REPORT.json, got 2; if they are shards' parts: " .. hint)

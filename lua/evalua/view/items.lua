@@ -26,7 +26,7 @@ end
 -- (docs/view.md#the-search). A word of ASCII letters and digits is the start of a word there: three
 -- characters or more through the run's full-text index (`key` finds "keys"; "audit-key", a phrase:
 -- "audit" then a word that starts with "key"), one or two by the scan (FTS5 expands such a prefix to
--- most of the index's words: 60-270 ms). Any other word (Chinese, written without spaces, is one word
+-- most of the index's words: 50-500 ms). Any other word (Chinese, written without spaces, is one word
 -- to the index; a word without letters) is a substring, by the scan. The scan (evalua._textscan) folds
 -- as the index does: case (Unicode's folding) and accents. -> seconds spent building the index or the
 -- scan's texts (the run's first search of each), or 0.

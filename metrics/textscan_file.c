@@ -5,6 +5,7 @@
  * text ended by its NUL) before a search trusts them. */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "evalua/textscan.h"
@@ -54,7 +55,7 @@ static int valid(const struct evm_textscan *ts) {
       ts->first[ts->nrow] != ts->nref)
     return 0;
   for (size_t j = 0; j < ts->nstr; j++)
-    if (ts->start[j + 1] <= ts->start[j] || ts->text[ts->start[j + 1] - 1]) return 0;
+    if (ts->start[j + 1] <= ts->start[j] || ts->start[j + 1] > ts->len || ts->text[ts->start[j + 1] - 1]) return 0;
   for (size_t r = 0; r < ts->nrow; r++)
     if (ts->first[r + 1] < ts->first[r]) return 0;
   for (size_t x = 0; x < ts->nref; x++)
@@ -68,7 +69,15 @@ struct evm_textscan *evm_ts_load(const struct evm_alloc *a, int fd, const char *
   *nomem = 0;
   if (get(fd, magic, sizeof magic) || memcmp(magic, MAGIC, sizeof magic) || get(fd, h, sizeof h) || h[0] != keylen)
     return NULL;
-  if (!h[1] || h[1] > SIZE_MAX / 2 || h[2] >= UINT32_MAX || h[3] > SIZE_MAX / 16 || h[4] > SIZE_MAX / 8) return NULL;
+  /* The counts against the file's size before anything is allocated for them: a damaged count is a
+   * file to build again, not a request for terabytes. */
+  struct stat st;
+  if (fstat(fd, &st) || st.st_size < 0 || !h[1] || h[1] > ((uint64_t)1 << 48) || h[2] >= UINT32_MAX ||
+      h[3] > ((uint64_t)1 << 40) || h[4] > ((uint64_t)1 << 40) || keylen > ((uint64_t)1 << 40))
+    return NULL;
+  uint64_t want = sizeof MAGIC + sizeof h + keylen + h[1] + (h[2] + 1) * sizeof(uint64_t) + h[2] * sizeof(uint32_t) +
+                  (h[3] + 1) * sizeof(uint64_t) + h[3] * sizeof(int64_t) + h[4] * sizeof(uint32_t);
+  if ((uint64_t)st.st_size != want) return NULL;
   char kb[512];
   for (size_t done = 0; done < keylen;) { /* the key, compared a block at a time */
     size_t n = keylen - done < sizeof kb ? keylen - done : sizeof kb;

@@ -1,5 +1,5 @@
 /* evalua._textscan: the viewer's scan of a run's texts (metrics/textscan.c,
- * docs/view.md#the-search).
+ * docs/view.md#the-scan).
  *   new() -> scan
  *   scan:add_rows(report, rows)   rows: {{k =, id =, off =, len =, row =}}: the row's JSON is
  *                                 row, or len bytes of the file report at off (from 1)

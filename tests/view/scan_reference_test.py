@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The viewer's text scan (evalua._textscan, docs/view.md#the-search) finds
+"""The viewer's text scan (evalua._textscan, docs/view.md#the-scan) finds
 exactly the rows Python finds with `in` over the same texts: 600 generated
 rows of Chinese, Japanese, Korean, emoji (with skin tones), precomposed and
 combining accents, ß, İ, ligatures, one-letter words, mixed case and

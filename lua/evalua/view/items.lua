@@ -23,7 +23,7 @@ local function column(idx, metric)
 end
 
 -- The search: each word of q, in any order, anywhere among the row's id, query, answer and contexts
--- (docs/view.md#the-search). A word of ASCII letters and digits is the start of a word there: three
+-- (docs/view.md#the-scan). A word of ASCII letters and digits is the start of a word there: three
 -- characters or more through the run's full-text index (`key` finds "keys"; "audit-key", a phrase:
 -- "audit" then a word that starts with "key"), one or two by the scan (FTS5 expands such a prefix to
 -- most of the index's words: 50-500 ms). Any other word (Chinese, written without spaces, is one word

@@ -2,8 +2,9 @@
  * in one buffer, each distinct text once, for the viewer's search of what a
  * word index cannot answer: a substring (Chinese and Japanese are written
  * without spaces) or the start of a word too short for the index to be
- * quick (docs/view.md#the-search). A search is one pass of memmem over the
- * buffer, then a pass over the rows' references to the texts it hit.
+ * quick (docs/view.md#the-scan). A search is one pass over the buffer per
+ * word (SSE2 where there is SSE2, else memmem), then a pass over the rows'
+ * references to the texts it hit.
  *
  * Folding (evm_ts_fold) is Unicode's case folding, accents (the combining
  * marks U+0300..U+036F after canonical decomposition) dropped, then NFC:

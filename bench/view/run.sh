@@ -7,7 +7,7 @@
 # and search, each against the same query straight on the store (the word
 # search: on the viewer's cache) through Python's sqlite3 module (the
 # reference: what the SQL alone costs; the scan: Python's `in` over the same
-# rows of the report).
+# texts of the report, decoded first).
 # usage: bench/view/run.sh [BUILD_DIR]
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)

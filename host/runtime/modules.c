@@ -26,6 +26,7 @@ static const luaL_Reg preloads[] = {
   {"evalua._xml", luaopen_evalua_xml},
   {"evalua._sqlparse", luaopen_evalua_sqlparse},
   {"evalua._yaml", luaopen_evalua_yaml},
+  {"evalua._textscan", luaopen_evalua_textscan},
   {NULL, NULL},
 };
 

@@ -20,5 +20,6 @@ int luaopen_evalua_xml(lua_State *L);
 int luaopen_evalua_sqlparse(lua_State *L);
 int luaopen_evalua_sqlite(lua_State *L);
 int luaopen_evalua_yaml(lua_State *L);
+int luaopen_evalua_textscan(lua_State *L);
 
 #endif

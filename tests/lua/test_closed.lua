@@ -13,7 +13,7 @@ local TYPES = {
   "evalua.JudgeBox", "evalua.JudgeCacheFailures", "evalua.JudgeCacheStore", "evalua.JudgeEngine", "evalua.Lock", "evalua.Regex", "evalua.TrecData",
   "evalua.TrecFiles", "evalua.Watch", "evalua.codes", "evalua.embedder", "evalua.json.buffer",
   "evalua.report.sink", "evalua.report.stage", "evalua.retrieval.scratch", "evalua.scores", "evalua.scratch", "evalua.sqlite.db", "evalua.sqlite.stmt",
-  "evalua.table", "evalua.text.workspace",
+  "evalua.table", "evalua.text.workspace", "evalua.textscan",
 }
 -- Methods that close: calling them on a closed object does nothing.
 local CLOSERS = { close = true, unlock = true }

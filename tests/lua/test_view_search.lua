@@ -67,32 +67,43 @@ function TestViewSearch:tearDown() h.sh("rm -rf " .. dir) end
 
 function TestViewSearch:test_a_word_is_the_start_of_a_word_of_the_id_query_answer_or_contexts()
   lu.assertEquals(start("audit", "AUDIT", "rotat", "tation", "upload 5", "key rotation", "key region",
-    "bucket's", "a3", "replica"), {
+    "bucket's", "a3", "replica", "9", "0", "Ti", "a"), {
     "built",
     "audit = a1 (indexed)", -- in a context only
     "AUDIT = a1",          -- case folded
     "rotat = a1",          -- the start of "rotate" and "rotation"
     "tation = ",           -- the middle of a word is not searched
-    "upload 5 = a2",       -- "uploads" in a context, "5" in the answer: every word, anywhere in the row
+    "upload 5 = a2 (indexed)", -- "uploads" in a context, "5" in the answer (by the scan, built now): every
+                               -- word, anywhere in the row
     "key rotation = a1",
     "key region = ",       -- a1 has "key", a3 "region": no row has both
     "bucket's = a3",       -- a phrase: "bucket" then a word starting with "s"
     "a3 = a3",             -- the id
     "replica = a3",        -- "replicas" (query), "Replication" (context)
+    -- one or two letters or digits: the start of a word as well (by the scan)
+    "9 = a1",              -- "90 days"
+    "0 = ",                -- in "90", not at a word's start
+    "Ti = a2",             -- "TiB"; "rotation" holds "ti" inside a word
+    "a = a1,a2,a3",        -- "a1" (the id), "abort" and "asynchronous", "a second region"
   })
 end
 
 function TestViewSearch:test_a_word_beyond_ascii_or_without_letters_is_a_substring()
   -- Chinese has no spaces: "分片上传中止的阈值" is one word to the index, so the search scans for it
-  lu.assertEquals(start("上传", "上传 upload", "上传 rotate", "müller", "?"),
-    { "built", "上传 = a2", "上传 upload = a2 (indexed)", "上传 rotate = ",
-      "müller = a3", -- ASCII letters fold case in the scan too
-      "? = a1,a2,a3" }) -- no letter nor digit: a substring as well
+  lu.assertEquals(start("上传", "上传 upload", "上传 rotate", "müller", "ZOË", "oë", "zoe", "MULLER", "?", "传中"),
+    { "built", "上传 = a2 (indexed)", "上传 upload = a2 (indexed)", "上传 rotate = ",
+      "müller = a3", -- "Müller": the scan folds case and accents, as the index does
+      "ZOË = a3",
+      "oë = a3",     -- a substring: the middle of "Zoë"
+      "zoe = a3",    -- the index: "Zoë" folded
+      "MULLER = a3",
+      "? = a1,a2,a3", -- no letter nor digit: a substring as well
+      "传中 = a2" })  -- across the two words "上传" and "中止"
 end
 
 function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report_is_indexed_again()
-  lu.assertEquals(start("上传"), { "built", "上传 = a2" }) -- a scan: no index built for it
-  lu.assertEquals(start("audit"), { "cached", "audit = a1 (indexed)" })
+  lu.assertEquals(start("上传"), { "built", "上传 = a2 (indexed)" }) -- the scan's texts, not the index
+  lu.assertEquals(start("audit", "上传"), { "cached", "audit = a1 (indexed)", "上传 = a2" }) -- the scan's file read
   lu.assertEquals(start("audit"), { "cached +index", "audit = a1" })
   local text = h.read(dir .. "/h/run.json")
   local changed, n = text:gsub("The audit log", "The audio log") -- the same size, rewritten within the second
@@ -100,6 +111,16 @@ function TestViewSearch:test_the_next_start_reads_the_cache_and_a_changed_report
   h.write(dir .. "/h/run.json", changed)
   lu.assertEquals(start("audit", "audio"), { "built", "audit =  (indexed)", "audio = a1" })
   lu.assertEquals(start("audio"), { "cached +index", "audio = a1" })
+  lu.assertEquals(start("中止", "audio"), { "cached +index", "中止 = a2 (indexed)", "audio = a1" }) -- its texts anew
+  lu.assertEquals(start("审计"), { "cached +index", "审计 = " })
+  -- A damaged file of the scan is not read: the texts are read from the rows again.
+  local p = io.popen("ls " .. dir .. "/cache/evalua/view/*.scan")
+  local scan = p:read("l")
+  p:close()
+  lu.assertStrContains(scan, ".scan")
+  h.write(scan, h.read(scan):sub(1, 200))
+  lu.assertEquals(start("中止"), { "cached +index", "中止 = a2 (indexed)" })
+  lu.assertEquals(start("中止"), { "cached +index", "中止 = a2" })
 end
 
 -- The texts are read from the report at the places its table recorded: a report rewritten while the
@@ -180,9 +201,41 @@ function TestViewSearch:test_parts_are_refused_with_the_merge_to_run()
   r = h.run(("%s view %s --history %s/vh"):format(h.bin, part, dir))
   lu.assertEquals(r.status, 3)
   lu.assertStrContains(r.stderr, part .. ": a shard's part: " .. hint)
+  lu.assertNil(require("evalua._sys").stat(dir .. "/vh"), "the refused part left a history folder behind")
+  r = h.run(("%s view %s"):format(h.bin, part)) -- the default history folder: beside the part
+  lu.assertEquals(r.status, 3)
+  lu.assertNil(require("evalua._sys").stat(dir .. "/parts/view-history"), "the refused part left a folder behind")
   r = h.run(("%s view %s %s"):format(h.bin, part, part:gsub("1%-of", "2-of")))
   lu.assertEquals(r.status, 2)
   lu.assertStrContains(r.stderr, "view takes one HISTORY_DIR or REPORT.json, got 2; if they are shards' parts: " .. hint)
+end
+
+-- A report's run before the store's import (pending): ids 7, "7" and "7.0" in one system are three items,
+-- as the store keeps them, each with its own unmeasured reason in the run page's causes (7 and "7.0" were
+-- one key there: a float 7 printed as "7.0").
+function TestViewSearch:test_ids_of_a_pending_run_that_print_alike_are_distinct_items()
+  local rows = { { qid = 7, query = "x" }, { qid = "7", query = "y" }, { qid = "7.0", query = "z" } }
+  local res = ev.evaluate(rows, { metrics = { { name = "m", fn = function(row)
+    return { unmeasured = true, reason = "why " .. row.query } end } }, ci = false })
+  ev.report.write(res, { dir = dir .. "/p", name = "run", formats = { "json" }, items = "full" })
+  local r = h.run_script([[
+local source, runs = require "evalua.view.source", require "evalua.view.runs"
+local src = source.report(arg[1], arg[2])
+local function causes()
+  local r = runs.find(src)
+  local out = {}
+  for _, u in ipairs(runs.summary(src, r).unmeasured) do out[#out + 1] = ("%s %d"):format(u.reason, u.n) end
+  table.sort(out)
+  return (r.pending and "pending: " or "stored: ") .. table.concat(out, ", ")
+end
+print(causes())
+source.finish(src)
+for _, x in ipairs(src.db:rows("SELECT typeof(item) AS t, reason FROM scores ORDER BY reason")) do
+  print(x.t, x.reason)
+end
+]], "", dir .. "/p/run.json " .. dir .. "/vh", "XDG_CACHE_HOME=" .. dir .. "/cache")
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, "pending: why x 1, why y 1, why z 1\nreal\twhy x\ntext\twhy y\ntext\twhy z\n")
 end
 
 os.exit(lu.LuaUnit.run())

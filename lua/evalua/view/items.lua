@@ -22,35 +22,32 @@ local function column(idx, metric)
   return i
 end
 
--- The search: each word of q, in any order. A word of ASCII alone is the start of a word of the row's id,
--- query, answer or contexts, through the run's full-text index (`key` finds "keys"; "audit-key", a
--- phrase: "audit" then a word that starts with "key"). A word with other characters (Chinese, written
--- without spaces, is one word to the index) is a substring of the row's JSON, by a scan of every row
--- (ASCII letters fold case, as SQLite's LIKE does; other bytes as typed). -> seconds spent building
--- the index (the run's first search), or 0.
+-- The search: each word of q, in any order, anywhere among the row's id, query, answer and contexts
+-- (docs/view.md#the-scan). A word of ASCII letters and digits is the start of a word there: three
+-- characters or more through the run's full-text index (`key` finds "keys"; "audit-key", a phrase:
+-- "audit" then a word that starts with "key"), one or two by the scan (FTS5 expands such a prefix to
+-- most of the index's words: 50-500 ms). Any other word (Chinese, written without spaces, is one word
+-- to the index; a word without letters) is a substring, by the scan. The scan (evalua._textscan) folds
+-- as the index does: case (Unicode's folding) and accents. -> seconds spent building the index or the
+-- scan's texts (the run's first search of each), or 0.
 local function search(idx, q, add)
   local terms, scans = {}, {}
   for word in q:gmatch("%S+") do
-    if word:find("%w") and not word:find("[\128-\255]") then
-      terms[#terms + 1] = '"' .. word:gsub('"', '""') .. '"*'
-    else
-      scans[#scans + 1] = { word = word:find("%a") and word:lower() or word, fold = word:find("%a") ~= nil }
-    end
+    local ascii = not word:find("[\128-\255]")
+    if ascii and word:find("^%w%w?$") then scans[#scans + 1] = { word, true }
+    elseif ascii and word:find("%w") then terms[#terms + 1] = '"' .. word:gsub('"', '""') .. '"*'
+    else scans[#scans + 1] = { word, false } end
   end
+  local spent = 0
   if #scans > 0 then
-    local ks, find, lower = {}, string.find, string.lower
-    texts.each(idx, function(k, row)
-      local folded
-      for _, s in ipairs(scans) do
-        if s.fold then folded = folded or lower(row) end
-        if not find(s.fold and folded or row, s.word, 1, true) then return end
-      end
-      ks[#ks + 1] = k
-    end)
-    add("t.k IN (SELECT value FROM json_each(?))", json.encode(setmetatable(ks, json.array)))
+    local scan, built, whole = texts.scan(idx)
+    spent = built
+    -- Most rows matching (a one-letter word): the few that do not, when the scan holds every row.
+    local keys, _, misses = scan:find(scans, whole)
+    add(("t.k %s (SELECT value FROM json_each(?))"):format(misses and "NOT IN" or "IN"), keys)
   end
-  if #terms == 0 then return 0 end
-  local spent = index.search_index(idx)
+  if #terms == 0 then return spent end
+  spent = spent + index.search_index(idx)
   add(("t.k IN (SELECT rowid FROM %s WHERE %s MATCH ?)"):format(idx.fts, idx.fts), table.concat(terms, " AND "))
   return spent
 end
@@ -87,8 +84,8 @@ end
 -- report of a run the store has not imported yet (f.pending).
 function M.scores_of(src, f)
   if f.pending then
-    local clean = require("evalua.view.source").clean
-    local function key(system, id) return ("%s\0%s%s"):format(system, math.type(id) or "", id) end
+    local source = require "evalua.view.source"
+    local clean, key = source.clean, source.item_key
     local by = f.pending.by or {} -- built once, at the first page
     if not f.pending.by then
       for _, it in ipairs(f.pending.items) do by[key(clean(it.system), clean(it.id))] = it end

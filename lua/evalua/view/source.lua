@@ -87,6 +87,8 @@ end
 function M.report(path, dir)
   local st = sys.stat(path)
   local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
+  -- No store yet: the report decoded first, so that a part or another JSON is refused before a folder is made.
+  local rep = not sys.stat(dir .. "/history.db") and decode_scores(path, text) or nil
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
   local run_id = "report-" .. sys.sha256(text):sub(1, 16)
@@ -94,7 +96,7 @@ function M.report(path, dir)
                 -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
                 read = { path = path, text = text, stat = st } }
   if not db:rows("SELECT 1 FROM runs WHERE run_id = ?", run_id)[1] then
-    local rep = decode_scores(path, text)
+    rep = rep or decode_scores(path, text)
     src.pending = { items = rep.items, record = record_of(path, rep, run_id) }
   end
   return src
@@ -121,6 +123,13 @@ end
 function M.clean(s)
   if type(s) ~= "string" then return s end
   return (json.utf8(s))
+end
+
+-- The key of an item of a pending run's system: ids 7 and "7" are two items, as in the store (its item
+-- column has no type; 7 and 7.0 are one there).
+function M.item_key(system, id)
+  if type(id) == "number" then return ("%s\0n%s"):format(system, math.tointeger(id) or id) end
+  return ("%s\0s%s"):format(system, id)
 end
 
 -- metrics(src, r) -> the run's metrics that have scores or unmeasured causes, sorted.
@@ -152,9 +161,9 @@ function M.reasons(src, r, metric)
     for _, it in ipairs(r.pending.items) do
       local why = (it.unmeasured or {})[metric]
       local reason = why ~= nil and tostring(why) or (it.reasons or {})[metric]
-      if reason ~= nil then by[M.clean(it.system) .. "\0" .. tostring(M.clean(it.id))] = M.clean(reason) end
+      if reason ~= nil then by[M.item_key(M.clean(it.system), M.clean(it.id))] = M.clean(reason) end
     end
-    return function(system, item) return by[system .. "\0" .. tostring(item)] end
+    return function(system, item) return by[M.item_key(system, item)] end
   end
   local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
   return function(system, item) return (st:rows(r.seq, system, item, metric)[1] or {}).reason end

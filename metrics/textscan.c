@@ -260,14 +260,28 @@ static int placed(const struct evm_ts_term *t, const char *text, size_t off) {
   return !t->word_start || !text[off - 1] || !after_word_char(text, off);
 }
 
-/* The first place in [p, end) where term t starts (placed), or NULL; p[-1] is readable (the buffer
- * starts with a NUL). glibc's memmem reads 1.3 GB/s for a needle of two bytes: here sixteen places at
- * a time whose first and last bytes are the needle's, and whose byte before is no ASCII letter or
- * digit for a word's start (SSE2, in every x86-64), are kept, each then compared whole. */
-static const char *find(const char *text, const char *p, const char *end, const struct evm_ts_term *t) {
+/* The first place in [p, end) where term t starts (placed), or NULL,
+ * a byte at a time with memmem; p[-1] is readable (the buffer starts with
+ * a NUL). */
+static const char *find_bytes(const char *text, const char *p, const char *end, const struct evm_ts_term *t) {
+  for (; (size_t)(end - p) >= t->n; p++) {
+    const char *q = memmem(p, (size_t)(end - p), t->s, t->n);
+    if (!q) return NULL;
+    p = q;
+    if (placed(t, text, (size_t)(q - text))) return q;
+  }
+  return NULL;
+}
+
+#if defined(__SSE2__)
+/* As find_bytes, sixteen places at a time while sixteen more fit, then
+ * find_bytes for the rest. glibc's memmem reads 1.3 GB/s for a needle of
+ * two bytes: here the places whose first and last bytes are the needle's,
+ * and whose byte before is no ASCII letter or digit for a word's start
+ * (SSE2, in every x86-64), are kept, each then compared whole. */
+static const char *find_wide(const char *text, const char *p, const char *end, const struct evm_ts_term *t) {
   const char *s = t->s;
   size_t n = t->n;
-#if defined(__SSE2__)
   const __m128i f = _mm_set1_epi8(s[0]), l = _mm_set1_epi8(s[n - 1]);
   const __m128i a = _mm_set1_epi8('a'), z = _mm_set1_epi8('z' - 'a'), d = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
   const __m128i zero = _mm_setzero_si128();
@@ -287,14 +301,16 @@ static const char *find(const char *text, const char *p, const char *end, const 
     }
     p += 16;
   }
+  return find_bytes(text, p, end, t);
+}
 #endif
-  for (; (size_t)(end - p) >= n; p++) {
-    const char *q = memmem(p, (size_t)(end - p), s, n);
-    if (!q) return NULL;
-    p = q;
-    if (placed(t, text, (size_t)(q - text))) return q;
-  }
-  return NULL;
+
+const char *evm_ts_first(const char *text, const char *p, const char *end, const struct evm_ts_term *t, int portable) {
+#if defined(__SSE2__)
+  if (!portable) return find_wide(text, p, end, t);
+#endif
+  (void)portable;
+  return find_bytes(text, p, end, t);
 }
 
 /* hit[j] = 1 for each text j that holds the term. */
@@ -302,7 +318,7 @@ static void mark(struct evm_textscan *ts, const struct evm_ts_term *t) {
   memset(ts->hit, 0, ts->nstr);
   const char *end = ts->text + ts->len;
   for (const char *p = ts->text + 1; p < end;) {
-    p = find(ts->text, p, end, t);
+    p = evm_ts_first(ts->text, p, end, t, 0);
     if (!p) break;
     size_t j = text_at(ts, (size_t)(p - ts->text));
     ts->hit[j] = 1;

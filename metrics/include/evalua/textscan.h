@@ -60,6 +60,13 @@ struct evm_ts_term {
   int word_start;
 };
 
+/* The first place in [p, end) of a folded text buffer (text: its start,
+ * a NUL; the byte before p readable) where term t starts as it must, or
+ * NULL: sixteen places at a time (SSE2) where the build has it, unless
+ * portable; a byte at a time (memmem) otherwise. Both are tested against
+ * each other and a plain loop (tests/c/test_textscan_find.c). */
+const char *evm_ts_first(const char *text, const char *p, const char *end, const struct evm_ts_term *t, int portable);
+
 /* The rows in which every term is in one of the row's texts: their number,
  * or (size_t)-1 when out of memory. Their keys in row order at *keys (ts's
  * memory, valid to the next call), *nkeys of them; or, when smaller and

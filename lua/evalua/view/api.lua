@@ -70,7 +70,9 @@ function GET.items(src, args)
               sort = args.sort, desc = args.desc == "1", page = int_arg(args, "page", 1, 1, 1e9),
               per = int_arg(args, "per", 50, 1, 500) }
   if f.below and not f.metric then bad("below: needs metric (the metric that is below it)") end
-  return items.page(src, index.build(src, r), f)
+  local idx = index.first(src, r) -- a plain page of a run not in the store yet: from its decoded report
+  if idx.rows and not items.plain(f) then idx = index.build(src, r) end
+  return items.page(src, idx, f)
 end
 
 function GET.item(src, args)
@@ -142,6 +144,20 @@ end
 -- store as they come).
 local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
                         labels_import = true }
+
+-- idle(src): the work the first page of a report's run left for after it, one step a call (the server calls
+-- it when no request came for a second; a request that needs a step does it first): the run's table in the
+-- cache, then the run into the store. -> true while there is more.
+function M.idle(src)
+  local r = src.pending and runs.find(src, src.pending.record.run_id)
+  if not r then return false end
+  if index.first(src, r).rows then
+    index.build(src, r)
+    return true
+  end
+  source.finish(src)
+  return false
+end
 
 function M.handle(src, method, path, args, body)
   local name = path:match("^/api/([%w_]+)$")

@@ -91,14 +91,18 @@ end
 -- The same rows as pivot_store, from the decoded report of a run not yet in the store (r.pending,
 -- evalua.view.source): the first page is served before the store's import.
 local function pivot_report(r, list)
-  local rows = {}
+  local rows, vs, us = {}, {}, {}
+  for i = 1, #list do vs[i], us[i] = "v" .. i, "u" .. i end
+  local clean = source.clean
   for n, it in ipairs(r.pending.items) do
-    local id, system = source.clean(it.id), source.clean(it.system)
-    local p = { system = system, item = id, slices = it.slices and next(it.slices) and json.encode(it.slices) or nil }
-    local scores, un, any = it.scores or {}, it.unmeasured or {}, next(it.scores or {}) or next(it.unmeasured or {})
+    local p = { system = clean(it.system), item = clean(it.id), it = it, -- it: the decoded item, for the page's texts
+                slices = it.slices and next(it.slices) and json.encode(it.slices) or nil }
+    local scores, un = it.scores or {}, it.unmeasured or {}
+    local any = next(scores) or next(un)
     for i, m in ipairs(list) do
-      p["v" .. i] = scores[m]
-      p["u" .. i] = any and (un[m] ~= nil and scores[m] == nil and 1 or 0) or nil
+      local v = scores[m]
+      p[vs[i]] = v
+      if any then p[us[i]] = (v == nil and un[m] ~= nil) and 1 or 0 end
     end
     rows[n] = p
   end
@@ -213,7 +217,44 @@ local function histograms(list)
   return H
 end
 
-local function fill(src, C, r, name, list)
+-- The rows' places in the report (<name>_text): for a run not in the store yet, from its decoded items
+-- (source.AT, found as the report was decoded), else found in the report (source.raw_texts). -> why
+-- the run has no texts, or nil.
+local function fill_texts(src, C, r, name, rows)
+  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, off INTEGER, len INTEGER, row TEXT)"):format(name))
+  if r.pending and source.unchanged(src, r) then
+    local ins, AT = C:prepare(("INSERT INTO %s_text(k, off, len, row) VALUES (?, ?, ?, ?)"):format(name)), source.AT
+    for k, p in ipairs(rows) do
+      local at, row = p.it[AT], p.it.row
+      if at then ins:run(k, math.tointeger(at[1]), math.tointeger(at[2]), nil)
+      elseif row then ins:run(k, nil, nil, json.encode(row)) end
+    end
+    ins:close()
+    return source.texts_why(src, r)
+  end
+  local places, why = source.raw_texts(src, r.record)
+  if places then
+    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, off, len, row) SELECT k, ?3, ?4, ?5 FROM %s "
+      .. "WHERE system = ?1 AND item = ?2"):format(name, name))
+    for _, t in ipairs(places) do if t.off or t.text then ins:run(t.system, t.id, t.off, t.len, t.text) end end
+    ins:close()
+  end
+  return why
+end
+
+-- The slice dimensions the run recorded, sorted.
+local function dims_of(r)
+  local dims, list = {}, {}
+  for _, by_dim in pairs(r.record.aggregates or {}) do
+    for d in pairs(by_dim) do
+      if d ~= "all" and not dims[d] then dims[d], list[#list + 1] = true, d end
+    end
+  end
+  table.sort(list)
+  return list
+end
+
+local function fill(src, C, r, name, list, rows)
   local cols, marks = { "k INTEGER PRIMARY KEY", "system TEXT", "item", "slices TEXT" }, { "?", "?", "?" }
   local vs, us = {}, {}
   for i = 1, #list do
@@ -225,69 +266,128 @@ local function fill(src, C, r, name, list)
   C:exec(("CREATE TABLE %s(%s)"):format(name, table.concat(cols, ", ")))
   local vu = {}
   for i = 1, #list do vu[#vu + 1] = ("v%d, u%d, d%d"):format(i, i, i) end
-  local st = C:prepare(("INSERT INTO %s(system, item, slices%s) VALUES (%s)")
+  local st = C:prepare(("INSERT INTO %s(k, system, item, slices%s) VALUES (?, %s)")
     :format(name, #vu > 0 and ", " .. table.concat(vu, ", ") or "", table.concat(marks, ", ")))
-  local row, rows = {}, pivot(src, r, list)
-  local d, hist = disagree(rows, vs), histograms(list)
-  for _, p in ipairs(rows) do
-    row[1], row[2], row[3] = p.system, p.item, p.slices
+  local row, d = {}, disagree(rows, vs)
+  for k, p in ipairs(rows) do
+    row[1], row[2], row[3], row[4] = k, p.system, p.item, p.slices
     for i = 1, #list do
-      row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i] = p[vs[i]], p[us[i]], d(p, i)
-      hist.add(i, p.system, p[vs[i]])
+      row[2 + 3 * i], row[3 + 3 * i], row[4 + 3 * i] = p[vs[i]], p[us[i]], d(p, i)
     end
-    st:run(table.unpack(row, 1, 3 + 3 * #list))
+    st:run(table.unpack(row, 1, 4 + 3 * #list))
   end
   st:close()
   C:exec(("CREATE UNIQUE INDEX %s_key ON %s(system, item); CREATE INDEX %s_item ON %s(item)")
     :format(name, name, name, name))
   -- The texts in a table of their own, so that a filter on the numbers scans a few MB, not every row's text.
-  -- Where each row is in the report (the report of another layout: the row itself).
-  C:exec(("CREATE TABLE %s_text(k INTEGER PRIMARY KEY, off INTEGER, len INTEGER, row TEXT)"):format(name))
-  local rows, why = source.raw_texts(src, r.record)
-  if rows then
-    local ins = C:prepare(("INSERT OR IGNORE INTO %s_text(k, off, len, row) SELECT k, ?3, ?4, ?5 FROM %s "
-      .. "WHERE system = ?1 AND item = ?2"):format(name, name))
-    for _, t in ipairs(rows) do if t.off or t.text then ins:run(t.system, t.id, t.off, t.len, t.text) end end
-    ins:close()
-  end
+  local why = fill_texts(src, C, r, name, rows)
   -- Each slice dimension the run recorded as a column of its own, indexed (a filter on a value reads the index).
-  local dims = {}
-  for _, by_dim in pairs(r.record.aggregates or {}) do
-    for d in pairs(by_dim) do if d ~= "all" then dims[d] = true end end
-  end
-  local dim_list = {}
-  for d in pairs(dims) do dim_list[#dim_list + 1] = d end
-  table.sort(dim_list)
+  local dim_list = dims_of(r)
   for j, d in ipairs(dim_list) do
     C:exec(("ALTER TABLE %s ADD COLUMN s%d TEXT"):format(name, j))
     C:run(("UPDATE %s SET s%d = json_extract(slices, ?)"):format(name, j), '$."' .. d:gsub('[\\"]', "\\%0") .. '"')
     C:exec(("CREATE INDEX %s_s%d ON %s(s%d)"):format(name, j, name, j))
   end
   for i = 1, #list do C:exec(("CREATE INDEX %s_v%d ON %s(v%d)"):format(name, i, name, i)) end
-  return why, dim_list, hist.list()
+  return why
 end
 
--- The run page's distributions (hist, counted by fill), counts and unmeasured causes, computed
--- once with the table: {histograms, unmeasured, counts}.
-function M.summarise(src, C, r, name, list, hist)
+-- The run page's distributions, counts and unmeasured causes, from the pivot's rows (in the table's
+-- order), so that a run not in the store yet and its table give the same: {histograms, unmeasured,
+-- counts, dims}. Causes are ordered by count, then as met.
+local function summarise(src, r, rows, list)
   local A = function(t) return setmetatable(t, json.array) end
-  local unmeasured = {}
+  local hist, unmeasured, counts, by_system = histograms(list), {}, {}, {}
   for i, m in ipairs(list) do
-    local seen = {}
+    local seen, v, u = {}, "v" .. i, "u" .. i
     local reason_of = source.reasons(src, r, m)
-    for _, k in ipairs(C:rows(("SELECT system, item FROM %s WHERE u%d = 1"):format(name, i))) do
-      local reason = reason_of(k.system, k.item) or ""
-      local key = k.system .. "\0" .. reason
-      if not seen[key] then
-        seen[key] = { system = k.system, reason = reason, metric = m, n = 0 }
-        unmeasured[#unmeasured + 1] = seen[key]
+    for _, p in ipairs(rows) do
+      hist.add(i, p.system, p[v])
+      if p[u] == 1 then
+        local reason = reason_of(p.system, p.item) or ""
+        local key = p.system .. "\0" .. reason
+        if not seen[key] then
+          seen[key] = { system = p.system, reason = reason, metric = m, n = 0, at = #unmeasured + 1 }
+          unmeasured[#unmeasured + 1] = seen[key]
+        end
+        seen[key].n = seen[key].n + 1
       end
-      seen[key].n = seen[key].n + 1
     end
   end
-  table.sort(unmeasured, function(a, b) return a.n > b.n end)
-  return { histograms = A(hist), unmeasured = A(unmeasured),
-           counts = A(C:rows(("SELECT system, count(*) AS n FROM %s GROUP BY system"):format(name))) }
+  table.sort(unmeasured, function(a, b) return a.n > b.n or (a.n == b.n and a.at < b.at) end)
+  for _, c in ipairs(unmeasured) do c.at = nil end
+  for _, p in ipairs(rows) do
+    local c = by_system[p.system]
+    if not c then
+      c = { system = p.system, n = 0 }
+      by_system[p.system], counts[#counts + 1] = c, c
+    end
+    c.n = c.n + 1
+  end
+  table.sort(counts, function(a, b) return a.system < b.system end)
+  return { histograms = A(hist.list()), unmeasured = A(unmeasured), counts = A(counts), dims = A(dims_of(r)) }
+end
+
+-- The cache's record of run_id's table when it was built for key, else nil.
+local function cached(C, run_id, key)
+  local ok, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", run_id)
+  if not ok then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
+    C:exec("DROP TABLE built")
+    C:exec("CREATE TABLE built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, summary TEXT)")
+    return nil
+  end
+  return done[1] and done[1].key == key and done[1] or nil
+end
+
+local function handle(src, r, fields)
+  fields.metrics, fields.dims = {}, {}
+  for i, m in ipairs(fields.list) do fields.metrics[m] = i end
+  for j, d in ipairs(fields.summary.dims or {}) do fields.dims[d] = j end
+  fields.report = source.report_path(src, r.record)
+  return fields
+end
+
+-- The pivot's rows and the summary of a run not in the store yet, from its decoded report.
+local function first_of(src, r, key)
+  local p = r.pending
+  if p.first and p.first.key == key then return p.first end
+  local t0 = sys.monotonic()
+  local list = source.metrics(src, r)
+  local rows = pivot_report(r, list)
+  p.first = handle(src, r, { rows = rows, list = list, summary = summarise(src, r, rows, list), key = key,
+                             why = source.texts_why(src, r), fts_ready = false })
+  p.first.built = sys.monotonic() - t0
+  return p.first
+end
+
+-- first_texts(idx, rows) -> {[i] = the JSON of rows[i]'s row}, rows of a first view (M.first): read at
+-- their places in the report (which M.first found unchanged since it was decoded), or encoded from a
+-- report decoded whole.
+function M.first_texts(idx, rows)
+  local out, f, AT = {}, nil, source.AT
+  for i, p in ipairs(rows) do
+    local at = p.it[AT]
+    if at then
+      f = f or assert(io.open(idx.report, "rb"))
+      f:seek("set", math.tointeger(at[1]) - 1)
+      out[i] = f:read(math.tointeger(at[2]))
+    elseif p.it.row then out[i] = json.encode(p.it.row) end
+  end
+  if f then f:close() end
+  return out
+end
+
+-- first(src, r) -> the run's table as build gives it or, for a run not in the store yet (source.report's
+-- pending run) whose table the cache lacks, the same fields without the table: {rows = the pivot's rows in
+-- the table's order (each with its decoded item, `it`), summary, list, metrics, dims, why, built}. The
+-- first page and the run's summary are served from it (1.4 s less than the table on bench/view's
+-- 100,000 rows); any other request calls build, which writes the table from those rows.
+function M.first(src, r)
+  local hit = src.indexes and src.indexes[r.run_id]
+  local key = key_of(src, r)
+  if hit and hit.key == key then return hit end
+  if not r.pending or not source.unchanged(src, r) or cached(cache_db(src), r.run_id, key) then return M.build(src, r) end
+  return first_of(src, r, key)
 end
 
 -- build(src, r) -> {db = the cache's connection, table = name, text = its texts' table, metrics = {name = i},
@@ -301,36 +401,33 @@ function M.build(src, r)
   local C = cache_db(src)
   -- Named by the run's id, which a run has before the store gives it a seq (a report not imported yet).
   local name = "run_" .. sys.sha256(r.run_id):sub(1, 16)
-  local ok_read, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", r.run_id)
-  if not ok_read then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
-    C:exec("DROP TABLE built")
-    C:exec("CREATE TABLE built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, summary TEXT)")
-    done = {}
-  end
-  done = done[1]
+  local done = cached(C, r.run_id, key)
   local list, why, spent, summary = nil, nil, 0, nil
-  if done and done.key == key then
+  if done then
     list, why, summary = json.decode(done.metrics), done.why, json.decode(done.summary)
   else
     local t0 = sys.monotonic()
-    list = source.metrics(src, r)
+    local first = r.pending and source.unchanged(src, r) and first_of(src, r, key)
+    local rows
+    if first then list, rows, summary = first.list, first.rows, first.summary
+    else
+      list = source.metrics(src, r)
+      rows = pivot(src, r, list)
+      summary = summarise(src, r, rows, list)
+    end
     transaction(C, function()
-      local dim_list, hist
-      why, dim_list, hist = fill(src, C, r, name, list)
-      summary = M.summarise(src, C, r, name, list, hist)
-      summary.dims = setmetatable(dim_list, json.array)
+      why = fill(src, C, r, name, list, rows)
       C:run("INSERT OR REPLACE INTO built VALUES (?, ?, ?, ?, ?)", r.run_id, key,
         json.encode(setmetatable(list, json.array)), why, json.encode(summary))
     end)
+    if r.pending then r.pending.first = nil end
+    rows = nil
     collectgarbage() -- the report's text and its rows: a run's worth of memory, given back now
-    spent = sys.monotonic() - t0
+    spent = sys.monotonic() - t0 + (first and first.built or 0)
   end
   src.read = nil -- the report's text source.report read (for raw_texts): given back after the first build
-  local metrics, dims = {}, {}
-  for i, m in ipairs(list) do metrics[m] = i end
-  for j, d in ipairs(summary.dims or {}) do dims[d] = j end
-  local idx = { db = C, table = name, text = name .. "_text", fts = name .. "_fts", metrics = metrics, list = list, why = why, built = spent,
-                summary = summary, dims = dims, key = key, report = source.report_path(src, r.record) }
+  local idx = handle(src, r, { db = C, table = name, text = name .. "_text", fts = name .. "_fts", list = list, why = why,
+                               built = spent, summary = summary, key = key })
   idx.fts_ready = C:rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", idx.fts)[1] ~= nil
   src.indexes[r.run_id] = idx
   return idx

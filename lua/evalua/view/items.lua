@@ -111,9 +111,29 @@ function M.scores_of(src, f)
   end
 end
 
--- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
--- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
-function M.page(src, idx, f)
+-- plain(f) -> whether f is a page by id with no filter but a system: what a run's first view (index.first,
+-- its rows without the cache's table) answers.
+function M.plain(f)
+  return not (f.metric or f.below or f.unmeasured or f.failing or f.disagree or next(f.slices or {})
+    or (f.q and f.q:find("%S")) or (f.sort and f.sort ~= "" and f.sort ~= "id") or f.desc)
+end
+
+-- The page's rows {system, item, slices, row}, the total and the seconds spent building the search index:
+-- over the cache's table, or the first view's rows (idx.rows, a plain f).
+local function select_rows(idx, f)
+  if idx.rows then
+    local rows, total, from = {}, 0, (f.page - 1) * f.per
+    for _, p in ipairs(idx.rows) do
+      if not f.system or p.system == f.system then
+        total = total + 1
+        if total > from and #rows < f.per then rows[#rows + 1] = p end
+      end
+    end
+    local text = index.first_texts(idx, rows)
+    local out = {}
+    for i, p in ipairs(rows) do out[i] = { system = p.system, item = p.item, slices = p.slices, row = text[i] } end
+    return out, total, 0
+  end
   local db = idx.db
   local cond, args, indexed = where(idx, f)
   local total = db:rows(("SELECT count(*) AS n FROM %s t WHERE %s"):format(idx.table, cond), table.unpack(args))[1].n
@@ -132,6 +152,13 @@ function M.page(src, idx, f)
   for i, r in ipairs(rows) do ks[i] = r.k end
   local text = texts.read(idx, ks)
   for _, r in ipairs(rows) do r.row = text[r.k] end
+  return rows, total, indexed
+end
+
+-- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
+-- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
+function M.page(src, idx, f)
+  local rows, total, indexed = select_rows(idx, f)
   local scores_of = M.scores_of(src, f)
   local out = {}
   for i, r in ipairs(rows) do

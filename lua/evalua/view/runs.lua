@@ -148,7 +148,7 @@ function M.summary(src, r, baseline_key)
   end
   local deltas = base and paired_all(db, base.seq, r.seq) or {}
   -- Distributions, counts and unmeasured causes: computed with the run's table, kept in the cache.
-  local idx = require("evalua.view.index").build(src, r)
+  local idx = require("evalua.view.index").first(src, r)
   local hist, unmeasured, counts = idx.summary.histograms, idx.summary.unmeasured, idx.summary.counts
   return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),

@@ -48,16 +48,22 @@ end
 -- The report's text without its items' rows (the store keeps no row): the
 -- "row" line of each item, as evalua writes them (scan_rows, below), cut
 -- out, so that decoding reads the scores alone (0.5 s in place of 3.9 s on
--- bench/view's 244 MB report). Another layout decodes whole.
+-- bench/view's 244 MB report). In its place the item gets the row's place
+-- in the report (M.AT: {offset from 1, length} in bytes), so that a page's
+-- texts are read from the report without a scan. Another layout decodes whole.
+M.AT = "\0at"
 local function decode_scores(path, text)
-  local find, sub = string.find, string.sub
+  local find, sub, fmt = string.find, string.sub, string.format
+  local ROW = '\n      "row": '
   local out, n, pos = {}, 0, 1
   while true do
-    local a = find(text, '\n      "row": ', pos, true)
+    local a = find(text, ROW, pos, true)
     local e = a and find(text, "\n", a + 1, true)
     if not e then break end
-    n = n + 1
-    out[n] = sub(text, pos, a - 1)
+    local off, comma = a + #ROW, sub(text, e - 1, e - 1) == ","
+    out[n + 1] = sub(text, pos, a - 1)
+    out[n + 2] = fmt('\n      "\\u0000at": [%d, %d]%s', off, e - off - (comma and 1 or 0), comma and "," or "")
+    n = n + 2
     pos = e
   end
   if n == 0 then return decode_report(path, text) end
@@ -90,12 +96,13 @@ function M.report(path, dir)
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
   local run_id = "report-" .. sys.sha256(text):sub(1, 16)
-  local src = { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id,
-                -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
-                read = { path = path, text = text, stat = st } }
+  local src = { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id }
   if not db:rows("SELECT 1 FROM runs WHERE run_id = ?", run_id)[1] then
-    local rep = decode_scores(path, text)
-    src.pending = { items = rep.items, record = record_of(path, rep, run_id) }
+    local rep = decode_scores(path, text) -- its items know their rows' places: the text is not kept
+    src.pending = { items = rep.items, record = record_of(path, rep, run_id), items_form = rep.items_form,
+                    path = path, stat = st }
+  else -- the text, for the first table built (raw_texts) rather than read twice; index.build lets it go
+    src.read = { path = path, text = text, stat = st }
   end
   return src
 end
@@ -208,20 +215,39 @@ local function scan_rows(text)
   return out
 end
 
+-- Whether two sys.stat()s are of the same file's same content (size, time to the nanosecond).
+local function same_stat(a, b)
+  return a and b and a.size == b.size and a.mtime == b.mtime and a.mtime_ns == b.mtime_ns
+end
+
+-- unchanged(src, r) -> whether the report of r, a run not in the store yet, is as it was decoded (its
+-- items' places, source.AT, hold).
+function M.unchanged(src, r)
+  local p = r.pending
+  return same_stat(p.stat, sys.stat(p.path)) or false
+end
+
+local function compact_why(path)
+  return path .. ": its items are in the compact form, without their rows (write the JSON report with "
+    .. "items = \"full\" for the viewer to show the texts: docs/evaluate.md)"
+end
+
+-- texts_why(src, r) -> why r, a run not in the store yet, has no texts, or nil.
+function M.texts_why(src, r)
+  if r.pending.items_form == "compact" then return compact_why(r.pending.path) end
+end
+
 -- raw_texts(src, rec) -> list of {id, system, off, len} (the row's place in
 -- the report: evalua.view.texts reads it there) or, for a report of another
 -- layout, {id, system, text = the row as JSON}; or nil and why there are none.
 function M.raw_texts(src, rec)
   local path = M.report_path(src, rec)
   if not path then return nil, "the run recorded no report" end
-  local was, now = src.read, sys.stat(path)
-  local same = was and was.path == path and now and was.stat.size == now.size and was.stat.mtime == now.mtime
-    and was.stat.mtime_ns == now.mtime_ns
-  local text = same and was.text or read_file(path)
+  local was = src.read
+  local text = was and was.path == path and same_stat(was.stat, sys.stat(path)) and was.text or read_file(path)
   if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
   if text:find('\n  "items_form": "compact"', 1, true) then
-    return nil, path .. ": its items are in the compact form, without their rows (write the JSON report with "
-      .. "items = \"full\" for the viewer to show the texts: docs/evaluate.md)"
+    return nil, compact_why(path)
   end
   local rows = scan_rows(text)
   if rows then return rows end

@@ -12,6 +12,7 @@ the store, and imports the run after it, whole (docs/view.md#speed):
 Expected values come from the report, read here; the store is read with
 Python's sqlite3. Environment: EVALUA, EVALUA_SRC (as browser_test.py).
 """
+import glob
 import json
 import os
 import shutil
@@ -46,11 +47,64 @@ def start(report, hist, env):
     return p, base, token
 
 
-def api(base, token, name, params="", body=None):
+def raw(base, token, name, params="", body=None):
     req = urllib.request.Request(f"{base}/api/{name}?{params}", data=body, method="POST" if body else "GET",
                                  headers={"X-Evalua-Token": token})
     with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read())
+        return r.read()
+
+
+def api(base, token, name, params="", body=None):
+    return json.loads(raw(base, token, name, params, body))
+
+
+# Plain pages (by id, no filter but a system) that a run not in the store yet answers from its decoded report.
+PLAIN = ["", "per=7&page=2", "per=7&page=3", "per=500"]
+# Fields of /api/run that say how the answer was made, not what the run holds.
+HOW = ("built", "importing", "search_index")
+
+
+def cache_tables(work):
+    """The runs whose table the viewer's cache holds (its `built` table), read by Python's sqlite3."""
+    files = glob.glob(os.path.join(work, "cache", "evalua", "view", "*.db"))
+    if not files:
+        return 0
+    db = sqlite3.connect(files[0])
+    try:
+        return db.execute("SELECT count(*) FROM built").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()
+
+
+# A report of two systems (written b_sys first), integer and string ids, unmeasured cells and a slice.
+ROWS = [dict({"qid": i if i % 3 == 0 else f"q{i:02d}", "query": f"how to rotate key {i}", "variant": v,
+              "query_class": ["how-to", "factoid"][i % 2], "answer": f"rotate the key {i % 5}",
+              "retrieved": ["d1", "d2", "d3"] if (i + len(v)) % 4 else ["d9"], "contexts": ["d1 text", "d2 text"]},
+             **({"gold_doc_ids": ["d1"]} if i % 7 else {}), **({"gold_answers": [f"rotate the key {i % 3}"]} if i % 5 else {}))
+        for i in range(30) for v in ("b_sys", "a_sys")]
+MAKE = """local ev = require "evalua"
+local res = ev.evaluate(ev.dataset.load(arg[1]), { metrics = { "recall@5", "mrr", "token_f1" },
+  slices = { "query_class" }, system = "variant", ci = {} })
+ev.report.write(res, { dir = arg[2], name = "run", formats = { "json" }, items = "full" })
+"""
+
+
+def two_systems(work):
+    with open(os.path.join(work, "rows.jsonl"), "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in ROWS)
+    with open(os.path.join(work, "make.lua"), "w") as f:
+        f.write(MAKE)
+    subprocess.run([EVALUA, "run", os.path.join(work, "make.lua"), os.path.join(work, "rows.jsonl"),
+                    os.path.join(work, "two")], check=True)
+    return os.path.join(work, "two", "run.json")
+
+
+def summary(base, token, run_id):
+    """/api/run without HOW, as canonical JSON."""
+    r = api(base, token, "run", "run=" + run_id)
+    return json.dumps({k: v for k, v in r.items() if k not in HOW}, sort_keys=True)
 
 
 def store(hist):
@@ -91,6 +145,10 @@ def main():
         p, base, token = start(report, hist, env)
         procs.append(p)
         run = api(base, token, "run")
+        before = {q: raw(base, token, "items", f"run={run['run_id']}&{q}") for q in PLAIN}
+        summary_before = summary(base, token, run["run_id"])
+        check(cache_tables(work) == 0 and api(base, token, "run")["importing"] is True,
+              "the plain pages and the summary are answered before the run's table is in the cache and before the import")
         page = api(base, token, "items", "run=" + run["run_id"])
         check(run.get("importing") is True and store(hist)[1] == 0,
               "the first page is served while the store has no run, and says importing")
@@ -115,6 +173,33 @@ def main():
         again = api(base, token, "run", "run=" + run["run_id"])
         check("importing" not in again and again["counts"] == run["counts"],
               "after the import the run is read from the store, with the same counts")
+        for q in PLAIN:
+            check(raw(base, token, "items", f"run={run['run_id']}&{q}") == before[q],
+                  f"items?{q or '(first page)'} before the import is byte for byte the one after it")
+        check(summary(base, token, run["run_id"]) == summary_before,
+              "the run's summary before the import (from the decoded report) is the one after it (from the store)")
+        p.terminate()
+        p.wait()
+
+        # The same on a report of two systems with unmeasured cells: plain pages and summary alike before and after.
+        report2 = two_systems(work)
+        n2 = len(json.load(open(report2))["items"])
+        p, base, token = start(report2, os.path.join(work, "h3"), env)
+        procs.append(p)
+        run2 = api(base, token, "run")
+        before = {q: raw(base, token, "items", f"run={run2['run_id']}&{q}") for q in PLAIN + ["system=a_sys&per=9&page=2"]}
+        summary_before = summary(base, token, run2["run_id"])
+        check(run2["importing"] is True and json.loads(before[""])["total"] == n2 and run2["unmeasured"],
+              f"a two-system report's first page is served before its import: {n2} items, unmeasured causes listed")
+        first_ids = [(r["system"], r["item"]) for r in json.loads(before["per=500"])["rows"]]
+        check(first_ids[0] == ("a_sys", 0) and first_ids[-1] == ("b_sys", "q29"),
+              f"its items in the table's order (system, then integer ids before text ones): {first_ids[:2]} .. {first_ids[-1:]}")
+        wait_imported(base, token)
+        for q, body in before.items():
+            check(raw(base, token, "items", f"run={run2['run_id']}&{q}") == body,
+                  f"two systems: items?{q or '(first page)'} before the import is byte for byte the one after it")
+        check(summary(base, token, run2["run_id"]) == summary_before,
+              "two systems: the run's summary before the import is the one after it")
         p.terminate()
         p.wait()
 

@@ -65,6 +65,72 @@ local function transaction(db, fn)
   if not ok then error(err, 0) end
 end
 
+-- The slice dimensions the run recorded, sorted.
+local function dims_of(r)
+  local dims, list = {}, {}
+  for _, by_dim in pairs(r.record.aggregates or {}) do
+    for d in pairs(by_dim) do
+      if d ~= "all" and not dims[d] then dims[d], list[#list + 1] = true, d end
+    end
+  end
+  table.sort(list)
+  return list
+end
+
+-- The run page's summary, counted in one pass over the run's rows (a query per metric took 0.6 s on
+-- bench/view's 100,000 rows): score(metric, system, v) for each score, unmeasured(metric, system, reason)
+-- for each unmeasured cell, count(system, n); result(list, r) -> {histograms = ten bins over 0..1 per
+-- metric and system, unmeasured = causes by count (then metric, system, reason), counts by system, dims}.
+-- A run not in the store yet and its table read from the store give the same.
+local function summary_counter()
+  local bins, causes, counts = {}, {}, {}
+  local S = {}
+  function S.score(m, system, v)
+    if not v or v < 0 or v > 1 then return end
+    local by = bins[m] or {}
+    bins[m] = by
+    local b = by[system] or {}
+    by[system] = b
+    local bin = math.min(9, math.floor(v * 10))
+    b[bin] = (b[bin] or 0) + 1
+  end
+  function S.unmeasured(m, system, reason)
+    local key = m .. "\0" .. system .. "\0" .. reason
+    local c = causes[key]
+    if not c then
+      c = { system = system, reason = reason, metric = m, n = 0 }
+      causes[key], causes[#causes + 1] = c, c
+    end
+    c.n = c.n + 1
+  end
+  function S.count(system, n) counts[#counts + 1] = { system = system, n = n } end
+  function S.result(list, r)
+    local A = function(t) return setmetatable(t, json.array) end
+    local hist = {}
+    for _, m in ipairs(list) do
+      local systems = {}
+      for system in pairs(bins[m] or {}) do systems[#systems + 1] = system end
+      table.sort(systems)
+      for _, system in ipairs(systems) do
+        for bin = 0, 9 do
+          local c = bins[m][system][bin]
+          if c then hist[#hist + 1] = { metric = m, system = system, bin = bin, n = c } end
+        end
+      end
+    end
+    local un = table.move(causes, 1, #causes, 1, {})
+    table.sort(un, function(a, b)
+      if a.n ~= b.n then return a.n > b.n end
+      if a.metric ~= b.metric then return a.metric < b.metric end
+      if a.system ~= b.system then return a.system < b.system end
+      return a.reason < b.reason
+    end)
+    table.sort(counts, function(a, b) return a.system < b.system end)
+    return { histograms = A(hist), unmeasured = A(un), counts = A(counts), dims = A(dims_of(r)) }
+  end
+  return S
+end
+
 -- The scores of the run pivoted into columns, from the store: items and
 -- scores share the key prefix (run, system, item), so the join and the
 -- grouping stream in key order without a sort.
@@ -88,51 +154,73 @@ local function before(a, b)
   return a.item < b.item
 end
 
--- The same rows as pivot_store, from the decoded report of a run not yet in the store (r.pending,
--- evalua.view.source): the first page is served before the store's import.
-local function pivot_report(r, list)
-  local rows, vs, us = {}, {}, {}
-  for i = 1, #list do vs[i], us[i] = "v" .. i, "u" .. i end
-  local clean = source.clean
-  for n, it in ipairs(r.pending.items) do
-    local p = { system = clean(it.system), item = clean(it.id), it = it, -- it: the decoded item, for the page's texts
-                slices = it.slices and next(it.slices) and json.encode(it.slices) or nil }
-    local scores, un = it.scores or {}, it.unmeasured or {}
-    local any = next(scores) or next(un)
-    for i, m in ipairs(list) do
-      local v = scores[m]
-      p[vs[i]] = v
-      if any then p[us[i]] = (v == nil and un[m] ~= nil) and 1 or 0 end
+-- The items of a run not in the store yet (r.pending, evalua.view.source) in the table's order, each
+-- {system, item, it = the decoded item}, with the run's summary counted in the same pass (the first page
+-- and the run page are served from them before the table is built). evalua writes a report's items by
+-- item, then system: grouped by system (in that order) they are sorted already, and only a group that
+-- is not is sorted (a sort of all took 0.9 s of 100,000 rows). -> rows, list of metrics, summary.
+local function order_report(r)
+  local clean, groups, names, metric, list = source.clean, {}, {}, {}, {}
+  local function name_of(m) -- metric names as the store keeps them
+    local c = metric[m]
+    if not c then
+      c = clean(m)
+      metric[m] = c
+      if not list[c] then list[c], list[#list + 1] = true, c end
     end
-    rows[n] = p
+    return c
   end
-  -- evalua writes a report's items by item, then system: grouped by system (in that order) they are
-  -- sorted already, and only a group that is not is sorted (a sort of all took 0.9 s of 100,000 rows).
-  local groups, names = {}, {}
-  for _, p in ipairs(rows) do
+  local S = summary_counter()
+  for _, it in ipairs(r.pending.items) do
+    local p = { system = clean(it.system), item = clean(it.id), it = it }
     local g = groups[p.system]
     if not g then g, names[#names + 1] = {}, p.system; groups[p.system] = g end
     g[#g + 1] = p
+    local scores = it.scores or {}
+    for m, v in pairs(scores) do S.score(name_of(m), p.system, v) end
+    for m, why in pairs(it.unmeasured or {}) do
+      local c = name_of(m)
+      if scores[m] == nil then S.unmeasured(c, p.system, clean(tostring(why))) end
+    end
   end
   table.sort(names)
-  local out = {}
-  for _, name in ipairs(names) do
-    local g = groups[name]
+  local rows = {}
+  for _, system in ipairs(names) do
+    local g = groups[system]
     for i = 2, #g do
       if before(g[i], g[i - 1]) then
         table.sort(g, before)
         break
       end
     end
-    table.move(g, 1, #g, #out + 1, out)
+    table.move(g, 1, #g, #rows + 1, rows)
+    S.count(system, #g)
   end
-  return out
+  for i = #list, 1, -1 do list[list[i]] = nil end
+  table.sort(list)
+  return rows, list, S.result(list, r)
 end
 
-local function pivot(src, r, list)
-  if r.pending then return pivot_report(r, list) end
-  return pivot_store(src, r, list)
+-- The same rows as pivot_store, from order_report's rows of a run not in the store yet: each gets its
+-- slices and score columns.
+local function pivot_report(rows, list)
+  local clean, col = source.clean, {}
+  for i, m in ipairs(list) do col[m] = i end
+  local vs, us = {}, {}
+  for i = 1, #list do vs[i], us[i] = "v" .. i, "u" .. i end
+  for _, p in ipairs(rows) do
+    local it = p.it
+    p.slices = it.slices and next(it.slices) and json.encode(it.slices) or nil
+    local scores, un = it.scores or {}, it.unmeasured or {}
+    if next(scores) or next(un) then
+      for i = 1, #list do p[us[i]] = 0 end
+      for m, v in pairs(scores) do p[vs[col[clean(m)]]] = v end
+      for m in pairs(un) do if scores[m] == nil then p[us[col[clean(m)]]] = 1 end end
+    end
+  end
+  return rows
 end
+
 
 -- The words of each row's id, query, answer and contexts (a list of texts, or one), by SQLite's own JSON
 -- and FTS5 code. unicode61 folds case and diacritics; a word is letters and digits. The segments FTS5
@@ -185,36 +273,22 @@ local function disagree(rows, vs)
   end
 end
 
--- The run page's score distributions, counted as the table is filled (a query per metric took 0.6 s
--- on bench/view's 100,000 rows): ten bins over 0..1 per metric and system. -> {add(i, system, v),
--- list() = {{metric, system, bin, n}} by metric, system and bin}.
-local function histograms(list)
-  local n = {}
-  for i = 1, #list do n[i] = {} end
-  local H = {}
-  function H.add(i, system, v)
-    if not v or v < 0 or v > 1 then return end
-    local by = n[i][system] or {}
-    n[i][system] = by
-    local bin = math.min(9, math.floor(v * 10))
-    by[bin] = (by[bin] or 0) + 1
-  end
-  function H.list()
-    local out = {}
-    for i, m in ipairs(list) do
-      local systems = {}
-      for system in pairs(n[i]) do systems[#systems + 1] = system end
-      table.sort(systems)
-      for _, system in ipairs(systems) do
-        for bin = 0, 9 do
-          local c = n[i][system][bin]
-          if c then out[#out + 1] = { metric = m, system = system, bin = bin, n = c } end
-        end
-      end
+-- The summary of a run in the store, from pivot_store's rows and the store's reasons.
+local function summarise_store(src, r, rows, list)
+  local S, n, last = summary_counter(), 0, nil
+  for i, m in ipairs(list) do
+    local v, u, reason_of = "v" .. i, "u" .. i, source.reasons(src, r, m)
+    for _, p in ipairs(rows) do
+      S.score(m, p.system, p[v])
+      if p[u] == 1 then S.unmeasured(m, p.system, reason_of(p.system, p.item) or "") end
     end
-    return out
   end
-  return H
+  for _, p in ipairs(rows) do
+    if last and p.system ~= last then S.count(last, n); n = 0 end
+    last, n = p.system, n + 1
+  end
+  if last then S.count(last, n) end
+  return S.result(list, r)
 end
 
 -- The rows' places in the report (<name>_text): for a run not in the store yet, from its decoded items
@@ -240,18 +314,6 @@ local function fill_texts(src, C, r, name, rows)
     ins:close()
   end
   return why
-end
-
--- The slice dimensions the run recorded, sorted.
-local function dims_of(r)
-  local dims, list = {}, {}
-  for _, by_dim in pairs(r.record.aggregates or {}) do
-    for d in pairs(by_dim) do
-      if d ~= "all" and not dims[d] then dims[d], list[#list + 1] = true, d end
-    end
-  end
-  table.sort(list)
-  return list
 end
 
 local function fill(src, C, r, name, list, rows)
@@ -292,42 +354,6 @@ local function fill(src, C, r, name, list, rows)
   return why
 end
 
--- The run page's distributions, counts and unmeasured causes, from the pivot's rows (in the table's
--- order), so that a run not in the store yet and its table give the same: {histograms, unmeasured,
--- counts, dims}. Causes are ordered by count, then as met.
-local function summarise(src, r, rows, list)
-  local A = function(t) return setmetatable(t, json.array) end
-  local hist, unmeasured, counts, by_system = histograms(list), {}, {}, {}
-  for i, m in ipairs(list) do
-    local seen, v, u = {}, "v" .. i, "u" .. i
-    local reason_of = source.reasons(src, r, m)
-    for _, p in ipairs(rows) do
-      hist.add(i, p.system, p[v])
-      if p[u] == 1 then
-        local reason = reason_of(p.system, p.item) or ""
-        local key = p.system .. "\0" .. reason
-        if not seen[key] then
-          seen[key] = { system = p.system, reason = reason, metric = m, n = 0, at = #unmeasured + 1 }
-          unmeasured[#unmeasured + 1] = seen[key]
-        end
-        seen[key].n = seen[key].n + 1
-      end
-    end
-  end
-  table.sort(unmeasured, function(a, b) return a.n > b.n or (a.n == b.n and a.at < b.at) end)
-  for _, c in ipairs(unmeasured) do c.at = nil end
-  for _, p in ipairs(rows) do
-    local c = by_system[p.system]
-    if not c then
-      c = { system = p.system, n = 0 }
-      by_system[p.system], counts[#counts + 1] = c, c
-    end
-    c.n = c.n + 1
-  end
-  table.sort(counts, function(a, b) return a.system < b.system end)
-  return { histograms = A(hist.list()), unmeasured = A(unmeasured), counts = A(counts), dims = A(dims_of(r)) }
-end
-
 -- The cache's record of run_id's table when it was built for key, else nil.
 local function cached(C, run_id, key)
   local ok, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", run_id)
@@ -347,15 +373,14 @@ local function handle(src, r, fields)
   return fields
 end
 
--- The pivot's rows and the summary of a run not in the store yet, from its decoded report.
+-- The rows and the summary of a run not in the store yet, from its decoded report (order_report).
 local function first_of(src, r, key)
   local p = r.pending
   if p.first and p.first.key == key then return p.first end
   local t0 = sys.monotonic()
-  local list = source.metrics(src, r)
-  local rows = pivot_report(r, list)
-  p.first = handle(src, r, { rows = rows, list = list, summary = summarise(src, r, rows, list), key = key,
-                             why = source.texts_why(src, r), fts_ready = false })
+  local rows, list, summary = order_report(r)
+  p.first = handle(src, r, { rows = rows, list = list, summary = summary, key = key, why = source.texts_why(src, r),
+                             fts_ready = false })
   p.first.built = sys.monotonic() - t0
   return p.first
 end
@@ -407,13 +432,13 @@ function M.build(src, r)
     list, why, summary = json.decode(done.metrics), done.why, json.decode(done.summary)
   else
     local t0 = sys.monotonic()
-    local first = r.pending and source.unchanged(src, r) and first_of(src, r, key)
+    local first = r.pending and first_of(src, r, key)
     local rows
-    if first then list, rows, summary = first.list, first.rows, first.summary
+    if first then list, rows, summary = first.list, pivot_report(first.rows, first.list), first.summary
     else
       list = source.metrics(src, r)
-      rows = pivot(src, r, list)
-      summary = summarise(src, r, rows, list)
+      rows = pivot_store(src, r, list)
+      summary = summarise_store(src, r, rows, list)
     end
     transaction(C, function()
       why = fill(src, C, r, name, list, rows)

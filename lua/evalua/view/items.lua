@@ -83,24 +83,31 @@ local function where(idx, f)
   return table.concat(sql, " AND "), args, indexed
 end
 
--- scores_of(src, f)(system, item) -> {metric = {value, reason}}: from the store, or from the decoded
--- report of a run the store has not imported yet (f.pending).
+-- A decoded item's scores as the store gives them: {metric = {value, reason}}.
+local function item_scores(it)
+  local out = {}
+  if not it then return out end
+  local reasons = it.reasons or {}
+  for m, v in pairs(it.scores or {}) do out[m] = { value = v, reason = reasons[m] } end
+  for m, why in pairs(it.unmeasured or {}) do out[m] = { reason = tostring(why) } end
+  return out
+end
+
+-- scores_of(src, f)(system, item, it) -> {metric = {value, reason}}: from the store, or from the decoded
+-- report of a run the store has not imported yet (f.pending; it: the item when the caller has it).
 function M.scores_of(src, f)
   if f.pending then
     local clean = require("evalua.view.source").clean
     local function key(system, id) return ("%s\0%s%s"):format(system, math.type(id) or "", id) end
-    local by = f.pending.by or {} -- built once, at the first page
-    if not f.pending.by then
-      for _, it in ipairs(f.pending.items) do by[key(clean(it.system), clean(it.id))] = it end
-      f.pending.by = by
-    end
-    return function(system, item)
-      local it, out = by[key(system, item)], {}
-      if not it then return out end
-      local reasons = it.reasons or {}
-      for m, v in pairs(it.scores or {}) do out[m] = { value = v, reason = reasons[m] } end
-      for m, why in pairs(it.unmeasured or {}) do out[m] = { reason = tostring(why) } end
-      return out
+    return function(system, item, it)
+      if it then return item_scores(it) end
+      local by = f.pending.by -- built once, at the first page that needs it
+      if not by then
+        by = {}
+        for _, x in ipairs(f.pending.items) do by[key(clean(x.system), clean(x.id))] = x end
+        f.pending.by = by
+      end
+      return item_scores(by[key(system, item)])
     end
   end
   local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
@@ -131,7 +138,10 @@ local function select_rows(idx, f)
     end
     local text = index.first_texts(idx, rows)
     local out = {}
-    for i, p in ipairs(rows) do out[i] = { system = p.system, item = p.item, slices = p.slices, row = text[i] } end
+    for i, p in ipairs(rows) do
+      out[i] = { system = p.system, item = p.item, row = text[i], it = p.it,
+                 slices = p.it.slices and next(p.it.slices) and json.encode(p.it.slices) or nil }
+    end
     return out, total, 0
   end
   local db = idx.db
@@ -162,7 +172,7 @@ function M.page(src, idx, f)
   local scores_of = M.scores_of(src, f)
   local out = {}
   for i, r in ipairs(rows) do
-    local scores = scores_of(r.system, r.item)
+    local scores = scores_of(r.system, r.item, r.it)
     local row = r.row and json.decode(r.row) or {}
     out[i] = { system = r.system, item = r.item, slices = r.slices and json.decode(r.slices) or {}, scores = scores,
                query = type(row.query) == "string" and row.query:sub(1, 300) or nil }

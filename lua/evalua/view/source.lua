@@ -130,39 +130,18 @@ function M.clean(s)
   return (json.utf8(s))
 end
 
--- metrics(src, r) -> the run's metrics that have scores or unmeasured causes, sorted.
+-- metrics(src, r) -> the metrics of r, a run in the store, that have scores or unmeasured causes, sorted.
 function M.metrics(src, r)
   local list = {}
-  if r.pending then
-    local seen = {}
-    for _, it in ipairs(r.pending.items) do
-      for _, t in ipairs { it.scores or {}, it.unmeasured or {} } do
-        for m in pairs(t) do
-          m = M.clean(m)
-          if not seen[m] then seen[m], list[#list + 1] = true, m end
-        end
-      end
-    end
-    table.sort(list)
-    return list
-  end
   for i, m in ipairs(src.db:rows("SELECT DISTINCT metric FROM scores WHERE run = ? ORDER BY metric", r.seq)) do
     list[i] = m.metric
   end
   return list
 end
 
--- reasons(src, r, metric) -> reason(system, item): the metric's reason of an item (why it is unmeasured).
+-- reasons(src, r, metric) -> reason(system, item): the metric's reason of an item of r, a run in the
+-- store (why it is unmeasured).
 function M.reasons(src, r, metric)
-  if r.pending then
-    local by = {}
-    for _, it in ipairs(r.pending.items) do
-      local why = (it.unmeasured or {})[metric]
-      local reason = why ~= nil and tostring(why) or (it.reasons or {})[metric]
-      if reason ~= nil then by[M.clean(it.system) .. "\0" .. tostring(M.clean(it.id))] = M.clean(reason) end
-    end
-    return function(system, item) return by[system .. "\0" .. tostring(item)] end
-  end
   local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
   return function(system, item) return (st:rows(r.seq, system, item, metric)[1] or {}).reason end
 end

@@ -3,9 +3,15 @@
  * --export). Only `evalua view` preloads it (view_cmd.c): a script run by
  * `evalua run` cannot open a listening socket through it. */
 #include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -161,10 +167,70 @@ static int l_realpath(lua_State *L) {
   return 1;
 }
 
+/* read_report(path) -> the file's bytes, their SHA-256 (hex); or nil and why. The file is mapped and
+ * hashed on a second thread while this one copies it into the Lua string (244 MB: 0.2 s in place of
+ * 0.5 s for Lua's read("a") and the hash after it: most of it is the kernel's zeroing of new pages).
+ * evalua writes its reports by rename, which leaves a mapped file whole. */
+struct hash_job {
+  const void *p;
+  size_t n;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len;
+  int ok;
+};
+
+static void *hash_main(void *arg) {
+  struct hash_job *j = arg;
+  j->ok = EVP_Digest(j->p, j->n, j->md, &j->len, EVP_sha256(), NULL);
+  return NULL;
+}
+
+static int push_bytes(lua_State *L) {
+  lua_pushlstring(L, lua_touserdata(L, 1), (size_t)lua_tointeger(L, 2));
+  return 1;
+}
+
+static int l_read_report(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int err = fd < 0 || !S_ISREG(st.st_mode) ? (fd < 0 ? errno : EISDIR) : errno;
+    if (fd >= 0) close(fd);
+    luaL_pushfail(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    return 2;
+  }
+  struct hash_job j = {.n = (size_t)st.st_size, .p = ""};
+  if (j.n > 0) j.p = mmap(NULL, j.n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  int err = errno;
+  close(fd);
+  if (j.p == MAP_FAILED) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    return 2;
+  }
+  pthread_t th;
+  int threaded = pthread_create(&th, NULL, hash_main, &j) == 0;
+  lua_pushcfunction(L, push_bytes); /* protected: a memory error must not leave the thread running */
+  lua_pushlightuserdata(L, (void *)j.p);
+  lua_pushinteger(L, (lua_Integer)j.n);
+  int rc = lua_pcall(L, 2, 1, 0);
+  if (threaded) pthread_join(th, NULL);
+  else hash_main(&j);
+  if (j.n > 0) munmap((void *)j.p, j.n);
+  if (rc != LUA_OK) return lua_error(L);
+  if (!j.ok) return luaL_error(L, "evalua view: SHA-256 is not available");
+  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  for (unsigned i = 0; i < j.len; i++) snprintf(hex + 2 * i, 3, "%02x", j.md[i]);
+  lua_pushlstring(L, hex, 2 * j.len);
+  return 2;
+}
+
 int luaopen_evalua_view(lua_State *L);
 int luaopen_evalua_view(lua_State *L) {
   static const luaL_Reg fns[] = {{"serve", l_serve}, {"assets", l_assets}, {"exe", l_exe}, {"realpath", l_realpath},
-                                 {NULL, NULL}};
+                                 {"read_report", l_read_report}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -92,10 +92,17 @@ end
 -- until then src.pending holds the decoded report and its record.
 function M.report(path, dir)
   local st = sys.stat(path)
-  local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
+  local has_view, view = pcall(require, "evalua._view") -- read and hashed at once (preloaded by evalua view only)
+  local text, sha
+  if has_view then text, sha = view.read_report(path)
+  else
+    text = read_file(path)
+    sha = text and sys.sha256(text) or "no such file"
+  end
+  if not text then sys.input_error(("%s: cannot read the report (%s)"):format(path, sha)) end
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
-  local run_id = "report-" .. sys.sha256(text):sub(1, 16)
+  local run_id = "report-" .. sha:sub(1, 16)
   local src = { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id }
   if not db:rows("SELECT 1 FROM runs WHERE run_id = ?", run_id)[1] then
     local rep = decode_scores(path, text) -- its items know their rows' places: the text is not kept

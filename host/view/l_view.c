@@ -19,6 +19,7 @@
 #include <microhttpd.h>
 
 #include "app_assets.h"
+#include "fts_build.h"
 #include "server.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -227,10 +228,62 @@ static int l_read_report(lua_State *L) {
   return 2;
 }
 
+/* index_texts{db =, report =, setup =, rows =, insert =, finish =} -> a builder of a run's full-text
+ * index on a thread of its own (fts_build.h); builder:state() -> "building" | "built" | "failed",
+ * seconds, why. Collected (or closed), it stops a build still running and waits for its thread. */
+#define FTS_MT "evalua.view.fts_build"
+
+static const char *field(lua_State *L, const char *name, int optional) {
+  lua_getfield(L, 1, name);
+  const char *s = lua_tostring(L, -1);
+  if (!s && !optional) luaL_error(L, "index_texts: %s: expected a string", name);
+  lua_pop(L, 1); /* the table keeps it */
+  return s;
+}
+
+static int l_index_texts(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  struct fts_build_sql sql = {field(L, "setup", 0), field(L, "rows", 0), field(L, "insert", 0), field(L, "finish", 0)};
+  const char *db = field(L, "db", 0), *report = field(L, "report", 1);
+  struct fts_build **ud = lua_newuserdatauv(L, sizeof *ud, 0);
+  *ud = NULL;
+  luaL_setmetatable(L, FTS_MT);
+  char err[300];
+  *ud = fts_build_start(db, report, &sql, err, sizeof err);
+  if (!*ud) return luaL_error(L, "evalua view: the search index cannot be built in the background: %s", err);
+  return 1;
+}
+
+static int fts_state(lua_State *L) {
+  struct fts_build **ud = luaL_checkudata(L, 1, FTS_MT);
+  if (!*ud) return luaL_error(L, "index_texts: the builder is closed");
+  const char *why;
+  double secs;
+  int state = fts_build_state(*ud, &why, &secs);
+  lua_pushstring(L, state == 0 ? "building" : state > 0 ? "built" : "failed");
+  lua_pushnumber(L, secs);
+  if (state < 0) lua_pushstring(L, why);
+  return state < 0 ? 3 : 2;
+}
+
+static int fts_close(lua_State *L) {
+  struct fts_build **ud = luaL_checkudata(L, 1, FTS_MT);
+  fts_build_free(*ud);
+  *ud = NULL;
+  return 0;
+}
+
 int luaopen_evalua_view(lua_State *L);
 int luaopen_evalua_view(lua_State *L) {
   static const luaL_Reg fns[] = {{"serve", l_serve}, {"assets", l_assets}, {"exe", l_exe}, {"realpath", l_realpath},
-                                 {"read_report", l_read_report}, {NULL, NULL}};
+                                 {"read_report", l_read_report}, {"index_texts", l_index_texts}, {NULL, NULL}};
+  static const luaL_Reg builder[] = {{"state", fts_state}, {"close", fts_close}, {"__gc", fts_close}, {NULL, NULL}};
+  if (luaL_newmetatable(L, FTS_MT)) {
+    luaL_setfuncs(L, builder, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
   luaL_newlib(L, fns);
   return 1;
 }

@@ -15,12 +15,14 @@ Python's sqlite3. Environment: EVALUA, EVALUA_SRC (as browser_test.py).
 import glob
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 EVALUA = os.environ.get("EVALUA", "build/evalua")
@@ -52,6 +54,14 @@ def raw(base, token, name, params="", body=None):
                                  headers={"X-Evalua-Token": token})
     with urllib.request.urlopen(req, timeout=60) as r:
         return r.read()
+
+
+def get_status(base, token, name, params=""):
+    """(HTTP status, decoded body) of a GET, an error status included."""
+    try:
+        return 200, json.loads(raw(base, token, name, params))
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 def api(base, token, name, params="", body=None):
@@ -194,6 +204,24 @@ def main():
         first_ids = [(r["system"], r["item"]) for r in json.loads(before["per=500"])["rows"]]
         check(first_ids[0] == ("a_sys", 0) and first_ids[-1] == ("b_sys", "q29"),
               f"its items in the table's order (system, then integer ids before text ones): {first_ids[:2]} .. {first_ids[-1:]}")
+        # A word search right away: the run's index is built on a thread of its own; meanwhile the answer is a 503
+        # that says so (`building`), then the items that have both words' starts (computed here, as unicode61 cuts words).
+        def words(it):
+            row = it["row"]
+            return re.findall(r"[^\W_]+", " ".join([str(it["id"]), row["query"], row["answer"], *row["contexts"]]).lower())
+        want = sorted((it["system"], it["id"]) for it in json.load(open(report2))["items"]
+                      if all(any(w.startswith(q) for w in words(it)) for q in ("q1", "4")))
+        seen = []
+        for _ in range(100):
+            status, body = get_status(base, token, "items", f"run={run2['run_id']}&q=q1+4&per=500")
+            seen.append(status)
+            if status == 200:
+                break
+            check(status == 503 and isinstance(body.get("building"), float) and "being built" in body["error"],
+                  f"a search while the index is built says so: {status} {body}")
+            time.sleep(0.2)
+        check(sorted((r["system"], r["item"]) for r in body["rows"]) == want and len(want) == 4,
+              f"then the search answers the items with both words: {want} (answers seen: {seen})")
         wait_imported(base, token)
         for q, body in before.items():
             check(raw(base, token, "items", f"run={run2['run_id']}&{q}") == body,

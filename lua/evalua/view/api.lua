@@ -145,18 +145,28 @@ end
 local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
                         labels_import = true }
 
--- idle(src): the work the first page of a report's run left for after it, one step a call (the server calls
--- it when no request came for a second; a request that needs a step does it first): the run's table in the
--- cache, then the run into the store. -> true while there is more.
+-- idle(src): the work left for when no request is waiting (the server calls it after a quiet second, again
+-- while it returns true, and again after the next request), one step a call: a report's run first gets its
+-- table in the cache (its first page was served from the decoded report); then each opened run's
+-- full-text index starts building on a thread of its own, one run at a time, and the report's run goes
+-- into the store meanwhile. A request that needs a step does it itself. -> true while there is more.
 function M.idle(src)
   local r = src.pending and runs.find(src, src.pending.record.run_id)
-  if not r then return false end
-  if index.first(src, r).rows then
+  if r and index.first(src, r).rows then
     index.build(src, r)
     return true
   end
-  source.finish(src)
-  return false
+  local building = false
+  for _, idx in pairs(src.indexes or {}) do building = building or index.search_state(idx) == "building" end
+  for _, idx in pairs(building and {} or src.indexes or {}) do
+    if not idx.fts_tried and index.search_state(idx) == "none" then
+      index.search_start(idx)
+      building = idx.builder ~= nil
+      break
+    end
+  end
+  if r then source.finish(src) end
+  return building
 end
 
 function M.handle(src, method, path, args, body)
@@ -166,7 +176,7 @@ function M.handle(src, method, path, args, body)
   if src.pending and not WITHOUT_STORE[name] then source.finish(src) end
   local ok, out = pcall(fn, src, args, body)
   if not ok then
-    if type(out) == "table" and out.status then return out.status, json.encode { error = out.message } end
+    if type(out) == "table" and out.status then return out.status, json.encode { error = out.message, building = out.building } end
     error(out, 0)
   end
   if out.raw then return 200, out.raw, out.type end

@@ -23,7 +23,8 @@ local source = require "evalua.view.source"
 local texts = require "evalua.view.texts"
 
 local M = {}
-M.VERSION = 6 -- 4: the full-text index; 5: the rows' places in the report, not their texts; 6: named by run id
+M.VERSION = 7 -- 4: the full-text index; 5: the rows' places in the report, not their texts; 6: named by run id;
+-- 7: the full-text index marked built (fts_built), as a background build commits it in chunks
 
 local function cache_db(src)
   if src.cache then return src.cache end
@@ -46,6 +47,7 @@ local function cache_db(src)
   db:exec("PRAGMA synchronous = OFF")
   db:exec("CREATE TABLE IF NOT EXISTS built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, "
     .. "summary TEXT)")
+  db:exec("CREATE TABLE IF NOT EXISTS fts_built(name TEXT PRIMARY KEY)") -- a run's full-text index, whole
   src.cache, src.cache_path = db, path
   return db
 end
@@ -223,26 +225,86 @@ end
 
 
 -- The words of each row's id, query, answer and contexts (a list of texts, or one), by SQLite's own JSON
--- and FTS5 code. unicode61 folds case and diacritics; a word is letters and digits. The segments FTS5
--- writes as it goes are merged once at the end rather than as they pile up (6.2 s in place of 10.6 s on
--- bench/view's 100,000 rows).
-local function index_texts(idx)
-  local C, name = idx.db, idx.table
-  C:exec(("CREATE VIRTUAL TABLE %s_fts USING fts5(item, query, answer, contexts, content = '', "
-    .. "tokenize = 'unicode61')"):format(name))
-  C:exec(("INSERT INTO %s_fts(%s_fts, rank) VALUES ('automerge', 0), ('crisismerge', 64)"):format(name, name))
-  local st = C:prepare(("INSERT INTO %s_fts(rowid, item, query, answer, contexts) SELECT ?1, t.item, ?2 ->> '$.query', "
-    .. "?2 ->> '$.answer', (SELECT group_concat(c.value, char(10)) FROM json_each(?2, '$.contexts') c) "
-    .. "FROM %s t WHERE t.k = ?1"):format(name, name))
-  texts.each(idx, function(k, row) st:run(k, row) end)
-  st:close()
-  C:exec(("INSERT INTO %s_fts(%s_fts) VALUES ('optimize')"):format(name, name))
+-- and FTS5 code, as SQL for this connection (index_texts) or a background one (search_start): setup,
+-- rows (?1: the last key done, ?2: how many), insert (?1: k, ?2: the row), finish. unicode61 folds case
+-- and diacritics; a word is letters and digits. The segments FTS5 writes as it goes are merged once at
+-- the end rather than as they pile up (6.2 s in place of 10.6 s on bench/view's 100,000 rows); the
+-- index counts once finish marks it (fts_built).
+local function fts_sql(idx)
+  local name, fts = idx.table, idx.fts
+  return {
+    setup = ("DELETE FROM fts_built WHERE name = '%s'; DROP TABLE IF EXISTS %s; CREATE VIRTUAL TABLE %s USING "
+      .. "fts5(item, query, answer, contexts, content = '', tokenize = 'unicode61'); INSERT INTO %s(%s, rank) "
+      .. "VALUES ('automerge', 0), ('crisismerge', 64)"):format(fts, fts, fts, fts, fts),
+    rows = ("SELECT k, off, len, row FROM %s WHERE k > ?1 ORDER BY k LIMIT ?2"):format(idx.text),
+    insert = ("INSERT INTO %s(rowid, item, query, answer, contexts) SELECT ?1, t.item, ?2 ->> '$.query', "
+      .. "?2 ->> '$.answer', (SELECT group_concat(c.value, char(10)) FROM json_each(?2, '$.contexts') c) "
+      .. "FROM %s t WHERE t.k = ?1"):format(fts, name),
+    finish = ("INSERT INTO %s(%s) VALUES ('optimize'); INSERT INTO fts_built VALUES ('%s')"):format(fts, fts, fts),
+  }
 end
 
--- search_index(idx) -> seconds spent building the run's full-text index: 0 when the cache has it.
--- Built at the run's first search rather than at its opening (5-6 s of bench/view's first opening).
+local function index_texts(idx)
+  local C, sql = idx.db, fts_sql(idx)
+  C:exec(sql.setup)
+  local st = C:prepare(sql.insert)
+  texts.each(idx, function(k, row) st:run(k, row) end)
+  st:close()
+  C:exec(sql.finish)
+end
+
+-- search_start(idx): the run's full-text index built on a thread of its own (evalua._view's
+-- index_texts, over a second connection to the cache), so that the app is served meanwhile; not for a
+-- cache in memory (no second connection sees it) nor outside evalua view. A builder that cannot start
+-- leaves the index to the first search (search_index).
+function M.search_start(idx)
+  idx.fts_tried = true -- once: a build that failed is left to the first search
+  if idx.fts_ready or idx.builder or idx.rows or idx.cache_path == ":memory:" then return end
+  local has_view, view = pcall(require, "evalua._view")
+  if not has_view then return end
+  local sql = fts_sql(idx)
+  sql.db, sql.report = idx.cache_path, idx.report and sys.stat(idx.report) and idx.report or nil
+  local ok, builder = pcall(view.index_texts, sql)
+  if ok then idx.builder = builder
+  else io.stderr:write(("evalua view: warning: %s; the run's first search builds it\n"):format(tostring(builder))) end
+end
+
+-- search_state(idx) -> "built", "building" (and the seconds so far) or "none". A background build that
+-- failed is said on stderr and left to the first search, which builds it here (and says why if it fails).
+function M.search_state(idx)
+  if idx.fts_ready then return "built" end
+  if not idx.builder then return "none" end
+  local state, secs, why = idx.builder:state()
+  if state == "building" then return state, secs end
+  idx.builder:close()
+  idx.builder = nil
+  if state == "built" then
+    idx.fts_ready, idx.fts_secs = true, secs
+    return "built"
+  end
+  io.stderr:write(("evalua view: warning: the background search index failed (%s); the next search builds it\n"):format(why))
+  return "none"
+end
+
+-- search_index(idx) -> seconds spent building the run's full-text index in this request or, once, in the
+-- background build that ended since: 0 when the cache has it. While a background build runs, raises a 503 that says so (`building`: its seconds so far).
+-- The first search starts the background build when none was; outside evalua view (or with the cache
+-- in memory) it builds the index itself, in the request (5-6 s of a first opening).
 function M.search_index(idx)
-  if idx.fts_ready then return 0 end
+  local state, secs = M.search_state(idx)
+  if state == "built" then -- the background build's seconds, said once (the search after it)
+    secs, idx.fts_secs = idx.fts_secs or 0, nil
+    return secs
+  end
+  if state == "none" and not idx.fts_tried then -- the first search, before the idle work started one
+    idx.fts_tried = true
+    M.search_start(idx)
+    state, secs = M.search_state(idx)
+  end
+  if state == "building" then
+    error({ status = 503, building = secs, message = ("the run's search index is being built (%.1f s so far; "
+      .. "7-8 s on 100,000 rows): ask again in a moment"):format(secs) }, 0)
+  end
   local t0 = sys.monotonic()
   transaction(idx.db, function() index_texts(idx) end)
   collectgarbage() -- the report's text, read whole to index it
@@ -325,6 +387,7 @@ local function fill(src, C, r, name, list, rows)
     vs[i], us[i] = "v" .. i, "u" .. i
   end
   C:exec(("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s_text; DROP TABLE IF EXISTS %s_fts"):format(name, name, name))
+  C:run("DELETE FROM fts_built WHERE name = ?", name .. "_fts")
   C:exec(("CREATE TABLE %s(%s)"):format(name, table.concat(cols, ", ")))
   local vu = {}
   for i = 1, #list do vu[#vu + 1] = ("v%d, u%d, d%d"):format(i, i, i) end
@@ -423,6 +486,7 @@ function M.build(src, r)
   local key = key_of(src, r)
   local hit = src.indexes[r.run_id]
   if hit and hit.key == key then return hit end -- else the report changed since: its rows moved
+  if hit and hit.builder then hit.builder:close() end -- its index is rebuilt with the table
   local C = cache_db(src)
   -- Named by the run's id, which a run has before the store gives it a seq (a report not imported yet).
   local name = "run_" .. sys.sha256(r.run_id):sub(1, 16)
@@ -452,8 +516,8 @@ function M.build(src, r)
   end
   src.read = nil -- the report's text source.report read (for raw_texts): given back after the first build
   local idx = handle(src, r, { db = C, table = name, text = name .. "_text", fts = name .. "_fts", list = list, why = why,
-                               built = spent, summary = summary, key = key })
-  idx.fts_ready = C:rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", idx.fts)[1] ~= nil
+                               built = spent, summary = summary, key = key, cache_path = src.cache_path })
+  idx.fts_ready = C:rows("SELECT 1 FROM fts_built WHERE name = ?", idx.fts)[1] ~= nil
   src.indexes[r.run_id] = idx
   return idx
 end

@@ -148,13 +148,17 @@ function M.summary(src, r, baseline_key)
   end
   local deltas = base and paired_all(db, base.seq, r.seq) or {}
   -- Distributions, counts and unmeasured causes: computed with the run's table, kept in the cache.
-  local idx = require("evalua.view.index").first(src, r)
+  local index = require "evalua.view.index"
+  local idx = index.first(src, r)
+  local state, secs = index.search_state(idx)
+  local building = state == "building" and secs or nil -- seconds the background build has run
   local hist, unmeasured, counts = idx.summary.histograms, idx.summary.unmeasured, idx.summary.counts
   return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
            deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts),
-           built = idx.built, search_index = idx.fts_ready, importing = r.pending and true or nil }
+           built = idx.built, search_index = idx.fts_ready or false, importing = r.pending and true or nil,
+           search_building = building }
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason

@@ -202,6 +202,13 @@ def main():
         check(run2["importing"] is True and json.loads(before[""])["total"] == n2 and run2["unmeasured"],
               f"a two-system report's first page is served before its import: {n2} items, unmeasured causes listed")
         first_ids = [(r["system"], r["item"]) for r in json.loads(before["per=500"])["rows"]]
+        # Item pages (one with unmeasured cells, one by id alone), answered from the decoded report before the import.
+        ITEMS = ["system=a_sys&id=0", "id=%22q14%22", "system=b_sys&id=%22q29%22"]
+        items_before = {q: raw(base, token, "item", f"run={run2['run_id']}&{q}") for q in ITEMS}
+        q14 = json.loads(items_before["id=%22q14%22"])
+        check(api(base, token, "info").get("importing") == run2["run_id"] and store(os.path.join(work, "h3"))[1] == 0
+              and q14["system"] == "a_sys" and len(q14["scores"]) == 3 and len(q14["others"]) == 2 and q14["across"],
+              "item pages are answered while the run is not in the store (q14: 3 scores, 2 systems, this run across runs)")
         check(first_ids[0] == ("a_sys", 0) and first_ids[-1] == ("b_sys", "q29"),
               f"its items in the table's order (system, then integer ids before text ones): {first_ids[:2]} .. {first_ids[-1:]}")
         # A word search right away: the run's index is built on a thread of its own; meanwhile the answer is a 503
@@ -228,6 +235,9 @@ def main():
                   f"two systems: items?{q or '(first page)'} before the import is byte for byte the one after it")
         check(summary(base, token, run2["run_id"]) == summary_before,
               "two systems: the run's summary before the import is the one after it")
+        for q, body in items_before.items():
+            check(raw(base, token, "item", f"run={run2['run_id']}&{q}") == body,
+                  f"two systems: item?{q} before the import is byte for byte the one after it")
         p.terminate()
         p.wait()
 

@@ -24,6 +24,7 @@ end
 -- An item id as the app sends it: JSON (a string in quotes, or an integer).
 local function id_arg(args)
   local ok, id = pcall(json.decode, args.id or "")
+  if ok and math.type(id) == "float" and (args.id or ""):find("^%-?%d+$") then id = math.tointeger(id) end -- cjson: 7 is 7.0
   if not ok or (type(id) ~= "string" and math.type(id) ~= "integer") then
     bad("id: expected an item id as JSON (\"q1\" or 7), got %s", tostring(args.id))
   end
@@ -140,10 +141,10 @@ function POST.label(src, _, body)
 end
 
 -- What a run not in the store yet (a report's, evalua.view.source) can be served from: its decoded
--- report. Any other request imports it first and waits for that (labels need no run: they go to the
--- store as they come).
-local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
-                        labels_import = true }
+-- report (and the store's earlier runs). Any other request imports it first and waits for that (labels
+-- need no run: they go to the store as they come).
+local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, item = true, label = true, labels = true,
+                        labels_jsonl = true, labels_import = true }
 
 -- idle(src): the work left for when no request is waiting (the server calls it after a quiet second, again
 -- while it returns true, and again after the next request), one step a call: a report's run first gets its

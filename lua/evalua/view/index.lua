@@ -465,6 +465,20 @@ function M.first_texts(idx, rows)
   return out
 end
 
+-- item_of(r, system, id) -> the decoded item of r, a run not in the store yet, with that (clean) system
+-- and id, or nil. A map of the run's items, made at the first call.
+function M.item_of(r, system, id)
+  local function key(sys_, item) -- a number id by value (cjson decodes 7 as 7.0; the API gives 7)
+    return type(item) == "number" and ("%s\0n%.17g"):format(sys_, item) or ("%s\0s%s"):format(sys_, item)
+  end
+  local p = r.pending
+  if not p.by then
+    p.by = {}
+    for _, it in ipairs(p.items) do p.by[key(source.clean(it.system), source.clean(it.id))] = it end
+  end
+  return p.by[key(system, id)]
+end
+
 -- first(src, r) -> the run's table as build gives it or, for a run not in the store yet (source.report's
 -- pending run) whose table the cache lacks, the same fields without the table: {rows = the pivot's rows in
 -- the table's order (each with its decoded item, `it`), summary, list, metrics, dims, why, built}. The

@@ -97,18 +97,7 @@ end
 -- report of a run the store has not imported yet (f.pending; it: the item when the caller has it).
 function M.scores_of(src, f)
   if f.pending then
-    local clean = require("evalua.view.source").clean
-    local function key(system, id) return ("%s\0%s%s"):format(system, math.type(id) or "", id) end
-    return function(system, item, it)
-      if it then return item_scores(it) end
-      local by = f.pending.by -- built once, at the first page that needs it
-      if not by then
-        by = {}
-        for _, x in ipairs(f.pending.items) do by[key(clean(x.system), clean(x.id))] = x end
-        f.pending.by = by
-      end
-      return item_scores(by[key(system, item)])
-    end
+    return function(system, item, it) return item_scores(it or index.item_of(f, system, item)) end
   end
   local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
   return function(system, item)

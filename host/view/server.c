@@ -184,16 +184,18 @@ static long long now_ms(void) {
 void view_server_run(struct view_server *s, volatile sig_atomic_t *stop) {
   unsigned long seen = s->answered, idle_at = (unsigned long)-1; /* idle_at: answered when idle had none */
   long long first = -1, quiet_since = now_ms(); /* first: when the first request was answered */
+  int more = 0; /* the idle work has more at once: look for requests without waiting */
   while (!*stop) {
-    MHD_run_wait(s->daemon, 200);
+    MHD_run_wait(s->daemon, more ? 0 : 200);
     long long t = now_ms();
     if (s->answered != seen) {
       seen = s->answered, quiet_since = t;
       if (first < 0) first = t;
     }
-    if (s->idle && idle_at != s->answered &&
-        (t - quiet_since >= VIEW_IDLE_MS || (first >= 0 && t - first >= VIEW_IDLE_MAX_MS)) && !s->idle(s->ctx))
-      idle_at = s->answered;
+    int due = s->idle && idle_at != s->answered &&
+              (t - quiet_since >= VIEW_IDLE_MS || (first >= 0 && t - first >= VIEW_IDLE_MAX_MS));
+    more = due && s->idle(s->ctx);
+    if (due && !more) idle_at = s->answered;
   }
 }
 

@@ -149,8 +149,9 @@ local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, item
 -- idle(src): the work left for when no request is waiting (the server calls it after a quiet second, again
 -- while it returns true, and again after the next request), one step a call: a report's run first gets its
 -- table in the cache (its first page was served from the decoded report); then each opened run's
--- full-text index starts building on a thread of its own, one run at a time, and the report's run goes
--- into the store meanwhile. A request that needs a step does it itself. -> true while there is more.
+-- full-text index starts building on a thread of its own, one run at a time (the next after a later
+-- request), and the report's run goes into the store meanwhile, a chunk a call. A request that needs a
+-- step does it itself. -> true while there is more to do at once.
 function M.idle(src)
   local r = src.pending and runs.find(src, src.pending.record.run_id)
   if r and index.first(src, r).rows then
@@ -162,19 +163,18 @@ function M.idle(src)
   for _, idx in pairs(building and {} or src.indexes or {}) do
     if not idx.fts_tried and index.search_state(idx) == "none" then
       index.search_start(idx)
-      building = idx.builder ~= nil
       break
     end
   end
-  if r then source.finish(src) end
-  return building
+  return r ~= nil and source.import_step(src)
 end
 
 function M.handle(src, method, path, args, body)
   local name = path:match("^/api/([%w_]+)$")
   local fn = name and (method == "POST" and POST or GET)[name]
   if not fn then return 404, json.encode { error = ("no API %s %s"):format(method, path) } end
-  if src.pending and not WITHOUT_STORE[name] then source.finish(src) end
+  -- A label waits for an import under way (it holds the store's write lock); it does not start one.
+  if src.pending and (not WITHOUT_STORE[name] or (method == "POST" and source.importing(src))) then source.finish(src) end
   local ok, out = pcall(fn, src, args, body)
   if not ok then
     if type(out) == "table" and out.status then return out.status, json.encode { error = out.message, building = out.building } end

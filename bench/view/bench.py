@@ -95,6 +95,8 @@ def main():
         line = ""
         while "http://" not in line:
             line = p.stdout.readline()
+            if not line and p.poll() is not None:
+                sys.exit(f"evalua view exited ({p.returncode}) before serving")
         started = time.perf_counter() - t
         base, token = line.strip().split("/?token=")
         t_run, run = get(base, token, "run", {})

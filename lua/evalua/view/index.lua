@@ -223,7 +223,6 @@ local function pivot_report(rows, list)
   return rows
 end
 
-
 -- The words of each row's id, query, answer and contexts (a list of texts, or one), by SQLite's own JSON
 -- and FTS5 code, as SQL for this connection (index_texts) or a background one (search_start): setup,
 -- rows (?1: the last key done, ?2: how many), insert (?1: k, ?2: the row), finish. unicode61 folds case
@@ -287,7 +286,8 @@ function M.search_state(idx)
 end
 
 -- search_index(idx) -> seconds spent building the run's full-text index in this request or, once, in the
--- background build that ended since: 0 when the cache has it. While a background build runs, raises a 503 that says so (`building`: its seconds so far).
+-- background build that ended since: 0 when the cache has it. While a background build runs, raises a
+-- 503 that says so (`building`: its seconds so far).
 -- The first search starts the background build when none was; outside evalua view (or with the cache
 -- in memory) it builds the index itself, in the request (5-6 s of a first opening).
 function M.search_index(idx)

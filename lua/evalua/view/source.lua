@@ -123,13 +123,16 @@ local IMPORT_CHUNK = 10000
 
 local function import_start(src, p)
   local db = store.open(src.file)
-  db:exec("BEGIN IMMEDIATE")
-  if db:rows("SELECT 1 FROM runs WHERE run_id = ?", p.record.run_id)[1] then -- another viewer did
-    db:exec("ROLLBACK")
-    db:close()
-    return nil
-  end
-  return { db = db, seq = store.insert_run(db, p.record, json.encode(p.record), "store"), next = 1 }
+  local ok, seq = pcall(function()
+    db:exec("BEGIN IMMEDIATE")
+    if db:rows("SELECT 1 FROM runs WHERE run_id = ?", p.record.run_id)[1] then return nil end -- another viewer did
+    return store.insert_run(db, p.record, json.encode(p.record), "store")
+  end)
+  if ok and seq then return { db = db, seq = seq, next = 1 } end
+  pcall(db.exec, db, "ROLLBACK")
+  db:close()
+  if not ok then error(seq, 0) end
+  return nil
 end
 
 function M.import_step(src)

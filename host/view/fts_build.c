@@ -1,7 +1,9 @@
 /* A run's full-text index built on a thread of its own (fts_build.h). The
  * rows go in chunks of CHUNK, each its own transaction, so that the
  * server's connection waits for one chunk at most when it writes to the
- * cache meanwhile; the index counts as built only once `finish` marks it. */
+ * cache meanwhile, and a build stopped (the viewer closed) goes on from
+ * its last chunk the next time; the index counts as built only once
+ * `finish` marks it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -107,24 +109,55 @@ static int chunk(struct fts_build *b, sqlite3 *db, sqlite3_stmt *rows, sqlite3_s
   return n;
 }
 
-/* Every chunk, then finish. -> 0 or -1. */
+/* The last key of a stopped build to go on from (*last), or -1 when it starts anew; -2 on an error. */
+static int resume_at(struct fts_build *b, sqlite3 *db, sqlite3_int64 *last) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, b->sql.resume, -1, &st, NULL) != SQLITE_OK) {
+    failed(b, "the search index", sqlite3_errmsg(db));
+    return -2;
+  }
+  int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+  if (found) *last = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  if (!found && rc != SQLITE_DONE) {
+    failed(b, "the search index", sqlite3_errmsg(db));
+    return -2;
+  }
+  return found ? 0 : -1;
+}
+
+/* The last key done, recorded in the chunk's transaction. */
+static int record(struct fts_build *b, sqlite3 *db, sqlite3_stmt *progress, sqlite3_int64 last) {
+  sqlite3_bind_int64(progress, 1, last);
+  int rc = sqlite3_step(progress);
+  sqlite3_reset(progress);
+  return rc == SQLITE_DONE ? 0 : failed(b, "the search index", sqlite3_errmsg(db));
+}
+
+/* Every chunk (after the last one a stopped build committed), then finish. -> 0 or -1. */
 static int build(struct fts_build *b, sqlite3 *db) {
-  sqlite3_stmt *rows = NULL, *ins = NULL;
+  sqlite3_stmt *rows = NULL, *ins = NULL, *progress = NULL;
   sqlite3_int64 last = 0;
-  int n = CHUNK, rc = 0;
-  if (sqlite3_prepare_v2(db, b->sql.rows, -1, &rows, NULL) != SQLITE_OK)
-    return failed(b, "the search index", sqlite3_errmsg(db));
+  int n = CHUNK, rc = resume_at(b, db, &last);
+  if (rc == -2) return -1;
+  int fresh = rc == -1;
+  rc = 0;
+  if (sqlite3_prepare_v2(db, b->sql.rows, -1, &rows, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, b->sql.progress, -1, &progress, NULL) != SQLITE_OK)
+    rc = failed(b, "the search index", sqlite3_errmsg(db));
   for (int first = 1; rc == 0 && n == CHUNK && !b->why[0]; first = 0) {
     if (stopped(b) ? failed(b, "the search index", "stopped") : run_sql(b, db, "BEGIN IMMEDIATE")) break;
-    rc = first ? run_sql(b, db, b->sql.setup) : 0;
+    rc = first && fresh ? run_sql(b, db, b->sql.setup) : 0;
     if (rc == 0 && !ins && sqlite3_prepare_v2(db, b->sql.insert, -1, &ins, NULL) != SQLITE_OK)
       rc = failed(b, "the search index", sqlite3_errmsg(db));
     if (rc == 0) n = chunk(b, db, rows, ins, &last), rc = n < 0 ? -1 : 0;
+    if (rc == 0) rc = record(b, db, progress, last);
     if (rc == 0) rc = run_sql(b, db, "COMMIT");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
   }
   sqlite3_finalize(rows);
   sqlite3_finalize(ins);
+  sqlite3_finalize(progress);
   if (rc || b->why[0]) return -1;
   if (run_sql(b, db, "BEGIN IMMEDIATE")) return -1;
   if (run_sql(b, db, b->sql.finish) || run_sql(b, db, "COMMIT")) {
@@ -163,7 +196,8 @@ static char *copy_of(const char *s) {
 
 static void free_fields(struct fts_build *b) {
   free(b->db_path), free(b->report), free(b->buf);
-  free((char *)b->sql.setup), free((char *)b->sql.rows), free((char *)b->sql.insert), free((char *)b->sql.finish);
+  const char *sql[] = {b->sql.resume, b->sql.setup, b->sql.rows, b->sql.insert, b->sql.progress, b->sql.finish};
+  for (size_t i = 0; i < sizeof sql / sizeof *sql; i++) free((char *)sql[i]);
   if (b->fd >= 0) close(b->fd);
 }
 
@@ -173,9 +207,11 @@ struct fts_build *fts_build_start(const char *db_path, const char *report, const
   if (!b) return snprintf(err, errlen, "out of memory"), NULL;
   b->fd = report ? open(report, O_RDONLY | O_CLOEXEC) : -1;
   b->db_path = copy_of(db_path), b->report = copy_of(report);
-  b->sql = (struct fts_build_sql){copy_of(sql->setup), copy_of(sql->rows), copy_of(sql->insert), copy_of(sql->finish)};
+  b->sql = (struct fts_build_sql){copy_of(sql->resume), copy_of(sql->setup), copy_of(sql->rows),
+                                  copy_of(sql->insert), copy_of(sql->progress), copy_of(sql->finish)};
   b->t0 = now_s();
-  int ok = b->db_path && (!report || b->report) && b->sql.setup && b->sql.rows && b->sql.insert && b->sql.finish;
+  int ok = b->db_path && (!report || b->report) && b->sql.resume && b->sql.setup && b->sql.rows && b->sql.insert &&
+           b->sql.progress && b->sql.finish;
   if (ok && report && b->fd < 0) {
     snprintf(err, errlen, "%s: %s", report, strerror(errno));
     ok = 0;

@@ -12,10 +12,12 @@
 struct fts_build;
 
 struct fts_build_sql {
-  const char *setup;  /* run first, in the first chunk's transaction (creates the index) */
-  const char *rows;   /* ?1 = the last key done, ?2 = rows a chunk -> k, off, len, row, in key order */
-  const char *insert; /* ?1 = k, ?2 = the row's JSON */
-  const char *finish; /* run last, in a transaction of its own (merges, marks the index built) */
+  const char *resume;   /* -> the last key a stopped build did, when it can go on from there (else no row) */
+  const char *setup;    /* run first unless resumed, in the first chunk's transaction (creates the index) */
+  const char *rows;     /* ?1 = the last key done, ?2 = rows a chunk -> k, off, len, row, in key order */
+  const char *insert;   /* ?1 = k, ?2 = the row's JSON */
+  const char *progress; /* ?1 = the last key done, in each chunk's transaction (what resume reads) */
+  const char *finish;   /* run last, in a transaction of its own (merges, marks the index built) */
 };
 
 /* Starts building into the database at db_path, reading texts from report (may be NULL when every row
@@ -27,8 +29,8 @@ struct fts_build *fts_build_start(const char *db_path, const char *report, const
  * (to the end, once ended). */
 int fts_build_state(struct fts_build *b, const char **why, double *secs);
 
-/* Stops a build still running (its chunk is rolled back; the index is not marked built), waits for
- * the thread and frees. */
+/* Stops a build still running (its chunk is rolled back; the index is not marked built, and the next
+ * build resumes after the last chunk committed), waits for the thread and frees. */
 void fts_build_free(struct fts_build *b);
 
 #endif

@@ -228,7 +228,7 @@ static int l_read_report(lua_State *L) {
   return 2;
 }
 
-/* index_texts{db =, report =, setup =, rows =, insert =, finish =} -> a builder of a run's full-text
+/* index_texts{db =, report =, resume =, setup =, rows =, insert =, progress =, finish =} -> a builder of a run's full-text
  * index on a thread of its own (fts_build.h); builder:state() -> "building" | "built" | "failed",
  * seconds, why. Collected (or closed), it stops a build still running and waits for its thread. */
 #define FTS_MT "evalua.view.fts_build"
@@ -243,7 +243,8 @@ static const char *field(lua_State *L, const char *name, int optional) {
 
 static int l_index_texts(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  struct fts_build_sql sql = {field(L, "setup", 0), field(L, "rows", 0), field(L, "insert", 0), field(L, "finish", 0)};
+  struct fts_build_sql sql = {field(L, "resume", 0), field(L, "setup", 0),    field(L, "rows", 0),
+                             field(L, "insert", 0), field(L, "progress", 0), field(L, "finish", 0)};
   const char *db = field(L, "db", 0), *report = field(L, "report", 1);
   struct fts_build **ud = lua_newuserdatauv(L, sizeof *ud, 0);
   *ud = NULL;

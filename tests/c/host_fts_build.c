@@ -15,16 +15,18 @@
 #include "check.h"
 #include "fts_build.h"
 
-#define ROWS 12000 /* three chunks of 5,000 */
+#define ROWS 30000 /* six chunks of 5,000 */
 
 static char dir[64], db_path[128], report[128];
 
 static const struct fts_build_sql SQL = {
-  "DELETE FROM fts_built WHERE name = 'f'; DROP TABLE IF EXISTS f; "
+  "SELECT last FROM progress WHERE EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'f')",
+  "DELETE FROM fts_built; DELETE FROM progress; DROP TABLE IF EXISTS f; INSERT INTO setups VALUES (1); "
   "CREATE VIRTUAL TABLE f USING fts5(query, content = '', tokenize = 'unicode61')",
   "SELECT k, off, len, row FROM t_text WHERE k > ?1 ORDER BY k LIMIT ?2",
   "INSERT INTO f(rowid, query) VALUES (?1, ?2 ->> '$.query')",
-  "INSERT INTO f(f) VALUES ('optimize'); INSERT INTO fts_built VALUES ('f')",
+  "INSERT OR REPLACE INTO progress VALUES (1, ?1)",
+  "INSERT INTO f(f) VALUES ('optimize'); INSERT INTO fts_built VALUES ('f'); DELETE FROM progress",
 };
 
 static sqlite3 *open_db(void) {
@@ -54,7 +56,8 @@ static void make_data(void) {
   sqlite3 *db = open_db();
   CHECK(sqlite3_exec(db, "PRAGMA journal_mode = WAL; CREATE TABLE fts_built(name TEXT PRIMARY KEY); "
                          "CREATE TABLE t_text(k INTEGER PRIMARY KEY, off INTEGER, len INTEGER, row TEXT); "
-                         "CREATE TABLE other(x); BEGIN", NULL, NULL, NULL) == SQLITE_OK);
+                         "CREATE TABLE other(x); CREATE TABLE setups(x); "
+                         "CREATE TABLE progress(one INTEGER PRIMARY KEY, last INTEGER); BEGIN", NULL, NULL, NULL) == SQLITE_OK);
   sqlite3_stmt *ins;
   CHECK(sqlite3_prepare_v2(db, "INSERT INTO t_text VALUES (?, ?, ?, ?)", -1, &ins, NULL) == SQLITE_OK);
   for (int k = 1; k <= ROWS; k++) {
@@ -92,9 +95,32 @@ static void stopped_at_once(void) {
   char err[200];
   struct fts_build *b = fts_build_start(db_path, report, &SQL, err, sizeof err);
   CHECK(b != NULL);
-  fts_build_free(b); /* before it could end: 12,000 rows take far longer than starting a thread */
+  fts_build_free(b); /* before it could end: 30,000 rows take far longer than starting a thread */
   sqlite3 *db = open_db();
   CHECK(count(db, "SELECT count(*) FROM fts_built") == 0);
+  sqlite3_close(db);
+}
+
+/* Stopped once a chunk is committed, the next build goes on after it: one setup in all, every row once. */
+static void resumed(void) {
+  char err[200];
+  sqlite3 *db = open_db();
+  CHECK(sqlite3_exec(db, "DELETE FROM setups", NULL, NULL, NULL) == SQLITE_OK);
+  struct fts_build *b = fts_build_start(db_path, report, &SQL, err, sizeof err);
+  CHECK(b != NULL);
+  int n = 0;
+  while (count(db, "SELECT count(*) FROM progress") < 1 && n++ < 6000) usleep(1000);
+  fts_build_free(b);
+  long long got = count(db, "SELECT last FROM progress");
+  CHECK(got >= 5000 && got < ROWS && count(db, "SELECT count(*) FROM fts_built") == 0);
+  b = fts_build_start(db_path, report, &SQL, err, sizeof err);
+  CHECK(b != NULL);
+  const char *why;
+  CHECK(wait_end(b, &why) == 1);
+  fts_build_free(b);
+  CHECK(count(db, "SELECT count(*) FROM setups") == 1);
+  CHECK(count(db, "SELECT count(*) FROM f WHERE f MATCH 'common'") == ROWS);
+  CHECK(count(db, "SELECT count(*) FROM fts_built") == 1 && count(db, "SELECT count(*) FROM progress") == 0);
   sqlite3_close(db);
 }
 
@@ -117,7 +143,7 @@ static void whole(void) {
   CHECK(count(db, "SELECT count(*) FROM f WHERE f MATCH 'common'") == ROWS);
   CHECK(count(db, "SELECT count(*) FROM f WHERE f MATCH 'incolumn'") == ROWS / 2);
   CHECK(count(db, "SELECT count(*) FROM f WHERE f MATCH 'inreport'") == ROWS / 2);
-  CHECK(count(db, "SELECT rowid FROM f WHERE f MATCH 'w11998'") == 11998); /* from the report, the last chunk */
+  CHECK(count(db, "SELECT rowid FROM f WHERE f MATCH 'w11998'") == 11998); /* a row from the report */
   CHECK(count(db, "SELECT count(*) FROM f WHERE f MATCH 'w1199*'") == 11); /* w1199, w11990..w11999 */
   CHECK(count(db, "SELECT count(*) FROM other") == 1);
   sqlite3_close(db);
@@ -149,6 +175,7 @@ static void failures(void) {
 int main(void) {
   make_data();
   stopped_at_once();
+  resumed();
   whole();
   failures();
   char cmd[128];

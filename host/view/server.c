@@ -178,20 +178,24 @@ static long long now_ms(void) {
 
 /* Serves until *stop; the idle work runs once no request came for VIEW_IDLE_MS (the app's first
  * page is a burst of requests: they are answered before it), or VIEW_IDLE_MAX_MS after the first
- * request was answered (a first request may build a run's table for seconds). */
+ * request was answered (a first request may build a run's table for seconds); again every turn
+ * while it says it has more, and once it has none, again only after another request (which may
+ * have opened a run that has work left). */
 void view_server_run(struct view_server *s, volatile sig_atomic_t *stop) {
-  unsigned long seen = s->answered;
+  unsigned long seen = s->answered, idle_at = (unsigned long)-1; /* idle_at: answered when idle had none */
   long long first = -1, quiet_since = now_ms(); /* first: when the first request was answered */
+  int more = 0; /* the idle work has more at once: look for requests without waiting */
   while (!*stop) {
-    MHD_run_wait(s->daemon, 200);
+    MHD_run_wait(s->daemon, more ? 0 : 200);
     long long t = now_ms();
     if (s->answered != seen) {
       seen = s->answered, quiet_since = t;
       if (first < 0) first = t;
     }
-    if (s->idle && (t - quiet_since >= VIEW_IDLE_MS || (first >= 0 && t - first >= VIEW_IDLE_MAX_MS)) &&
-        !s->idle(s->ctx))
-      s->idle = NULL;
+    int due = s->idle && idle_at != s->answered &&
+              (t - quiet_since >= VIEW_IDLE_MS || (first >= 0 && t - first >= VIEW_IDLE_MAX_MS));
+    more = due && s->idle(s->ctx);
+    if (due && !more) idle_at = s->answered;
   }
 }
 

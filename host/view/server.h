@@ -30,7 +30,8 @@ struct view_reply {
 
 typedef void (*view_api_fn)(void *ctx, const struct view_request *req, struct view_reply *rep);
 /* Work left for when no request came for VIEW_IDLE_MS, or at the latest VIEW_IDLE_MAX_MS after the first
- * request was answered (a page that keeps asking does not put it off for ever); returns nonzero while there is more. */
+ * request was answered (a page that keeps asking does not put it off for ever); returns nonzero while there is more
+ * (called again at the next turn), else it is called again after the next request. */
 typedef int (*view_idle_fn)(void *ctx);
 #define VIEW_IDLE_MS 1000
 #define VIEW_IDLE_MAX_MS 5000

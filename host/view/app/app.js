@@ -44,8 +44,21 @@ async function api(name, params) {
   for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') qs.set(k, v);
   const r = await fetch(`/api/${name}?${qs}`, { headers: { 'X-Evalua-Token': TOKEN } });
   const body = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
-  if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+  if (!r.ok) throw Object.assign(new Error(body.error || `HTTP ${r.status}`), { body });
   return body;
+}
+/* The items of a search, asked again each second while the run's search index is built in the
+ * background (the server answers 503 with `building`, its seconds so far); null when the page changed meanwhile. */
+async function searchItems(params) {
+  const hash = location.hash;
+  for (;;) {
+    try { return await api('items', params); } catch (err) {
+      if (!err.body || typeof err.body.building !== 'number') throw err;
+      status(`building the run's search index in the background (${err.body.building.toFixed(1)} s so far; 7-8 s on 100,000 rows): the search answers when it is ready…`);
+      await new Promise((ok) => setTimeout(ok, 1000));
+      if (location.hash !== hash) return null;
+    }
+  }
 }
 async function post(name, obj, raw) {
   if (DATA) throw new Error('this export is read-only: labels are made in evalua view');
@@ -337,7 +350,8 @@ async function pageItems(args) {
   state.labelMetric = state.labelMetric && metrics.includes(state.labelMetric) ? state.labelMetric : metrics[0];
   const page = Number(args.page || 1);
   if (args.q && run.search_index === false && state.info.kind !== 'export') status('building the run\'s search index (its first search reads every row: seconds on a large run)…');
-  const res = await api('items', Object.assign({ per: 50 }, args, { run: run.run_id, page }));
+  const res = await searchItems(Object.assign({ per: 50 }, args, { run: run.run_id, page }));
+  if (!res) return;
   if (res.indexed) status(`built the run's search index in ${res.indexed.toFixed(1)} s (once: the next searches read it)`);
   const labs = state.labelMetric ? await labelsByItem(state.labelMetric) : {};
   state.list = res.rows.map((r) => Object.assign(r, { run_id: run.run_id }));

@@ -24,6 +24,7 @@ end
 -- An item id as the app sends it: JSON (a string in quotes, or an integer).
 local function id_arg(args)
   local ok, id = pcall(json.decode, args.id or "")
+  if ok and math.type(id) == "float" and (args.id or ""):find("^%-?%d+$") then id = math.tointeger(id) end -- cjson: 7 is 7.0
   if not ok or (type(id) ~= "string" and math.type(id) ~= "integer") then
     bad("id: expected an item id as JSON (\"q1\" or 7), got %s", tostring(args.id))
   end
@@ -70,7 +71,9 @@ function GET.items(src, args)
               sort = args.sort, desc = args.desc == "1", page = int_arg(args, "page", 1, 1, 1e9),
               per = int_arg(args, "per", 50, 1, 500) }
   if f.below and not f.metric then bad("below: needs metric (the metric that is below it)") end
-  return items.page(src, index.build(src, r), f)
+  local idx = index.first(src, r) -- a plain page of a run not in the store yet: from its decoded report
+  if idx.rows and not items.plain(f) then idx = index.build(src, r) end
+  return items.page(src, idx, f)
 end
 
 function GET.item(src, args)
@@ -138,19 +141,43 @@ function POST.label(src, _, body)
 end
 
 -- What a run not in the store yet (a report's, evalua.view.source) can be served from: its decoded
--- report. Any other request imports it first and waits for that (labels need no run: they go to the
--- store as they come).
-local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, label = true, labels = true, labels_jsonl = true,
-                        labels_import = true }
+-- report (and the store's earlier runs). Any other request imports it first and waits for that (labels
+-- need no run: they go to the store as they come).
+local WITHOUT_STORE = { info = true, runs = true, run = true, items = true, item = true, label = true, labels = true,
+                        labels_jsonl = true, labels_import = true }
+
+-- idle(src): the work left for when no request is waiting (the server calls it after a quiet second, again
+-- while it returns true, and again after the next request), one step a call: a report's run first gets its
+-- table in the cache (its first page was served from the decoded report); then each opened run's
+-- full-text index starts building on a thread of its own, one run at a time (the next after a later
+-- request), and the report's run goes into the store meanwhile, a chunk a call. A request that needs a
+-- step does it itself. -> true while there is more to do at once.
+function M.idle(src)
+  local r = src.pending and runs.find(src, src.pending.record.run_id)
+  if r and index.first(src, r).rows then
+    index.build(src, r)
+    return true
+  end
+  local building = false
+  for _, idx in pairs(src.indexes or {}) do building = building or index.search_state(idx) == "building" end
+  for _, idx in pairs(building and {} or src.indexes or {}) do
+    if not idx.fts_tried and index.search_state(idx) == "none" then
+      index.search_start(idx)
+      break
+    end
+  end
+  return r ~= nil and source.import_step(src)
+end
 
 function M.handle(src, method, path, args, body)
   local name = path:match("^/api/([%w_]+)$")
   local fn = name and (method == "POST" and POST or GET)[name]
   if not fn then return 404, json.encode { error = ("no API %s %s"):format(method, path) } end
-  if src.pending and not WITHOUT_STORE[name] then source.finish(src) end
+  -- A label waits for an import under way (it holds the store's write lock); it does not start one.
+  if src.pending and (not WITHOUT_STORE[name] or (method == "POST" and source.importing(src))) then source.finish(src) end
   local ok, out = pcall(fn, src, args, body)
   if not ok then
-    if type(out) == "table" and out.status then return out.status, json.encode { error = out.message } end
+    if type(out) == "table" and out.status then return out.status, json.encode { error = out.message, building = out.building } end
     error(out, 0)
   end
   if out.raw then return 200, out.raw, out.type end

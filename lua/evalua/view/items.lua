@@ -80,25 +80,21 @@ local function where(idx, f)
   return table.concat(sql, " AND "), args, indexed
 end
 
--- scores_of(src, f)(system, item) -> {metric = {value, reason}}: from the store, or from the decoded
--- report of a run the store has not imported yet (f.pending).
+-- A decoded item's scores as the store gives them: {metric = {value, reason}}.
+local function item_scores(it)
+  local out = {}
+  if not it then return out end
+  local reasons = it.reasons or {}
+  for m, v in pairs(it.scores or {}) do out[m] = { value = v, reason = reasons[m] } end
+  for m, why in pairs(it.unmeasured or {}) do out[m] = { reason = tostring(why) } end
+  return out
+end
+
+-- scores_of(src, f)(system, item, it) -> {metric = {value, reason}}: from the store, or from the decoded
+-- report of a run the store has not imported yet (f.pending; it: the item when the caller has it).
 function M.scores_of(src, f)
   if f.pending then
-    local source = require "evalua.view.source"
-    local clean, key = source.clean, source.item_key
-    local by = f.pending.by or {} -- built once, at the first page
-    if not f.pending.by then
-      for _, it in ipairs(f.pending.items) do by[key(clean(it.system), clean(it.id))] = it end
-      f.pending.by = by
-    end
-    return function(system, item)
-      local it, out = by[key(system, item)], {}
-      if not it then return out end
-      local reasons = it.reasons or {}
-      for m, v in pairs(it.scores or {}) do out[m] = { value = v, reason = reasons[m] } end
-      for m, why in pairs(it.unmeasured or {}) do out[m] = { reason = tostring(why) } end
-      return out
-    end
+    return function(system, item, it) return item_scores(it or index.item_of(f, system, item)) end
   end
   local st = src.db:prepare("SELECT metric, value, reason FROM scores WHERE run = ? AND system = ? AND item = ?")
   return function(system, item)
@@ -108,9 +104,32 @@ function M.scores_of(src, f)
   end
 end
 
--- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
--- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
-function M.page(src, idx, f)
+-- plain(f) -> whether f is a page by id with no filter but a system: what a run's first view (index.first,
+-- its rows without the cache's table) answers.
+function M.plain(f)
+  return not (f.metric or f.below or f.unmeasured or f.failing or f.disagree or next(f.slices or {})
+    or (f.q and f.q:find("%S")) or (f.sort and f.sort ~= "" and f.sort ~= "id") or f.desc)
+end
+
+-- The page's rows {system, item, slices, row}, the total and the seconds spent building the search index:
+-- over the cache's table, or the first view's rows (idx.rows, a plain f).
+local function select_rows(idx, f)
+  if idx.rows then
+    local rows, total, from = {}, 0, (f.page - 1) * f.per
+    for _, p in ipairs(idx.rows) do
+      if not f.system or p.system == f.system then
+        total = total + 1
+        if total > from and #rows < f.per then rows[#rows + 1] = p end
+      end
+    end
+    local text = index.first_texts(idx, rows)
+    local out = {}
+    for i, p in ipairs(rows) do
+      out[i] = { system = p.system, item = p.item, row = text[i], it = p.it,
+                 slices = p.it.slices and next(p.it.slices) and json.encode(p.it.slices) or nil }
+    end
+    return out, total, 0
+  end
   local db = idx.db
   local cond, args, indexed = where(idx, f)
   local total = db:rows(("SELECT count(*) AS n FROM %s t WHERE %s"):format(idx.table, cond), table.unpack(args))[1].n
@@ -129,10 +148,17 @@ function M.page(src, idx, f)
   for i, r in ipairs(rows) do ks[i] = r.k end
   local text = texts.read(idx, ks)
   for _, r in ipairs(rows) do r.row = text[r.k] end
+  return rows, total, indexed
+end
+
+-- page(src, idx, f) -> {total, rows = {{system, item, slices, scores = {metric = {value, reason}}, query}}}
+-- f: seq, system, metric, below, unmeasured, failing, disagree, slices, q, sort, desc, page (from 1), per
+function M.page(src, idx, f)
+  local rows, total, indexed = select_rows(idx, f)
   local scores_of = M.scores_of(src, f)
   local out = {}
   for i, r in ipairs(rows) do
-    local scores = scores_of(r.system, r.item)
+    local scores = scores_of(r.system, r.item, r.it)
     local row = r.row and json.decode(r.row) or {}
     out[i] = { system = r.system, item = r.item, slices = r.slices and json.decode(r.slices) or {}, scores = scores,
                query = type(row.query) == "string" and row.query:sub(1, 300) or nil }

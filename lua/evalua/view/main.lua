@@ -73,11 +73,8 @@ function M.main(argv)
         :format(src.file, url, src.file, src.rater))
       io.stdout:flush()
     end,
-    -- A report's run is imported into the store once the first page is served (evalua.view.source).
-    on_idle = function()
-      source.finish(src)
-      return false
-    end,
+    -- A report's run: its table and the store's import follow the first page (evalua.view.api).
+    on_idle = function() return api.idle(src) end,
     handler = function(method, path, args, body) return api.handle(src, method, path, args, body) end,
   }
   io.stdout:write("evalua view: stopped\n")

@@ -148,51 +148,80 @@ function M.summary(src, r, baseline_key)
   end
   local deltas = base and paired_all(db, base.seq, r.seq) or {}
   -- Distributions, counts and unmeasured causes: computed with the run's table, kept in the cache.
-  local idx = require("evalua.view.index").build(src, r)
+  local index = require "evalua.view.index"
+  local idx = index.first(src, r)
+  local state, secs = index.search_state(idx)
+  local building = state == "building" and secs or nil -- seconds the background build has run
   local hist, unmeasured, counts = idx.summary.histograms, idx.summary.unmeasured, idx.summary.counts
   return { run_id = r.run_id, label = r.label, time = rec.time, git_commit = rec.git_commit, judge = rec.judge,
            dataset = rec.dataset, systems = A(rec.systems), metrics = A(rec.metrics), gates = A(rec.gates),
            aggregates = A(aggs), baseline = base and { run_id = base.run_id, label = base.label } or nil,
            deltas = A(deltas), histograms = A(hist), unmeasured = A(unmeasured), counts = A(counts),
-           built = idx.built, search_index = idx.fts_ready, importing = r.pending and true or nil }
+           built = idx.built, search_index = idx.fts_ready or false, importing = r.pending and true or nil,
+           search_building = building }
+end
+
+-- The scores of an item of r as the store gives them, {metric, value, reason, detail} by metric: from the
+-- store, or from the decoded item of a run not in the store yet (r.pending, found by the run's table).
+local function item_scores(src, r, system, id)
+  if not r.pending then
+    local scores = src.db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? "
+      .. "AND item = ? ORDER BY metric", r.seq, system, id)
+    for _, s in ipairs(scores) do s.detail = decode(s.detail, "scores.detail") end
+    return scores
+  end
+  local it = require("evalua.view.index").item_of(r, system, id) or {}
+  local out, reasons, details, clean = {}, it.reasons or {}, it.details or {}, require("evalua.view.source").clean
+  for m, v in pairs(it.scores or {}) do
+    out[#out + 1] = { metric = clean(m), value = v, reason = clean(reasons[m]), detail = details[m] }
+  end
+  for m, why in pairs(it.unmeasured or {}) do
+    out[#out + 1] = { metric = clean(m), reason = clean(tostring(why)), detail = details[m] }
+  end
+  table.sort(out, function(x, y) return x.metric < y.metric end)
+  return out
 end
 
 -- item(src, r, system, id) -> the row's texts, every score with its reason
 -- and detail, the judge's prompts and answers behind them (view/judge_calls.lua),
--- the item's scores across runs and its labels.
+-- the item's scores across runs and its labels. A run not in the store yet answers from its decoded
+-- report and the run's table, the store's earlier runs and labels, as the store would after its import.
 function M.item(src, r, system, id)
   local db = src.db
-  local it = db:rows("SELECT system, item, slices FROM items WHERE run = ? AND (?2 IS NULL OR system = ?2) AND item = ?3",
-    r.seq, system ~= "" and system or nil, id)[1]
-  if not it then error({ status = 404, message = ("no item %s in run %s"):format(json.encode(id), r.run_id) }, 0) end
-  local scores = db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
-    .. "ORDER BY metric", r.seq, it.system, id)
-  for _, s in ipairs(scores) do s.detail = decode(s.detail, "scores.detail") end
   local idx = require("evalua.view.index").build(src, r)
-  local why = idx.why
-  -- The same item in the run's other systems (the cells of a prompt matrix): side by side on the page.
-  local others = idx.db:rows(("SELECT k, system FROM %s WHERE item = ? ORDER BY k"):format(idx.table), id)
+  -- The same item in the run's systems (the cells of a prompt matrix): side by side on the page.
+  local others = idx.db:rows(("SELECT k, system, slices FROM %s WHERE item = ? ORDER BY k"):format(idx.table), id)
+  local it
+  for _, o in ipairs(others) do
+    if not it and (system == "" or system == nil or o.system == system) then it = o end
+  end
+  if not it then error({ status = 404, message = ("no item %s in run %s"):format(json.encode(id), r.run_id) }, 0) end
+  local scores = item_scores(src, r, it.system, id)
   local ks = {}
   for i, o in ipairs(others) do ks[i] = o.k end
   local raws, row = require("evalua.view.texts").read(idx, ks), nil
   for _, o in ipairs(others) do
     o.row = raws[o.k] and decode(raws[o.k], "row of item " .. tostring(id))
     if o.system == it.system then row = o.row end
-    o.k = nil
-    o.scores = A(db:rows("SELECT metric, value, reason, detail FROM scores WHERE run = ? AND system = ? AND item = ? "
-      .. "ORDER BY metric", r.seq, o.system, id))
-    for _, s in ipairs(o.scores) do s.detail = decode(s.detail, "scores.detail") end
+    o.k, o.slices = nil, nil
+    o.scores = A(item_scores(src, r, o.system, id))
   end
   local across = db:rows([[SELECT r.run_id, r.label, r.time, s.metric, s.value, s.reason FROM scores s
       JOIN runs r ON r.seq = s.run WHERE s.item = ? AND s.system = ? ORDER BY r.seq, s.metric]], id, it.system)
+  if r.pending then -- the newest run: after the store's
+    for _, s in ipairs(scores) do
+      across[#across + 1] = { run_id = r.run_id, label = r.label, time = r.record.time, metric = s.metric,
+                              value = s.value, reason = s.reason }
+    end
+  end
   local labs = db:rows([[SELECT metric, value, scale, rater, time, note FROM labels WHERE item = ?
       AND (system IS NULL OR system = ?) ORDER BY time, id]], id, it.system)
   -- The judge's prompts and raw answers, from its cache: its folder is in the run's accounts (a
   -- report's record holds them whole).
-  local acc = db:rows("SELECT accounting FROM runs WHERE seq = ?", r.seq)[1]
+  local acc = not r.pending and db:rows("SELECT accounting FROM runs WHERE seq = ?", r.seq)[1]
   local judge = require("evalua.view.judge_calls").of(scores, acc and decode(acc.accounting, "runs.accounting") or r.record.judge)
   return { run_id = r.run_id, system = it.system, item = id, slices = decode(it.slices, "items.slices") or {}, scores = A(scores),
-           row = row, texts_missing = not row and (why or "the report has no row for this item") or nil,
+           row = row, texts_missing = not row and (idx.why or "the report has no row for this item") or nil,
            across = A(across), labels = A(labs), trajectory = require("evalua.view.trajectory").of(row),
            others = A(others), judge = judge }
 end

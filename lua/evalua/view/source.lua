@@ -48,16 +48,22 @@ end
 -- The report's text without its items' rows (the store keeps no row): the
 -- "row" line of each item, as evalua writes them (scan_rows, below), cut
 -- out, so that decoding reads the scores alone (0.5 s in place of 3.9 s on
--- bench/view's 244 MB report). Another layout decodes whole.
+-- bench/view's 244 MB report). In its place the item gets the row's place
+-- in the report (M.AT: {offset from 1, length} in bytes), so that a page's
+-- texts are read from the report without a scan. Another layout decodes whole.
+M.AT = "\0at"
 local function decode_scores(path, text)
-  local find, sub = string.find, string.sub
+  local find, sub, fmt = string.find, string.sub, string.format
+  local ROW = '\n      "row": '
   local out, n, pos = {}, 0, 1
   while true do
-    local a = find(text, '\n      "row": ', pos, true)
+    local a = find(text, ROW, pos, true)
     local e = a and find(text, "\n", a + 1, true)
     if not e then break end
-    n = n + 1
-    out[n] = sub(text, pos, a - 1)
+    local off, comma = a + #ROW, sub(text, e - 1, e - 1) == ","
+    out[n + 1] = sub(text, pos, a - 1)
+    out[n + 2] = fmt('\n      "\\u0000at": [%d, %d]%s', off, e - off - (comma and 1 or 0), comma and "," or "")
+    n = n + 2
     pos = e
   end
   if n == 0 then return decode_report(path, text) end
@@ -86,35 +92,91 @@ end
 -- until then src.pending holds the decoded report and its record.
 function M.report(path, dir)
   local st = sys.stat(path)
-  local text = read_file(path) or sys.input_error(("%s: cannot read the report"):format(path))
+  local has_view, view = pcall(require, "evalua._view") -- read and hashed at once (preloaded by evalua view only)
+  local text, sha
+  if has_view then text, sha = view.read_report(path)
+  else
+    text = read_file(path)
+    sha = text and sys.sha256(text) or "no such file"
+  end
+  if not text then sys.input_error(("%s: cannot read the report (%s)"):format(path, sha)) end
   -- No store yet: the report decoded first, so that a part or another JSON is refused before a folder is made.
   local rep = not sys.stat(dir .. "/history.db") and decode_scores(path, text) or nil
   assert(sys.mkdir(dir))
   local db = store.open(dir .. "/history.db")
-  local run_id = "report-" .. sys.sha256(text):sub(1, 16)
-  local src = { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id,
-                -- The text, for the first table built (raw_texts) rather than read twice; index.build lets it go.
-                read = { path = path, text = text, stat = st } }
+  local run_id = "report-" .. sha:sub(1, 16)
+  local src = { dir = dir, file = dir .. "/history.db", db = db, kind = "report", report = path, run_id = run_id }
   if not db:rows("SELECT 1 FROM runs WHERE run_id = ?", run_id)[1] then
-    rep = rep or decode_scores(path, text)
-    src.pending = { items = rep.items, record = record_of(path, rep, run_id) }
+    rep = rep or decode_scores(path, text) -- its items know their rows' places: the text is not kept
+    src.pending = { items = rep.items, record = record_of(path, rep, run_id), items_form = rep.items_form,
+                    path = path, stat = st }
+  else -- the text, for the first table built (raw_texts) rather than read twice; index.build lets it go
+    src.read = { path = path, text = text, stat = st }
   end
   return src
 end
 
--- finish(src): the pending report's run into the store, whole (one transaction: a process killed
--- meanwhile leaves it out, and the next start imports it again). -> seconds it took, or nil: none pending.
-function M.finish(src)
-  local p = src.pending
-  if not p then return nil end
-  local t0 = sys.monotonic()
-  store.transaction(src.db, function()
-    if src.db:rows("SELECT 1 FROM runs WHERE run_id = ?", p.record.run_id)[1] then return end -- another viewer did
-    local seq = store.insert_run(src.db, p.record, json.encode(p.record), "store")
-    store.insert_items(src.db, seq, p.items)
+-- import_step(src) -> true while the pending report's run has more to go into the store. Its items go in
+-- chunks, each a call (the server answers the requests that came meanwhile between them: the whole
+-- import kept them waiting ~3 s on 100,000 items), on a connection of its own, in one transaction that
+-- commits with the last chunk: the server's connection (WAL) sees none of it until then, and a process
+-- killed meanwhile leaves the run out (the next start imports it again).
+local IMPORT_CHUNK = 10000
+
+local function import_start(src, p)
+  local db = store.open(src.file)
+  local ok, seq = pcall(function()
+    db:exec("BEGIN IMMEDIATE")
+    if db:rows("SELECT 1 FROM runs WHERE run_id = ?", p.record.run_id)[1] then return nil end -- another viewer did
+    return store.insert_run(db, p.record, json.encode(p.record), "store")
   end)
+  if ok and seq then return { db = db, seq = seq, next = 1 } end
+  pcall(db.exec, db, "ROLLBACK")
+  db:close()
+  if not ok then error(seq, 0) end
+  return nil
+end
+
+function M.import_step(src)
+  local p = src.pending
+  if not p then return false end
+  local imp = p.import
+  if imp then
+    local last = math.min(#p.items, imp.next + IMPORT_CHUNK - 1)
+    local ok, err = pcall(function()
+      store.insert_items(imp.db, imp.seq, table.move(p.items, imp.next, last, 1, {}))
+      if last == #p.items then imp.db:exec("COMMIT") end
+    end)
+    if not ok then
+      pcall(imp.db.exec, imp.db, "ROLLBACK") -- SQLite may have rolled back already (a full disk)
+      imp.db:close()
+      p.import = nil
+      error(err, 0)
+    end
+    imp.next = last + 1
+    if last < #p.items then return true end
+    imp.db:close()
+  else
+    p.import = import_start(src, p)
+    if p.import then return true end
+  end
   src.pending = nil
   collectgarbage() -- the decoded report: as large as the run
+  return false
+end
+
+-- importing(src) -> whether a pending run's import holds the store's write lock (a write on the server's
+-- connection would wait for it: finish it first).
+function M.importing(src)
+  return src.pending ~= nil and src.pending.import ~= nil
+end
+
+-- finish(src): the pending report's run into the store, whole (import_step to the end). -> seconds it
+-- took, or nil: none pending.
+function M.finish(src)
+  if not src.pending then return nil end
+  local t0 = sys.monotonic()
+  while M.import_step(src) do end
   return sys.monotonic() - t0
 end
 
@@ -125,46 +187,18 @@ function M.clean(s)
   return (json.utf8(s))
 end
 
--- The key of an item of a pending run's system: ids 7 and "7" are two items, as in the store (its item
--- column has no type; 7 and 7.0 are one there).
-function M.item_key(system, id)
-  if type(id) == "number" then return ("%s\0n%s"):format(system, math.tointeger(id) or id) end
-  return ("%s\0s%s"):format(system, id)
-end
-
--- metrics(src, r) -> the run's metrics that have scores or unmeasured causes, sorted.
+-- metrics(src, r) -> the metrics of r, a run in the store, that have scores or unmeasured causes, sorted.
 function M.metrics(src, r)
   local list = {}
-  if r.pending then
-    local seen = {}
-    for _, it in ipairs(r.pending.items) do
-      for _, t in ipairs { it.scores or {}, it.unmeasured or {} } do
-        for m in pairs(t) do
-          m = M.clean(m)
-          if not seen[m] then seen[m], list[#list + 1] = true, m end
-        end
-      end
-    end
-    table.sort(list)
-    return list
-  end
   for i, m in ipairs(src.db:rows("SELECT DISTINCT metric FROM scores WHERE run = ? ORDER BY metric", r.seq)) do
     list[i] = m.metric
   end
   return list
 end
 
--- reasons(src, r, metric) -> reason(system, item): the metric's reason of an item (why it is unmeasured).
+-- reasons(src, r, metric) -> reason(system, item): the metric's reason of an item of r, a run in the
+-- store (why it is unmeasured).
 function M.reasons(src, r, metric)
-  if r.pending then
-    local by = {}
-    for _, it in ipairs(r.pending.items) do
-      local why = (it.unmeasured or {})[metric]
-      local reason = why ~= nil and tostring(why) or (it.reasons or {})[metric]
-      if reason ~= nil then by[M.item_key(M.clean(it.system), M.clean(it.id))] = M.clean(reason) end
-    end
-    return function(system, item) return by[M.item_key(system, item)] end
-  end
   local st = src.db:prepare("SELECT reason FROM scores WHERE run = ? AND system = ? AND item = ? AND metric = ?")
   return function(system, item) return (st:rows(r.seq, system, item, metric)[1] or {}).reason end
 end
@@ -217,20 +251,39 @@ local function scan_rows(text)
   return out
 end
 
+-- Whether two sys.stat()s are of the same file's same content (size, time to the nanosecond).
+local function same_stat(a, b)
+  return a and b and a.size == b.size and a.mtime == b.mtime and a.mtime_ns == b.mtime_ns
+end
+
+-- unchanged(src, r) -> whether the report of r, a run not in the store yet, is as it was decoded (its
+-- items' places, source.AT, hold).
+function M.unchanged(src, r)
+  local p = r.pending
+  return same_stat(p.stat, sys.stat(p.path)) or false
+end
+
+local function compact_why(path)
+  return path .. ": its items are in the compact form, without their rows (write the JSON report with "
+    .. "items = \"full\" for the viewer to show the texts: docs/evaluate.md)"
+end
+
+-- texts_why(src, r) -> why r, a run not in the store yet, has no texts, or nil.
+function M.texts_why(src, r)
+  if r.pending.items_form == "compact" then return compact_why(r.pending.path) end
+end
+
 -- raw_texts(src, rec) -> list of {id, system, off, len} (the row's place in
 -- the report: evalua.view.texts reads it there) or, for a report of another
 -- layout, {id, system, text = the row as JSON}; or nil and why there are none.
 function M.raw_texts(src, rec)
   local path = M.report_path(src, rec)
   if not path then return nil, "the run recorded no report" end
-  local was, now = src.read, sys.stat(path)
-  local same = was and was.path == path and now and was.stat.size == now.size and was.stat.mtime == now.mtime
-    and was.stat.mtime_ns == now.mtime_ns
-  local text = same and was.text or read_file(path)
+  local was = src.read
+  local text = was and was.path == path and same_stat(was.stat, sys.stat(path)) and was.text or read_file(path)
   if not text then return nil, path .. ": missing (the texts are read from the run's JSON report)" end
   if text:find('\n  "items_form": "compact"', 1, true) then
-    return nil, path .. ": its items are in the compact form, without their rows (write the JSON report with "
-      .. "items = \"full\" for the viewer to show the texts: docs/evaluate.md)"
+    return nil, compact_why(path)
   end
   local rows = scan_rows(text)
   if rows then return rows end

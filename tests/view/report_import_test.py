@@ -188,6 +188,12 @@ def main():
                   f"items?{q or '(first page)'} before the import is byte for byte the one after it")
         check(summary(base, token, run["run_id"]) == summary_before,
               "the run's summary before the import (from the decoded report) is the one after it (from the store)")
+        # The quiet seconds read the run's texts for the scan too, with no search asking (its file beside the
+        # cache): a one-letter word's first search reads none.
+        scans = glob.glob(os.path.join(work, "cache", "evalua", "view", "*.scan"))
+        status, body = get_status(base, token, "items", f"run={run['run_id']}&q=a")
+        check(len(scans) == 1 and status == 200 and "indexed" not in body,
+              f"the idle work reads the run's texts for the scan before any search: {scans}, then {status} {body.get('indexed')}")
         p.terminate()
         p.wait()
 

@@ -54,7 +54,7 @@ async function searchItems(params) {
   for (;;) {
     try { return await api('items', params); } catch (err) {
       if (!err.body || typeof err.body.building !== 'number') throw err;
-      status(`building the run's search index in the background (${err.body.building.toFixed(1)} s so far; 7-8 s on 100,000 rows): the search answers when it is ready…`);
+      status(`building the run's search index in the background (${err.body.building.toFixed(1)} s so far): the search answers when it is ready…`);
       await new Promise((ok) => setTimeout(ok, 1000));
       if (location.hash !== hash) return null;
     }
@@ -349,7 +349,7 @@ async function pageItems(args) {
   const metrics = run.metrics.map((m) => (typeof m === 'string' ? m : m.name));
   state.labelMetric = state.labelMetric && metrics.includes(state.labelMetric) ? state.labelMetric : metrics[0];
   const page = Number(args.page || 1);
-  if (args.q && run.search_index === false && state.info.kind !== 'export') status('building the run\'s search index (its first search reads every row: seconds on a large run)…');
+  if (args.q && run.search_index === false && state.info.kind !== 'export') status('searching (a run\'s first search may read every row: seconds on a large run)…');
   const res = await searchItems(Object.assign({ per: 50 }, args, { run: run.run_id, page }));
   if (!res) return;
   if (res.indexed) status(`built the run's search index in ${res.indexed.toFixed(1)} s (once: the next searches read it)`);

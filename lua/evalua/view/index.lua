@@ -309,8 +309,8 @@ function M.search_index(idx)
     state, secs = M.search_state(idx)
   end
   if state == "building" then
-    error({ status = 503, building = secs, message = ("the run's search index is being built (%.1f s so far; "
-      .. "7-8 s on 100,000 rows): ask again in a moment"):format(secs) }, 0)
+    error({ status = 503, building = secs, message = ("the run's search index is being built (%.1f s so far): "
+      .. "ask again in a moment"):format(secs) }, 0)
   end
   local t0 = sys.monotonic()
   transaction(idx.db, function() index_texts(idx) end)

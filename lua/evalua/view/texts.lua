@@ -36,8 +36,9 @@ end
 
 -- scan(idx) -> the run's texts for the search's scan (evalua._textscan: each row's id, query, answer and
 -- contexts folded, each distinct text once, in one buffer of C memory), seconds spent building it (0: in
--- memory already, or read from its file), whether it holds every row of the run's table. Built at the first
--- search that needs it (0.8-1.0 s on bench/view's 100,000 rows) and kept in a file beside the cache, under the
+-- memory already, or read from its file), whether it holds every row of the run's table. Built in the
+-- viewer's idle work (api.idle) or by a search that needs it first (0.8-1.0 s on bench/view's 100,000 rows),
+-- and kept in a file beside the cache, under the
 -- table's key, which a later start reads (a damaged or stale file is built again).
 function M.scan(idx)
   if idx.scan then return idx.scan, 0, idx.scan_whole end

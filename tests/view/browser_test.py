@@ -287,9 +287,15 @@ def exported_page(d, hist, work, items):
           "the exported page says it is read-only")
     total = d.js("return document.getElementById('total').textContent")
     check(total.startswith(f"{len(items)} items"), f"the export holds every item: {total}")
-    d.js("const q = document.getElementById('f-q'); q.value = 'bucket'; q.dispatchEvent(new Event('change'));")
-    want = sum("bucket" in hay(it) for it in items)
-    d.wait(f"return document.getElementById('total').textContent.startsWith('{want} items')", "the export's search")
+    # The export searches as the server does: a word's start ("ucket" is inside words only), not a substring.
+    for word in ("bucket", "ucket"):
+        d.js(f"const q = document.getElementById('f-q'); q.value = '{word}'; q.dispatchEvent(new Event('change'));")
+        want = sum(word_starts(it, word) for it in items)
+        d.wait(f"return document.getElementById('total').textContent.startsWith('{want} items')",
+               f"the export's search of {word!r}: {want} items")
+    check(sum(word_starts(it, "bucket") for it in items) > 0 and sum("ucket" in hay(it) for it in items) > 0,
+          "the export's search was asked words that the rows hold, as a word's start and inside words")
+    d.js("const q = document.getElementById('f-q'); q.value = ''; q.dispatchEvent(new Event('change'));")
     labs = d.js("const s = document.getElementById('label-metric'); s.value = 'faithfulness'; "
                 "s.dispatchEvent(new Event('change')); return 1")
     d.js("document.activeElement.blur()")

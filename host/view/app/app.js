@@ -113,8 +113,24 @@ function localMatch(it, p) {
   if (p.unmeasured === '1' && !vals.some((v) => v.value == null)) return false;
   if (p.failing === '1' && !vals.some((v) => v.value != null && v.value < 0.5)) return false;
   for (const [k, v] of Object.entries(p)) if (k.startsWith('slice.') && String(it.slices[k.slice(6)]) !== v) return false;
-  if (p.q && !(it.hay || '').includes(p.q.toLowerCase())) return false;
+  if (p.q && !searchHolds(it.hay || '', p.q)) return false;
   return true;
+}
+/* The server's search on an exported item's texts (its id, query, answer and contexts, folded and
+ * joined by NUL; docs/view.md "The search"): every word, in any order; a word of ASCII letters and
+ * digits is the start of a word there (its parts a phrase, the last a prefix), any other a substring.
+ * Folded as the scan folds: case (upper, then lower: ß is ss), then the accents U+0300..U+036F dropped
+ * after canonical decomposition. */
+function foldText(s) {
+  return s.normalize('NFD').toUpperCase().toLowerCase().normalize('NFD').replace(/[\u0300-\u036f]/g, '').normalize('NFC');
+}
+function searchHolds(hay, q) {
+  return q.split(/\s+/).filter(Boolean).every((w) => {
+    const f = foldText(w);
+    if (/[^\x00-\x7f]/.test(w) || !/[a-z0-9]/.test(f)) return hay.includes(f);
+    const parts = f.split(/[^a-z0-9]+/).filter(Boolean);
+    return new RegExp(`(?<![\\p{L}\\p{N}])${parts.join('[^\\p{L}\\p{N}\\0]+')}`, 'u').test(hay);
+  });
 }
 
 /* ---------- routing: #/page?args ---------- */

@@ -11,6 +11,24 @@ local queue = require "evalua.view.queue"
 local index = require "evalua.view.index"
 local items = require "evalua.view.items"
 local labels = require "evalua.history.labels"
+local fold = require("evalua._textscan").fold
+
+-- The texts the server's search reads (docs/view.md "The search"), folded as its scan folds them and
+-- joined by NUL, for the export's page to search: the id, query, answer and contexts of the row.
+local function search_text(id, row_json)
+  local row, err = json.decode(row_json)
+  if type(row) ~= "table" then
+    error(("evalua view --export: item %s: its row in the report is not a JSON object (%s)"):format(
+      json.encode(id), err or type(row)), 0)
+  end
+  local parts = { type(id) == "number" and tostring(math.tointeger(id) or id) or tostring(id) }
+  local function add(v) if type(v) == "string" then parts[#parts + 1] = v end end
+  add(row.query)
+  add(row.answer)
+  if type(row.contexts) == "table" then for _, c in ipairs(row.contexts) do add(c) end else add(row.contexts) end
+  for i, t in ipairs(parts) do parts[i] = fold(t) end
+  return table.concat(parts, "\0")
+end
 
 local M = {}
 M.MAX_ITEMS = 5000 -- items of the newest run embedded by default (--export-items)
@@ -59,7 +77,7 @@ local function collect(src, max_items)
   for i, h in ipairs(keys) do ks[i] = h.k end
   local rows = require("evalua.view.texts").read(idx, ks)
   for _, h in ipairs(keys) do
-    hay[h.system .. "\0" .. json.encode(h.item)] = rows[h.k] and rows[h.k]:lower()
+    hay[h.system .. "\0" .. json.encode(h.item)] = rows[h.k] and search_text(h.item, rows[h.k])
   end
   for _, it in ipairs(page.rows) do
     it.hay = hay[it.system .. "\0" .. json.encode(it.item)]

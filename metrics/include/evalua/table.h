@@ -64,7 +64,8 @@ struct evt_list {
   size_t start_cap, present_cap;
   size_t n, cap;    /* items; str holds cap of them */
   evt_sref *str;    /* ids, gold answers, contexts */
-  double *num;      /* retrieved scores, grades; num_cap of them, at least cap */
+  double *num;      /* retrieved scores, grades (evt_list_numbered); num_cap of
+                     * them, at least cap; NULL for the other lists */
   size_t num_cap;
 };
 
@@ -116,14 +117,18 @@ static inline evt_sref evt_text_take(struct evt_table *t, size_t len) {
 /* Room for one more item in list k; -1 when out of memory. */
 int evt_list_grow(struct evt_table *t, enum evt_list_key k);
 
-/* Appends an item (a text and, for rankings and grades, a number) to list k
- * of the open row; -1 when out of memory. Inline, the call was a tenth of
- * reading a ranking. */
+/* Whether list k keeps a number per item: the others hold none, and a
+ * million rows' gold ids and answers would take 36 MB of unread zeros. */
+static inline int evt_list_numbered(enum evt_list_key k) { return k == EVT_RETRIEVED || k == EVT_GRADES; }
+
+/* Appends an item (a text and, for rankings and grades, a number; num is
+ * dropped for the other lists) to list k of the open row; -1 when out of
+ * memory. Inline, the call was a tenth of reading a ranking. */
 static inline int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double num) {
   struct evt_list *l = &t->list[k];
   if (l->n == l->cap && evt_list_grow(t, k)) return -1;
   l->str[l->n] = str;
-  l->num[l->n] = num;
+  if (l->num) l->num[l->n] = num;
   l->n++;
   return 0;
 }

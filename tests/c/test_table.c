@@ -2,7 +2,7 @@
  * rows (past the step at which every per-row array stops doubling), some
  * taken back, read back whole and copied; the memory held past what is
  * written stays within one step a block; lists that keep no numbers hold
- * none. */
+ * none; the 8-byte text reference's limits. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +102,18 @@ int main(void) {
 
   evt_free(&t);
   evt_free(&d);
+
+  /* A reference is 8 bytes and holds the arena's last offset and the
+   * longest item; an arena past 64 GB is refused, not wrapped. */
+  CHECK(sizeof(evt_sref) == 8);
+  evt_sref far = {.off = EVT_TEXT_MAX - 1, .len = EVT_ITEM_MAX};
+  CHECK(far.off == EVT_TEXT_MAX - 1 && far.len == EVT_ITEM_MAX);
+  struct evt_table huge;
+  evt_init(&huge);
+  huge.text_len = EVT_TEXT_MAX - 16;
+  CHECK(evt_text_room(&huge, 1) == NULL && huge.text == NULL);
+  huge.text_len = EVT_TEXT_MAX - ((size_t)8 << 20) - 100; /* within a step of the end */
+  CHECK(evt_text_room(&huge, 200) == NULL && huge.text == NULL);
   printf("%d passed, %d failed\n", check_passed, check_failed);
   return check_failed != 0;
 }

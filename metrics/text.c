@@ -16,7 +16,7 @@ struct tok {
 };
 
 struct toklist {
-  char *text; /* the tokens' bytes, back to back */
+  char *text; /* the tokens' bytes in order, a space at times between (ascii_block) */
   size_t text_cap, text_len;
   struct tok *tok;
   size_t tok_cap, n;

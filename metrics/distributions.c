@@ -43,7 +43,14 @@ static double betainc(double a, double b, double x, double lbeta) {
   return exp(log_front) / (a * beta_fraction(a, b, x));
 }
 
-static double log_beta(double a, double b) { return lgamma(a) + lgamma(b) - lgamma(a + b); }
+/* lgamma_r, since lgamma writes the global signgam: groups' intervals are
+ * computed on two threads (metrics/group.c). */
+static double log_gamma(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
+
+static double log_beta(double a, double b) { return log_gamma(a) + log_gamma(b) - log_gamma(a + b); }
 
 double evstats_betainc(double a, double b, double x) {
   return x <= 0 ? 0 : x >= 1 ? 1 : betainc(a, b, x, log_beta(a, b));

@@ -271,8 +271,7 @@ static int scalar_cell(struct evt_table *t, const struct evt_schema *sc, const c
   char *o = evt_text_room(t, n);
   if (!o) return EVT_ROW_NOMEM;
   memcpy(o, text, n);
-  evt_sref s = evt_text_take(t, n);
-  c->type = EVT_STR, c->len = s.len, c->v.off = s.off;
+  c->type = EVT_STR, c->len = (uint32_t)n, c->v.off = evt_text_take(t, n).off;
   return EVT_ROW_OK;
 }
 

@@ -366,8 +366,7 @@ static int cell_value(struct jp *j, struct evt_cell *c) {
     char *o = evt_text_room(j->t, n);
     if (!o) return fail(j, "not enough memory");
     memcpy(o, s, n);
-    evt_sref r = evt_text_take(j->t, n);
-    c->type = EVT_JSON, c->len = r.len, c->v.off = r.off;
+    c->type = EVT_JSON, c->len = (uint32_t)n, c->v.off = evt_text_take(j->t, n).off;
   } else if (ch == 't' || ch == 'f') {
     if (literal(j, ch == 't' ? "true" : "false")) return -1;
     c->type = ch == 't' ? EVT_TRUE : EVT_FALSE;

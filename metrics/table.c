@@ -39,7 +39,7 @@ size_t evt_bytes(const struct evt_table *t) {
   size_t b = t->cap * (sizeof *t->line + t->ncols * sizeof(struct evt_cell)) + t->text_cap;
   for (int k = 0; k < EVT_NLISTS; k++) {
     const struct evt_list *l = &t->list[k];
-    b += t->cap * 9 + l->cap * (sizeof *l->num + sizeof *l->str);
+    b += t->cap * 9 + l->num_cap * sizeof *l->num + l->cap * sizeof *l->str;
   }
   return b;
 }
@@ -62,11 +62,14 @@ static void *grow_block(const struct evm_alloc *a, void *p, size_t n, size_t m, 
 }
 
 /* The capacity after cap that holds need items of size bytes: doubling,
- * then steps of 64 MB once a block is that large, so that what is faulted
- * in ahead (grow_block) is never much more than what will be written. 0
- * when no capacity can (the size overflows). */
+ * then steps of 8 MB once a block is that large, so that what is faulted
+ * in ahead (grow_block) and never written is at most 8 MB a block: with
+ * 64 MB steps (and doubling up to them) that slack was 200 MB of the
+ * 1.22 GB a million rows took, while a step costs one mremap. 0 when no
+ * capacity can (the size overflows). */
+#define STEP ((size_t)8 << 20)
 static size_t next_cap(size_t cap, size_t need, size_t size) {
-  const size_t step = ((size_t)64 << 20) / size;
+  const size_t step = STEP / size;
   size_t c = cap ? cap : 64;
   while (c < need) {
     if (c > SIZE_MAX / 2 / size) return 0;
@@ -118,8 +121,12 @@ static int grow_rows(struct evt_table *t, size_t cap) {
   return 0;
 }
 
+/* Rows grow like a column of cells, the largest per-row array. */
 int evt_row_begin(struct evt_table *t, uint32_t line) {
-  if (t->n == t->cap && (t->cap > SIZE_MAX / 64 || grow_rows(t, t->cap ? t->cap * 2 : 1024))) return -1;
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? next_cap(t->cap, t->n + 1, sizeof(struct evt_cell)) : 1024;
+    if (!cap || cap > SIZE_MAX / 64 || grow_rows(t, cap)) return -1;
+  }
   t->line[t->n] = line;
   for (int k = 0; k < EVT_NLISTS; k++) {
     t->list[k].start[t->n] = t->list[k].n;
@@ -171,8 +178,11 @@ struct evt_col *evt_col_get(struct evt_table *t, const char *name, size_t len, i
   return col;
 }
 
+/* The arena's capacity stays within EVT_TEXT_MAX (a step past what is
+ * asked at most), so no offset the reader writes at overflows a reference. */
 char *evt_text_room(struct evt_table *t, size_t len) {
-  if (len > SIZE_MAX - 1 - t->text_len || grow(&t->a, (void **)&t->text, &t->text_cap, t->text_len + len + 1, 1))
+  const uint64_t most = EVT_TEXT_MAX - STEP - 1;
+  if (t->text_len > most || len >= most - t->text_len || grow(&t->a, (void **)&t->text, &t->text_cap, t->text_len + len + 1, 1))
     return NULL;
   return t->text + t->text_len;
 }
@@ -180,7 +190,7 @@ char *evt_text_room(struct evt_table *t, size_t len) {
 int evt_list_grow(struct evt_table *t, enum evt_list_key k) {
   struct evt_list *l = &t->list[k];
   size_t cap = next_cap(l->cap, l->n + 1, sizeof *l->str);
-  if (!cap || grow_to(&t->a, (void **)&l->num, &l->num_cap, cap, sizeof *l->num)) return -1;
+  if (!cap || (evt_list_numbered(k) && grow_to(&t->a, (void **)&l->num, &l->num_cap, cap, sizeof *l->num))) return -1;
   evt_sref *s = grow_block(&t->a, l->str, l->cap, cap, sizeof *s);
   if (!s) return -1;
   l->str = s;
@@ -188,11 +198,12 @@ int evt_list_grow(struct evt_table *t, enum evt_list_key k) {
   return 0;
 }
 
-static int copy_text(struct evt_table *d, const struct evt_table *s, evt_sref in, evt_sref *out) {
-  char *o = evt_text_room(d, in.len);
+/* Bytes [off, off + len) of s into d's arena at *to. */
+static int copy_text(struct evt_table *d, const struct evt_table *s, uint64_t off, size_t len, uint64_t *to) {
+  char *o = evt_text_room(d, len);
   if (!o) return -1;
-  memcpy(o, s->text + in.off, in.len);
-  *out = evt_text_take(d, in.len);
+  memcpy(o, s->text + off, len);
+  *to = evt_text_take(d, len).off;
   return 0;
 }
 
@@ -205,19 +216,17 @@ int evt_copy_row(struct evt_table *d, const struct evt_table *s, size_t r) {
     if (!col) return -1;
     struct evt_cell *out = &col->cells[d->n];
     *out = *in;
-    if (in->type == EVT_STR || in->type == EVT_JSON) {
-      evt_sref t;
-      if (copy_text(d, s, (evt_sref){in->v.off, in->len}, &t)) return -1;
-      out->v.off = t.off;
-    }
+    if ((in->type == EVT_STR || in->type == EVT_JSON) && copy_text(d, s, in->v.off, in->len, &out->v.off)) return -1;
   }
   for (int k = 0; k < EVT_NLISTS; k++) {
     const struct evt_list *l = &s->list[k];
     size_t first, n = evt_list_range(s, (enum evt_list_key)k, r, &first);
     d->list[k].present[d->n] = l->present[r];
     for (size_t i = first; i < first + n; i++) {
-      evt_sref str;
-      if (copy_text(d, s, l->str[i], &str) || evt_list_push(d, (enum evt_list_key)k, str, l->num[i])) return -1;
+      uint64_t off;
+      if (copy_text(d, s, l->str[i].off, l->str[i].len, &off) ||
+          evt_list_push(d, (enum evt_list_key)k, (evt_sref){.off = off, .len = l->str[i].len}, l->num ? l->num[i] : 0))
+        return -1;
     }
   }
   return 0;

@@ -570,6 +570,11 @@ static int contexts_from(lua_State *L, struct evt_table *d, const struct evt_tab
     push_text(L, s, ret->str[i]);
     size_t len;
     const char *text = lua_rawget(L, docs) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+    if (text && len > EVT_ITEM_MAX) {
+      push_text(L, s, ret->str[i]);
+      return luaL_error(L, "attach_contexts: the text of document '%s' is longer than %d MB", lua_tostring(L, -1),
+                        (int)((EVT_ITEM_MAX + 1) >> 20));
+    }
     if (text) {
       char *o = evt_text_room(d, len);
       if (!o) return -1;

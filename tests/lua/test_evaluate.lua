@@ -108,6 +108,41 @@ function test_registered_metrics_resolve_by_name()
   lu.assertErrorMsgContains("unknown metric 'no_such_metric'", ev.evaluate, { { qid = "a" } }, { metrics = { "no_such_metric" } })
 end
 
+-- registry.resolve looks at the answer and retrieval built-ins before the
+-- judged and agent modules; that is the same answer for every name only
+-- while no judged or agent metric has a built-in's name.
+function test_judged_and_agent_metrics_have_no_builtin_name()
+  local registry = require "evalua.core.registry"
+  local retrieval = require "evalua.eval.metrics"
+  local n = 0
+  for _, mod in ipairs { "evalua.judged.rag", "evalua.agent" } do
+    for name, m in pairs(require(mod).metrics) do
+      n = n + 1
+      lu.assertFalse(pcall(retrieval.columns, { name }), name .. " parses as a retrieval measure")
+      lu.assertIs(registry.resolve(name), m, name)
+    end
+  end
+  lu.assertTrue(n >= 20)
+  for _, name in ipairs { "exact_match", "exact_match_norm", "token_f1", "rouge_l", "edit_similarity" } do
+    lu.assertEquals(registry.resolve(name).builtin, "answer", name)
+  end
+end
+
+-- A run of built-in metrics does not load (compile) the judged and agent modules.
+function test_builtin_metrics_load_no_judged_module()
+  local H = require "tests.lua.helpers"
+  local r = H.run_script([[
+    local ev = require "evalua"
+    ev.evaluate({ { qid = "q", answer = "a b", gold_answers = { "a" }, retrieved = { "d" }, gold_doc_ids = { "d" } } },
+      { metrics = { "token_f1", "exact_match", "mrr", "ndcg@10" } })
+    print(package.loaded["evalua.agent"], package.loaded["evalua.judged.rag"])
+    ev.evaluate({ { qid = "q", answer = "a" } }, { metrics = { "tool_call_f1" } })
+    print(package.loaded["evalua.agent"] ~= nil)
+  ]])
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertEquals(r.stdout, "nil\tnil\ntrue\n")
+end
+
 function test_compare_two_systems_of_one_run()
   local xs = {}
   for i = 1, 12 do xs[i] = { qid = "q" .. i, variant = "A", s = 0.2 } end

@@ -100,15 +100,20 @@ local function judged_metric(name)
   end
 end
 
--- resolve(spec) -> metric table: the run's own, then the judged, answer and
--- retrieval built-ins.
+-- resolve(spec) -> metric table: the run's own, then the answer and
+-- retrieval built-ins, then the judged ones. No judged or agent metric has
+-- a built-in's name (test_registry holds that), so the order only keeps a
+-- run of built-ins from loading the 30 judged and agent modules (their
+-- compilation was a tenth of evaluating 20,000 rows).
 function M.resolve(spec)
   if type(spec) == "table" then return check_metric(spec, 3) end
   if type(spec) ~= "string" then error("a metric is a name or a table, got " .. type(spec), 3) end
-  local own = run.current().metrics[spec] or judged_metric(spec)
+  local own = run.current().metrics[spec]
   if own then return own end
   if answer_metrics[spec] then return check_metric(answer_metrics[spec], 3) end
   if is_retrieval_name(spec) then return check_metric(retrieval_metric(spec), 3) end
+  own = judged_metric(spec)
+  if own then return own end
   error(("unknown metric '%s' (register it with ev.register, or see docs/evaluate.md)"):format(spec), 3)
 end
 

@@ -24,10 +24,16 @@
 
 enum evt_type { EVT_ABSENT = 0, EVT_NULL, EVT_FALSE, EVT_TRUE, EVT_INT, EVT_NUM, EVT_STR, EVT_JSON };
 
-/* Bytes [off, off + len) of the text arena. */
+/* Bytes [off, off + len) of the text arena, in 8 bytes: a million rows
+ * hold 17 million (ranked ids, gold ids and answers), and at 16 bytes
+ * they were a seventh of the table. So the arena holds at most 64 GB
+ * (evt_text_room refuses more) and an item at most 256 MB - 1 (a reader's
+ * item is at most EVT_MAX_FIELD; a cell keeps its own 32-bit length). */
+#define EVT_TEXT_MAX ((uint64_t)1 << 36)
+#define EVT_ITEM_MAX (((size_t)1 << 28) - 1)
 typedef struct {
-  uint64_t off;
-  uint32_t len;
+  uint64_t off : 36;
+  uint64_t len : 28;
 } evt_sref;
 
 struct evt_cell {
@@ -64,7 +70,8 @@ struct evt_list {
   size_t start_cap, present_cap;
   size_t n, cap;    /* items; str holds cap of them */
   evt_sref *str;    /* ids, gold answers, contexts */
-  double *num;      /* retrieved scores, grades; num_cap of them, at least cap */
+  double *num;      /* retrieved scores, grades (evt_list_numbered); num_cap of
+                     * them, at least cap; NULL for the other lists */
   size_t num_cap;
 };
 
@@ -106,9 +113,10 @@ char *evt_text_room(struct evt_table *t, size_t len);
 static inline const char *evt_text(const struct evt_table *t, evt_sref s) { return t->text + s.off; }
 
 /* Takes the len bytes written at evt_text_room's pointer (inline: the
- * reader takes a string for nearly every value). */
+ * reader takes a string for nearly every value); the reference holds len
+ * only up to EVT_ITEM_MAX, so a longer cell takes its length from len. */
 static inline evt_sref evt_text_take(struct evt_table *t, size_t len) {
-  evt_sref s = {t->text_len, (uint32_t)len};
+  evt_sref s = {.off = t->text_len, .len = len & EVT_ITEM_MAX};
   t->text_len += len;
   return s;
 }
@@ -116,14 +124,18 @@ static inline evt_sref evt_text_take(struct evt_table *t, size_t len) {
 /* Room for one more item in list k; -1 when out of memory. */
 int evt_list_grow(struct evt_table *t, enum evt_list_key k);
 
-/* Appends an item (a text and, for rankings and grades, a number) to list k
- * of the open row; -1 when out of memory. Inline, the call was a tenth of
- * reading a ranking. */
+/* Whether list k keeps a number per item: the others hold none, and a
+ * million rows' gold ids and answers would take 36 MB of unread zeros. */
+static inline int evt_list_numbered(enum evt_list_key k) { return k == EVT_RETRIEVED || k == EVT_GRADES; }
+
+/* Appends an item (a text and, for rankings and grades, a number; num is
+ * dropped for the other lists) to list k of the open row; -1 when out of
+ * memory. Inline, the call was a tenth of reading a ranking. */
 static inline int evt_list_push(struct evt_table *t, enum evt_list_key k, evt_sref str, double num) {
   struct evt_list *l = &t->list[k];
   if (l->n == l->cap && evt_list_grow(t, k)) return -1;
   l->str[l->n] = str;
-  l->num[l->n] = num;
+  if (l->num) l->num[l->n] = num;
   l->n++;
   return 0;
 }

@@ -217,24 +217,36 @@ def main():
               "item pages are answered while the run is not in the store (q14: 3 scores, 2 systems, this run across runs)")
         check(first_ids[0] == ("a_sys", 0) and first_ids[-1] == ("b_sys", "q29"),
               f"its items in the table's order (system, then integer ids before text ones): {first_ids[:2]} .. {first_ids[-1:]}")
-        # A word search right away: the run's index is built on a thread of its own; meanwhile the answer is a 503
-        # that says so (`building`), then the items that have both words' starts (computed here, as unicode61 cuts words).
+        # A word search right away: the run's index is built on a thread of its own (this search starts it);
+        # meanwhile words of letters and digits alone are answered by the scan at once, with the items that have
+        # both words' starts (computed here, as unicode61 cuts words), and a phrase word ("key-4": "key" then a
+        # word that starts with "4") waits for the index, answered 503 with `building` until it is there.
         def words(it):
             row = it["row"]
             return re.findall(r"[^\W_]+", " ".join([str(it["id"]), row["query"], row["answer"], *row["contexts"]]).lower())
-        want = sorted((it["system"], it["id"]) for it in json.load(open(report2))["items"]
-                      if all(any(w.startswith(q) for w in words(it)) for q in ("q1", "4")))
+        decoded = json.load(open(report2))["items"]
+        want = sorted((it["system"], json.dumps(it["id"])) for it in decoded
+                      if all(any(w.startswith(q) for w in words(it)) for q in ("rotat", "4")))
+        status, body = get_status(base, token, "items", f"run={run2['run_id']}&q=rotat+4&per=500")
+        check(status == 200 and sorted((r["system"], json.dumps(r["item"])) for r in body["rows"]) == want
+              and len(want) == 12,
+              f"a search of words while the index is built answers at once, the items with both words: {want} ({status})")
+        # "key 4": the query "rotate key 4" and the answers "rotate the key 4" of items 4, 9, 14, 19, 24, 29: 6 per system
+        def phrase(it):
+            ws = words(it)
+            return any(a == "key" and b.startswith("4") for a, b in zip(ws, ws[1:]))
+        want = sorted(((it["system"], json.dumps(it["id"])) for it in decoded if phrase(it)))
         seen = []
         for _ in range(100):
-            status, body = get_status(base, token, "items", f"run={run2['run_id']}&q=q1+4&per=500")
+            status, body = get_status(base, token, "items", f"run={run2['run_id']}&q=key-4&per=500")
             seen.append(status)
             if status == 200:
                 break
             check(status == 503 and isinstance(body.get("building"), float) and "being built" in body["error"],
-                  f"a search while the index is built says so: {status} {body}")
+                  f"a phrase search while the index is built says so: {status} {body}")
             time.sleep(0.2)
-        check(sorted((r["system"], r["item"]) for r in body["rows"]) == want and len(want) == 4,
-              f"then the search answers the items with both words: {want} (answers seen: {seen})")
+        check(sorted((r["system"], json.dumps(r["item"])) for r in body["rows"]) == want and len(want) == 12,
+              f"then the phrase search answers its items: {len(want)} (answers seen: {seen})")
         wait_imported(base, token)
         for q, body in before.items():
             check(raw(base, token, "items", f"run={run2['run_id']}&{q}") == body,

@@ -292,6 +292,13 @@ function M.search_state(idx)
   return "none"
 end
 
+-- search_building(idx) -> whether the run's full-text index is being built in the background, after
+-- starting that build when none was tried (a run's first search, before the idle work started one).
+function M.search_building(idx)
+  if M.search_state(idx) == "none" and not idx.fts_tried then M.search_start(idx) end
+  return M.search_state(idx) == "building"
+end
+
 -- search_index(idx) -> seconds spent building the run's full-text index in this request or, once, in the
 -- background build that ended since: 0 when the cache has it. While a background build runs, raises a
 -- 503 that says so (`building`: its seconds so far).

@@ -32,9 +32,13 @@ end
 -- scan's texts (the run's first search of each), or 0.
 local function search(idx, q, add)
   local terms, scans = {}, {}
+  -- While the index is built in the background, a word of ASCII letters and digits alone is a word's
+  -- start for the scan too, the same items as the index's prefix (docs/view.md): answered at once, not
+  -- "being built". A word with other characters between its letters is a phrase, for the index only.
+  local building = q:find("%w%w%w") and index.search_building(idx)
   for word in q:gmatch("%S+") do
     local ascii = not word:find("[\128-\255]")
-    if ascii and word:find("^%w%w?$") then scans[#scans + 1] = { word, true }
+    if ascii and (word:find("^%w%w?$") or building and word:find("^%w+$")) then scans[#scans + 1] = { word, true }
     elseif ascii and word:find("%w") then terms[#terms + 1] = '"' .. word:gsub('"', '""') .. '"*'
     else scans[#scans + 1] = { word, false } end
   end

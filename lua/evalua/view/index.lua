@@ -16,6 +16,7 @@
 -- ${XDG_CACHE_HOME:-~/.cache}/evalua/view/<hash of the store's path>.db,
 -- or memory when that cannot be written. A table is rebuilt when its run's
 -- report changed (size, time to the nanosecond) or this code's VERSION did.
+local caught = require "evalua.core.caught"
 local json = require "evalua.core.json"
 local sqlite = require "evalua._sqlite"
 local sys = require "evalua._sys"
@@ -272,7 +273,9 @@ function M.search_start(idx)
   sql.db, sql.report = idx.cache_path, idx.report and sys.stat(idx.report) and idx.report or nil
   local ok, builder = pcall(view.index_texts, sql)
   if ok then idx.builder = builder
-  else io.stderr:write(("evalua view: warning: %s; the run's first search builds it\n"):format(tostring(builder))) end
+  else
+    io.stderr:write(("evalua view: warning: %s; the run's first search builds it\n"):format(tostring(caught.pass_on(builder))))
+  end
 end
 
 -- search_state(idx) -> "built", "building" (and the seconds so far) or "none". A background build that
@@ -435,6 +438,7 @@ end
 -- The cache's record of run_id's table when it was built for key, else nil.
 local function cached(C, run_id, key)
   local ok, done = pcall(C.rows, C, "SELECT key, metrics, why, summary FROM built WHERE run_id = ?", run_id)
+  if not ok and not tostring(caught.pass_on(done)):find("no such column", 1, true) then error(done, 0) end
   if not ok then -- a cache of an earlier version of this code: it holds nothing that cannot be rebuilt
     C:exec("DROP TABLE built")
     C:exec("CREATE TABLE built(run_id TEXT PRIMARY KEY, key TEXT NOT NULL, metrics TEXT NOT NULL, why TEXT, summary TEXT)")

@@ -130,9 +130,12 @@ function TestNightly:test_a_killed_run_pays_for_nothing_twice()
   lu.assertTrue(r.status == 0 or r.status == 1, r.stderr)
   local total = cached()
   local second = mock:stats().requests - first
-  -- the rerun sent exactly the requests whose answers were not on disk
+  -- the rerun sent exactly the requests whose answers were not kept: kept are the files on disk and the
+  -- answers the killed run had journaled but not written as files yet (a loaded machine's writer thread
+  -- lags), so at least the files and at most the requests the killed run sent
+  local kept = total - second
   io.stderr:write(("[killed run] paid %d, sent %d; rerun sent %d of %d\n"):format(paid, first, second, total))
-  lu.assertEquals(second, total - paid)
+  lu.assertTrue(kept >= paid and kept <= first, ("kept %d: %d files, %d sent before the kill"):format(kept, paid, first))
   -- and none of the answered requests was sent again
   local seen, repeats = {}, 0
   for _, req in ipairs(mock:requests()) do

@@ -32,8 +32,8 @@ local function cache_db(src)
   local base = os.getenv("XDG_CACHE_HOME")
   if not base or base == "" then base = (os.getenv("HOME") or "") .. "/.cache" end
   local dir = base .. "/evalua/view"
-  local has_view, view = pcall(require, "evalua._view") -- preloaded by evalua view only
-  local real = has_view and view.realpath(src.file) or src.file
+  local view = source.view_c()
+  local real = view and view.realpath(src.file) or src.file
   local path = ("%s/%s.db"):format(dir, sys.sha256(real):sub(1, 16))
   local ok, db = pcall(function()
     assert(sys.mkdir(dir))
@@ -267,8 +267,8 @@ end
 function M.search_start(idx)
   idx.fts_tried = true -- once: a build that failed is left to the first search
   if idx.fts_ready or idx.builder or idx.rows or idx.cache_path == ":memory:" then return end
-  local has_view, view = pcall(require, "evalua._view")
-  if not has_view then return end
+  local view = source.view_c()
+  if not view then return end
   local sql = fts_sql(idx)
   sql.db, sql.report = idx.cache_path, idx.report and sys.stat(idx.report) and idx.report or nil
   local ok, builder = pcall(view.index_texts, sql)

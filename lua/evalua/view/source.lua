@@ -22,12 +22,20 @@ end
 M.PARTS_HINT = "a shard's part: merge the parts first (evalua merge PART... --out DIR, docs/scale.md), then view "
   .. "the JSON report or the history that run writes"
 
+-- view_c() -> evalua._view, the viewer's C side, which `evalua view` preloads; nil in any other process.
+function M.view_c()
+  local ok, view = pcall(require, "evalua._view")
+  if ok then return view end
+  caught.pass_on(view) -- "module not found" outside evalua view; an exit request, a limit or no memory raised
+  return nil
+end
+
 local function decode_report(path, text)
-  local ok, rep = pcall(json.decode, text)
-  if ok and type(rep) == "table" and rep.format == require("evalua.scale.shard").FORMAT then
+  local rep = json.decode(text) -- cjson.safe: nil for text that is not JSON; no memory raises
+  if type(rep) == "table" and rep.format == require("evalua.scale.shard").FORMAT then
     sys.input_error(("%s: %s"):format(path, M.PARTS_HINT))
   end
-  if not ok or type(rep) ~= "table" or type(rep.items) ~= "table" then
+  if type(rep) ~= "table" or type(rep.items) ~= "table" then
     sys.input_error(("%s: not a JSON report of evalua (expected an object with 'items')"):format(path))
   end
   return rep
@@ -92,9 +100,9 @@ end
 -- until then src.pending holds the decoded report and its record.
 function M.report(path, dir)
   local st = sys.stat(path)
-  local has_view, view = pcall(require, "evalua._view") -- read and hashed at once (preloaded by evalua view only)
+  local view = M.view_c() -- read and hashed at once
   local text, sha
-  if has_view then text, sha = view.read_report(path)
+  if view then text, sha = view.read_report(path)
   else
     text = read_file(path)
     sha = text and sys.sha256(text) or "no such file"

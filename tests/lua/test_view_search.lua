@@ -208,6 +208,14 @@ function TestViewSearch:test_parts_are_refused_with_the_merge_to_run()
   r = h.run(("%s view %s %s"):format(h.bin, part, part:gsub("1%-of", "2-of")))
   lu.assertEquals(r.status, 2)
   lu.assertStrContains(r.stderr, "view takes one HISTORY_DIR or REPORT.json, got 2; if they are shards' parts: " .. hint)
+  -- JSON that is no report, and a file that is not JSON at all: refused alike, naming the file, leaving nothing
+  for name, text in pairs { ["other.json"] = '{"rows": []}', ["broken.json"] = '{"items": [' } do
+    h.write(dir .. "/" .. name, text)
+    r = h.run(("%s view %s/%s --history %s/vh"):format(h.bin, dir, name, dir))
+    lu.assertEquals(r.status, 3, name)
+    lu.assertStrContains(r.stderr, dir .. "/" .. name .. ": not a JSON report of evalua (expected an object with 'items')")
+    lu.assertNil(require("evalua._sys").stat(dir .. "/vh"), name .. " left a history folder behind")
+  end
 end
 
 -- A report's run before the store's import (pending): ids 7, "7" and "7.0" in one system are three items,
